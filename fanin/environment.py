@@ -1,0 +1,67 @@
+"""The environment a result set was made in: every resolved package, Python, platform, commit, date.
+
+Recorded beside the observations, never compared: two runs of one cell agree on
+observations even though their dates differ.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from fanin.source import REPO_ROOT
+
+
+def installed_packages() -> dict[str, str]:
+    packages: dict[str, str] = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            packages[name.lower().replace("_", "-")] = dist.version
+    return dict(sorted(packages.items()))
+
+
+def suite_commit() -> str:
+    """The suite's commit (with `+dirty` when the work tree differs), as run."""
+    given = os.environ.get("FANIN_SUITE_COMMIT")
+    if given:
+        return given
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT, capture_output=True, text=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def collect(lock: Path | None) -> dict[str, Any]:
+    env: dict[str, Any] = {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": f"{platform.system().lower()}-{platform.machine()}",
+        "suite_commit": suite_commit(),
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
+        "packages": installed_packages(),
+    }
+    if lock is not None and lock.is_file():
+        try:
+            shown = str(lock.resolve().relative_to(REPO_ROOT))
+        except ValueError:
+            shown = str(lock)
+        env["lock"] = shown
+        env["lock_sha256"] = file_sha256(lock)
+    return env

@@ -1,0 +1,55 @@
+"""Locks: a cell's full dependency resolution with hashes, made once with uv, installed forever after.
+
+The lock is resolved for every platform (`--universal`) at the cell's Python, as of
+the cell's `exclude_newer` moment, so installing it next year, or on a laptop,
+gives the packages the reference was made with.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from fanin.errors import FaninError
+from fanin.matrix import Cell, Matrix
+
+
+class LockError(FaninError):
+    """uv could not resolve a cell; the message carries uv's last lines."""
+
+
+def requirements(cell: Cell, matrix: Matrix) -> str:
+    return "\n".join([cell.requirement, *matrix.harness_requirements]) + "\n"
+
+
+def compile_command(cell: Cell, output: Path, uv: str = "uv") -> list[str]:
+    return [
+        uv, "pip", "compile", "-",
+        "--quiet",
+        "--universal",
+        "--generate-hashes",
+        "--python-version", cell.python,
+        "--exclude-newer", cell.exclude_newer,
+        "--index-url", "https://pypi.org/simple",
+        "--custom-compile-command", f'nox -s lock -- {cell.id}',
+        "--output-file", str(output),
+    ]
+
+
+def lock(cell: Cell, matrix: Matrix, output: Path, uv: str = "uv") -> None:
+    """Resolve into a temporary file, then rename: a failed resolution leaves the old lock intact."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
+    os.close(fd)
+    try:
+        done = subprocess.run(
+            compile_command(cell, Path(tmp), uv), input=requirements(cell, matrix), capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            tail = " | ".join(line.strip() for line in done.stderr.strip().splitlines()[-3:])
+            raise LockError(f"cannot lock {cell.id}: {tail}")
+        os.replace(tmp, output)
+    finally:
+        Path(tmp).unlink(missing_ok=True)

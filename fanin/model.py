@@ -1,0 +1,258 @@
+"""The data fanin records: probes, claims, observations and result sets.
+
+Plain data with one JSON form, so the report and the upgrade gate run with no
+agent framework (and no pytest) installed. The schema version is written into
+every result set; a file of another version is refused, never half-read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fanin.errors import FaninError
+
+SCHEMA_VERSION = 1
+
+OK = "ok"
+TIMEOUT = "timeout"
+NOT_APPLICABLE = "n/a"
+PROBE_ERROR = "probe-error"
+VACUOUS = "vacuous"
+RAISES = "raises:"
+FIXED_OUTCOMES = (OK, TIMEOUT, NOT_APPLICABLE, PROBE_ERROR, VACUOUS)
+
+HAZARDS = ("silent", "loud", "order-coupled", "nondeterministic", "safe", "n/a")
+
+PROBE_ID = re.compile(r"^(langgraph|adk)/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$")
+_EXCEPTION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+def is_valid_outcome(outcome: str) -> bool:
+    if outcome in FIXED_OUTCOMES:
+        return True
+    return outcome.startswith(RAISES) and bool(_EXCEPTION_NAME.match(outcome[len(RAISES):]))
+
+
+class ResultFileError(FaninError):
+    """A result set on disk that cannot be trusted (truncated, foreign, mislabelled)."""
+
+
+# --- canonical values -------------------------------------------------------
+
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
+_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+_DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|seconds)\b")
+
+
+def normalize_text(text: str) -> str:
+    """Strip what differs run to run (addresses, uuids) so equal behaviour compares equal."""
+    return _UUID.sub("<uuid>", _ADDRESS.sub("0x…", text))
+
+
+def normalize_message(text: str) -> str:
+    """A human message (detail, exception text): also strip timings, keep one line."""
+    first = " ".join(text.strip().split())
+    return _DURATION.sub("<duration>", normalize_text(first))
+
+
+def canonical(value: Any) -> Any:
+    """The JSON form of an observed value: sorted sets, str keys, no addresses.
+
+    Refuses anything it cannot represent faithfully (a probe must say what it
+    saw in plain data), so a lossy value never reaches the reference.
+    """
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return normalize_text(value)
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"observed value has a non-str key {key!r}; convert it in the probe")
+            out[normalize_text(key)] = canonical(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [canonical(item) for item in value]
+    if isinstance(value, (set, frozenset)):
+        items = [canonical(item) for item in value]
+        return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
+    raise TypeError(f"observed value of type {type(value).__name__} is not plain data; convert it in the probe")
+
+
+# --- probes and observations ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What documentation or a known write-up says should happen, and where it says so."""
+
+    text: str
+    source: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"text": self.text, "source": self.source}
+
+
+@dataclass(frozen=True)
+class ProbeInfo:
+    """A probe's metadata: what the report shows beside its observations (test262-style)."""
+
+    id: str
+    title: str
+    claim: Claim
+    sources: tuple[str, ...] = ()
+    file: str = ""
+    function: str = ""
+    source_hash: str = ""
+
+    @property
+    def framework(self) -> str:
+        return self.id.split("/", 1)[0]
+
+    @property
+    def topic(self) -> str:
+        return self.id.split("/")[1]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "claim": self.claim.to_json(),
+            "sources": list(self.sources),
+            "file": self.file,
+            "function": self.function,
+            "source_hash": self.source_hash,
+        }
+
+    @classmethod
+    def from_json(cls, probe_id: str, data: dict[str, Any]) -> ProbeInfo:
+        return cls(
+            id=probe_id,
+            title=data["title"],
+            claim=Claim(**data["claim"]),
+            sources=tuple(data.get("sources", ())),
+            file=data.get("file", ""),
+            function=data.get("function", ""),
+            source_hash=data.get("source_hash", ""),
+        )
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one probe saw in one environment."""
+
+    outcome: str
+    value: Any
+    detail: str
+    hazard: str
+
+    def __post_init__(self) -> None:
+        if not is_valid_outcome(self.outcome):
+            raise ValueError(f"unknown outcome {self.outcome!r}")
+        if self.hazard not in HAZARDS:
+            raise ValueError(f"unknown hazard {self.hazard!r}; expected one of {', '.join(HAZARDS)}")
+        if not self.detail.strip():
+            raise ValueError("an observation needs a one-line detail")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "value": self.value, "detail": self.detail, "hazard": self.hazard}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Observation:
+        return cls(outcome=data["outcome"], value=data["value"], detail=data["detail"], hazard=data["hazard"])
+
+
+@dataclass
+class ResultSet:
+    """All observations of one cell, with the environment they were made in."""
+
+    cell: str
+    framework: str
+    version: str
+    environment: dict[str, Any] = field(default_factory=dict)
+    probes: dict[str, ProbeInfo] = field(default_factory=dict)
+    observations: dict[str, Observation] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA_VERSION,
+            "cell": self.cell,
+            "framework": self.framework,
+            "version": self.version,
+            "environment": self.environment,
+            "probes": {pid: self.probes[pid].to_json() for pid in sorted(self.probes)},
+            "observations": {pid: self.observations[pid].to_json() for pid in sorted(self.observations)},
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, origin: str = "result set") -> ResultSet:
+        if not isinstance(data, dict):
+            raise ResultFileError(f"{origin}: not a fanin result set (top level is not an object)")
+        schema = data.get("schema")
+        if schema != SCHEMA_VERSION:
+            raise ResultFileError(
+                f"{origin}: schema version {schema!r}, this fanin reads {SCHEMA_VERSION}; re-run the cell to regenerate it"
+            )
+        try:
+            return cls(
+                cell=data["cell"],
+                framework=data["framework"],
+                version=data["version"],
+                environment=dict(data.get("environment", {})),
+                probes={pid: ProbeInfo.from_json(pid, p) for pid, p in data.get("probes", {}).items()},
+                observations={pid: Observation.from_json(o) for pid, o in data["observations"].items()},
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ResultFileError(f"{origin}: malformed result set ({type(exc).__name__}: {exc})") from None
+
+
+def dumps(result_set: ResultSet) -> str:
+    """Stable text: sorted keys and fixed indentation, so the reference diffs cleanly in git."""
+    return json.dumps(result_set.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save(result_set: ResultSet, path: Path) -> None:
+    write_atomic(path, dumps(result_set))
+
+
+def load(path: Path, expect_cell: str | None = None) -> ResultSet:
+    """Read a result set, refusing truncated, foreign or mislabelled files with one clear line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ResultFileError(f"{path}: no such result file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultFileError(f"{path}: cannot be read ({exc})") from None
+    if not text.strip():
+        raise ResultFileError(f"{path}: empty file; re-run the cell to regenerate it")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultFileError(
+            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); truncated or corrupt, re-run the cell"
+        ) from None
+    result_set = ResultSet.from_json(data, origin=str(path))
+    if expect_cell is not None and result_set.cell != expect_cell:
+        raise ResultFileError(f"{path}: holds cell {result_set.cell!r}, but its name says {expect_cell!r}")
+    return result_set

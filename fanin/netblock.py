@@ -1,0 +1,60 @@
+"""Probes never touch the network: a connection attempt raises, and is remembered.
+
+The probe then becomes `probe-error` ("network blocked: ..."), so a probe that
+quietly depended on a service can never pass. Unix sockets stay allowed:
+asyncio's self-pipe and local IPC are not the network.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+attempts: list[str] = []
+
+
+class NetworkBlocked(ConnectionRefusedError):
+    """Raised instead of connecting; an OSError subclass, as real refusals are."""
+
+
+def _is_local_unix(sock: socket.socket) -> bool:
+    return getattr(socket, "AF_UNIX", None) is not None and sock.family == socket.AF_UNIX
+
+
+def _refuse(target: Any) -> NetworkBlocked:
+    shown = ":".join(str(part) for part in target) if isinstance(target, tuple) else str(target)
+    attempts.append(shown)
+    return NetworkBlocked(f"fanin blocks the network inside probes (tried {shown})")
+
+
+_original_connect = socket.socket.connect
+_original_connect_ex = socket.socket.connect_ex
+_original_getaddrinfo = socket.getaddrinfo
+
+
+def _connect(self: socket.socket, address: Any) -> None:
+    if _is_local_unix(self):
+        return _original_connect(self, address)
+    raise _refuse(address)
+
+
+def _connect_ex(self: socket.socket, address: Any) -> int:
+    if _is_local_unix(self):
+        return _original_connect_ex(self, address)
+    raise _refuse(address)
+
+
+def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+    raise _refuse((host, port))
+
+
+def install() -> None:
+    socket.socket.connect = _connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign]
+    socket.getaddrinfo = _getaddrinfo  # type: ignore[assignment]
+
+
+def uninstall() -> None:
+    socket.socket.connect = _original_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = _original_connect_ex  # type: ignore[method-assign]
+    socket.getaddrinfo = _original_getaddrinfo

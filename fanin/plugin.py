@@ -1,0 +1,278 @@
+"""pytest plugin: runs probes, turns what happened into observations, writes the cell's result set.
+
+A probe's pytest result answers one question: is the observation the same as
+the reference of this cell? pass = same (or only the detail line changed,
+shown as `minor`); fail = behaviour changed, with a before/after; `new` = no
+reference to compare with, which fails unless `--fanin-accept-new`.
+Loaded with `-p fanin.plugin` (see suites/pytest.ini).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import sys
+import threading
+import traceback
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fanin import compare, environment, netblock
+from fanin.model import (
+    PROBE_ERROR,
+    TIMEOUT,
+    Observation,
+    ProbeInfo,
+    ResultFileError,
+    ResultSet,
+    load,
+    normalize_message,
+    save,
+)
+from fanin.probe import FrameworkRaised, NotApplicable, Observer, Vacuous
+
+FRAMEWORK_PACKAGES = {"langgraph": "langgraph", "adk": "google-adk"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("fanin")
+    group.addoption("--fanin-cell", help="cell id this run belongs to, e.g. langgraph-1.2.18")
+    group.addoption("--fanin-framework", choices=sorted(FRAMEWORK_PACKAGES), help="framework under test")
+    group.addoption("--fanin-results", type=Path, help="where to write this run's result set (atomically)")
+    group.addoption("--fanin-reference", type=Path, help="result set to compare each observation with")
+    group.addoption("--fanin-lock", type=Path, help="the lock the venv was built from (recorded, hashed)")
+    group.addoption(
+        "--fanin-accept-new", action="store_true", help="report probes without a reference as new, without failing"
+    )
+
+
+@dataclass
+class Recorder:
+    """Per-session state: the reference, what each probe saw, and how it compared."""
+
+    cell: str
+    framework: str | None
+    reference: ResultSet | None
+    reference_path: Path | None
+    accept_new: bool
+    probes: dict[str, ProbeInfo] = field(default_factory=dict)
+    observations: dict[str, Observation] = field(default_factory=dict)
+    changes: dict[str, compare.Change] = field(default_factory=dict)
+
+
+recorder_key = pytest.StashKey[Recorder]()
+change_key = pytest.StashKey[compare.Change]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "fanin_probe: a fanin probe (set by @probe)")
+    reference_path: Path | None = config.getoption("fanin_reference")
+    reference = None
+    if reference_path is not None and reference_path.exists():
+        try:
+            reference = load(reference_path)
+        except ResultFileError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    cell = config.getoption("fanin_cell") or "unnamed"
+    config.stash[recorder_key] = Recorder(
+        cell=cell,
+        framework=config.getoption("fanin_framework"),
+        reference=reference,
+        reference_path=reference_path,
+        accept_new=config.getoption("fanin_accept_new"),
+    )
+    netblock.install()
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    recorder = config.stash[recorder_key]
+    seen: dict[str, str] = {}
+    for item in items:
+        info = probe_info(item)
+        if info is None:
+            continue
+        if info.id in seen:
+            raise pytest.UsageError(f"probe id {info.id} is declared twice: {seen[info.id]} and {item.nodeid}")
+        if recorder.framework and info.framework != recorder.framework:
+            raise pytest.UsageError(f"{item.nodeid} is a {info.framework} probe in a {recorder.framework} run")
+        seen[info.id] = item.nodeid
+        item.add_marker(pytest.mark.fanin_probe)
+
+
+def probe_info(item: pytest.Item) -> ProbeInfo | None:
+    function = getattr(item, "function", None)
+    return getattr(function, "fanin_probe", None)
+
+
+@pytest.fixture
+def obs(request: pytest.FixtureRequest) -> Observer:
+    """The observer a probe records into."""
+    info = probe_info(request.node)
+    if info is None:
+        raise pytest.UsageError(f"{request.node.nodeid} uses `obs` but is not decorated with @probe")
+    return Observer(info)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    info = probe_info(pyfuncitem)
+    if info is None:
+        return None
+    observer: Observer = pyfuncitem.funcargs["obs"]
+    kwargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    netblock.attempts.clear()
+    failure: BaseException | None = None
+    try:
+        if inspect.iscoroutinefunction(pyfuncitem.obj):
+            asyncio.run(pyfuncitem.obj(**kwargs))
+        else:
+            pyfuncitem.obj(**kwargs)
+    except FrameworkRaised:
+        pass
+    except NotApplicable as exc:
+        observer.finish_not_applicable(exc.reason)
+    except Vacuous as exc:
+        observer.finish_vacuous(exc.reason)
+    except pytest.fail.Exception as exc:
+        if not str(exc).startswith("Timeout"):
+            raise
+        seconds = _timeout_of(pyfuncitem)
+        observer.observation = Observation(
+            outcome=TIMEOUT, value={"timeout_seconds": seconds}, detail=f"no result within {seconds} s (hang)", hazard="loud"
+        )
+    except Exception as exc:  # noqa: BLE001 - a defect of the probe, kept with its traceback
+        failure = exc
+        observer.observation = _probe_error(f"{type(exc).__name__}: {normalize_message(str(exc))}", exc)
+    if netblock.attempts and failure is None:
+        observer.observation = _probe_error(f"network blocked: {', '.join(netblock.attempts)}", None)
+    if observer.observation is None:
+        observer.observation = _probe_error("the probe returned without recording an observation", None)
+    _remember(pyfuncitem, info, observer.observation)
+    if failure is not None:
+        raise failure
+    if observer.observation.outcome == PROBE_ERROR:
+        pytest.fail(observer.observation.detail, pytrace=False)
+    change = pyfuncitem.stash[change_key]
+    if change.is_breaking:
+        source = pyfuncitem.config.stash[recorder_key].reference_path
+        pytest.fail(f"behaviour changed against {source}\n{compare.describe(change)}", pytrace=False)
+    return True
+
+
+def _timeout_of(item: pytest.Item) -> Any:
+    marker = item.get_closest_marker("timeout")
+    if marker and marker.args:
+        return marker.args[0]
+    try:
+        return float(item.config.getini("timeout"))
+    except (ValueError, TypeError):
+        return "?"
+
+
+def _probe_error(message: str, exc: BaseException | None) -> Observation:
+    value: dict[str, Any] = {"error": message}
+    if exc is not None:
+        frames = traceback.extract_tb(exc.__traceback__)
+        value["where"] = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+    return Observation(outcome=PROBE_ERROR, value=value, detail=f"probe-error: {message}", hazard="n/a")
+
+
+def _remember(item: pytest.Item, info: ProbeInfo, observation: Observation) -> None:
+    recorder = item.config.stash[recorder_key]
+    recorder.probes[info.id] = info
+    recorder.observations[info.id] = observation
+    before = recorder.reference.observations.get(info.id) if recorder.reference else None
+    change = compare.classify(info.id, before, observation)
+    item.stash[change_key] = change
+    recorder.changes[info.id] = change
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    change = item.stash.get(change_key, None)
+    if call.when != "call" or change is None or not report.passed:
+        return
+    if change.kind == compare.NEW:
+        report.fanin_status = "new"  # type: ignore[attr-defined]
+        if not item.config.stash[recorder_key].accept_new:
+            report.outcome = "failed"
+            report.longrepr = (
+                f"no reference observation for this cell (run `nox -s bless` after review)\n{compare.describe(change)}"
+            )
+    elif change.kind == compare.MINOR:
+        report.fanin_status = "minor"  # type: ignore[attr-defined]
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    status = getattr(report, "fanin_status", None)
+    if report.when == "call" and status == "new":
+        return "new", "N", ("NEW", {"yellow": True})
+    if report.when == "call" and status == "minor":
+        return "minor", "m", ("MINOR", {"yellow": True})
+    return None
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    recorder = config.stash.get(recorder_key, None)
+    if recorder is None or not recorder.observations:
+        return
+    minor = [c for c in recorder.changes.values() if c.kind == compare.MINOR]
+    if minor:
+        terminalreporter.section("fanin: detail-only changes (minor)")
+        for change in minor:
+            terminalreporter.write_line(compare.describe(change))
+    results = config.getoption("fanin_results")
+    if results is not None:
+        terminalreporter.write_line(f"fanin: {len(recorder.observations)} observations of {recorder.cell} -> {results}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    recorder = config.stash.get(recorder_key, None)
+    results: Path | None = config.getoption("fanin_results")
+    config.stash[exit_key] = int(exitstatus)
+    if recorder is None or results is None:
+        return
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        sys.stderr.write(f"fanin: run interrupted; {results} left as it was\n")
+        return
+    if not recorder.observations:
+        sys.stderr.write(f"fanin: no probe ran; {results} not written\n")
+        return
+    framework = recorder.framework or next(iter(recorder.probes.values())).framework
+    package = FRAMEWORK_PACKAGES[framework]
+    try:
+        version = metadata.version(package)
+    except metadata.PackageNotFoundError:
+        version = "not installed"
+    result_set = ResultSet(
+        cell=recorder.cell,
+        framework=framework,
+        version=version,
+        environment=environment.collect(config.getoption("fanin_lock")),
+        probes=dict(recorder.probes),
+        observations=dict(recorder.observations),
+    )
+    save(result_set, results)
+
+
+exit_key = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A probe that timed out may leave a framework thread blocked forever; do not wait for it at exit."""
+    netblock.uninstall()
+    leaked = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    if leaked and exit_key in config.stash:
+        sys.stdout.flush()
+        sys.stderr.write(f"fanin: {len(leaked)} thread(s) still blocked after the run; exiting without joining them\n")
+        sys.stderr.flush()
+        os._exit(config.stash[exit_key])

@@ -1,0 +1,155 @@
+"""The probe API: how a probe declares itself and records what it saw.
+
+A probe is a test function decorated with `@probe(...)` that takes the `obs`
+fixture. It runs the real framework and calls `obs.record(...)` once. Errors the
+framework raises are observations only inside `with obs.framework():`; anywhere
+else an exception is a defect of the probe (`probe-error`), never a finding.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+from fanin.model import (
+    NOT_APPLICABLE,
+    OK,
+    PROBE_ID,
+    RAISES,
+    VACUOUS,
+    Claim,
+    Observation,
+    ProbeInfo,
+    canonical,
+    normalize_message,
+)
+from fanin.source import REPO_ROOT, probe_source_hash
+
+__all__ = ["Claim", "Observer", "probe"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def probe(id: str, *, title: str, claim: Claim, sources: tuple[str, ...] | list[str] = ()) -> Callable[[F], F]:
+    """Declare a probe. The id is permanent: people cite it, so it is never reused or renamed."""
+    if not PROBE_ID.match(id):
+        raise ValueError(f"probe id {id!r} is not of the form framework/topic/case (lower-case, dashes)")
+
+    def mark(fn: F) -> F:
+        path = Path(inspect.getsourcefile(fn) or fn.__code__.co_filename).resolve()
+        try:
+            shown = str(path.relative_to(REPO_ROOT))
+        except ValueError:
+            shown = path.name
+        fn.fanin_probe = ProbeInfo(  # type: ignore[attr-defined]
+            id=id,
+            title=title,
+            claim=claim,
+            sources=tuple(sources),
+            file=shown,
+            function=fn.__name__,
+            source_hash=probe_source_hash(path.read_text(encoding="utf-8"), fn.__name__),
+        )
+        return fn
+
+    return mark
+
+
+class ProbeSignal(BaseException):
+    """Control flow from a probe to the plugin. BaseException so framework `except Exception` cannot eat it."""
+
+
+class NotApplicable(ProbeSignal):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Vacuous(ProbeSignal):
+    """The probe could not show the situation it tests really happened (e.g. no concurrency)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Observer:
+    """Collects the single observation a probe makes."""
+
+    def __init__(self, info: ProbeInfo) -> None:
+        self.info = info
+        self.observation: Observation | None = None
+
+    def record(self, value: Any, *, detail: str, hazard: str, outcome: str = OK) -> None:
+        """Record what the framework did. `value` is plain data; `detail` is the one-line label."""
+        if self.observation is not None:
+            raise RuntimeError(f"{self.info.id} recorded twice; a probe records exactly one observation")
+        self.observation = Observation(
+            outcome=outcome, value=canonical(value), detail=normalize_message(detail), hazard=hazard
+        )
+
+    def raised(self, exc: BaseException, *, value: Any = None, hazard: str = "loud", detail: str | None = None) -> None:
+        """Record that the framework raised: the exception class is the outcome, its text the detail."""
+        name = type(exc).__name__
+        message = normalize_message(str(exc)) or "(no message)"
+        payload = {"exception": name}
+        if value is not None:
+            payload["observed"] = value
+        self.record(payload, detail=detail or f"raises {name}: {message}", hazard=hazard, outcome=RAISES + name)
+
+    @contextmanager
+    def framework(self, *, hazard: str = "loud", value: Callable[[], Any] | None = None) -> Iterator[None]:
+        """Run framework code whose exceptions are the answer (e.g. InvalidUpdateError)."""
+        try:
+            yield
+        except Exception as exc:  # noqa: BLE001 - every framework error is an observation here
+            self.raised(exc, hazard=hazard, value=value() if value else None)
+            raise FrameworkRaised(exc) from exc
+
+    def need(self, module: str, *names: str) -> Any:
+        """Import what this probe needs; a version without it makes the probe `n/a`, with the reason."""
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as exc:
+            self.not_applicable(f"no module {module} in this version ({type(exc).__name__})")
+        found = []
+        for name in names:
+            if not hasattr(mod, name):
+                self.not_applicable(f"{module}.{name} does not exist in this version")
+            found.append(getattr(mod, name))
+        if not names:
+            return mod
+        return found[0] if len(found) == 1 else tuple(found)
+
+    def need_parameter(self, func: Callable[..., Any], parameter: str, where: str) -> None:
+        """`n/a` when an API exists but lacks the parameter the probe is about (e.g. `defer`)."""
+        if parameter not in inspect.signature(func).parameters:
+            self.not_applicable(f"{where} has no parameter {parameter!r} in this version")
+
+    def not_applicable(self, reason: str) -> NoReturn:
+        raise NotApplicable(reason)
+
+    def vacuous(self, reason: str) -> NoReturn:
+        raise Vacuous(reason)
+
+    def finish_not_applicable(self, reason: str) -> None:
+        self.observation = Observation(
+            outcome=NOT_APPLICABLE, value={"reason": reason}, detail=f"n/a: {reason}", hazard="n/a"
+        )
+
+    def finish_vacuous(self, reason: str) -> None:
+        self.observation = Observation(
+            outcome=VACUOUS, value={"reason": reason}, detail=f"vacuous: {reason}", hazard="n/a"
+        )
+
+
+class FrameworkRaised(ProbeSignal):
+    """The framework raised inside `obs.framework()`; the observation is already recorded."""
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(f"{type(exc).__name__}: {exc}")
+        self.exc = exc
