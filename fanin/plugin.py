@@ -203,9 +203,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.fanin_status = "new"  # type: ignore[attr-defined]
         if not item.config.stash[recorder_key].accept_new:
             report.outcome = "failed"
-            report.longrepr = (
-                f"no reference observation for this cell (run `nox -s bless` after review)\n{compare.describe(change)}"
-            )
     elif change.kind == compare.MINOR:
         report.fanin_status = "minor"  # type: ignore[attr-defined]
 
@@ -223,6 +220,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     recorder = config.stash.get(recorder_key, None)
     if recorder is None or not recorder.observations:
         return
+    new = [c for c in recorder.changes.values() if c.kind == compare.NEW]
+    if new:
+        verdict = "accepted" if recorder.accept_new else "fails the run"
+        terminalreporter.section(f"fanin: no reference observation for this cell ({len(new)} new, {verdict})")
+        for change in new:
+            terminalreporter.write_line(compare.describe(change))
+        terminalreporter.write_line("review them, then promote the run with `./noxw -s bless -- <cell>`")
     minor = [c for c in recorder.changes.values() if c.kind == compare.MINOR]
     if minor:
         terminalreporter.section("fanin: detail-only changes (minor)")

@@ -1,0 +1,163 @@
+"""`python -m fanin report|diff|bless|lock|cells`: what the nox sessions call.
+
+Every user mistake ends as one line on stderr (`fanin: error: ...`) and exit 2;
+`diff` exits 1 when a change is breaking, so it can gate a merge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from fanin import compare, locking
+from fanin.errors import FaninError
+from fanin.matrix import REFERENCE_RESULTS, REPORTS, RUN_RESULTS, Matrix, load as load_matrix
+from fanin.model import ResultFileError, ResultSet, load, save, write_atomic
+from fanin.render import markdown
+from fanin.source import REPO_ROOT
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"fanin: error: {message} (see `python -m fanin {self.prog.split()[-1]} --help`)\n")
+        sys.exit(2)
+
+
+def _result_source(arg: str, matrix: Matrix) -> Path:
+    """A path to a result file, or a cell id meaning that cell's reference."""
+    if arg.endswith(".json") or "/" in arg:
+        return Path(arg)
+    return matrix.cell(arg).reference_path
+
+
+def _load_sets(paths: list[Path]) -> tuple[list[ResultSet], dict[str, str]]:
+    """Readable result sets, and one reason per unreadable file (which never stops the others)."""
+    sets, broken = [], {}
+    for path in paths:
+        try:
+            sets.append(load(path, expect_cell=path.stem))
+        except ResultFileError as exc:
+            broken[path.stem] = str(exc)
+            sys.stderr.write(f"fanin: skipped {exc}\n")
+    return sets, broken
+
+
+def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
+    source = REFERENCE_RESULTS if args.reference else RUN_RESULTS
+    out = args.out or (REPO_ROOT / "reference" / "REPORT.md" if args.reference else REPORTS / "matrix.md")
+    order = {cell.id: index for index, cell in enumerate(sorted(matrix.cells, key=lambda c: c.sort_key))}
+    paths = sorted((p for p in source.glob("*.json")), key=lambda p: (order.get(p.stem, len(order)), p.stem))
+    sets, broken = _load_sets(paths)
+    seen = {rs.cell for rs in sets}
+    missing = {cell.id: "no result set" for cell in matrix.cells if cell.id not in seen and cell.id not in broken}
+    missing.update({cell: "unreadable result set" for cell in broken})
+    title = "fanin reference report" if args.reference else "fanin matrix (local run)"
+    text = f"# {title}\n\nRendered from `{source.relative_to(REPO_ROOT)}` by `python -m fanin report`.\n\n"
+    write_atomic(out, text + markdown.matrix(sets, missing))
+    print(f"fanin: wrote {out.relative_to(REPO_ROOT) if out.is_relative_to(REPO_ROOT) else out} ({len(sets)} cells)")
+    return 1 if broken else 0
+
+
+def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
+    if args.base is None:
+        pairs = [(cell.reference_path, cell.results_path) for cell in matrix.cells if cell.results_path.exists()]
+        if not pairs:
+            raise FaninError(f"no local results in {RUN_RESULTS.relative_to(REPO_ROOT)}; run a probe session first")
+    else:
+        if args.new is None:
+            raise FaninError("diff takes two result sets (BASE NEW), or none to compare every local run with the reference")
+        if args.base == args.new:
+            raise FaninError(f"diff names {args.base!r} twice; give two different result sets")
+        pairs = [(_result_source(args.base, matrix), _result_source(args.new, matrix))]
+    breaking = False
+    for base_path, new_path in pairs:
+        base, new = load(base_path), load(new_path)
+        if base.framework != new.framework:
+            raise FaninError(f"cannot diff a {base.framework} result set with a {new.framework} one")
+        changes = compare.diff(base, new)
+        header = f"{base.cell} ({base.version}) -> {new.cell} ({new.version})"
+        if not changes:
+            print(f"{header}: no change in {len(new.observations)} probes")
+            continue
+        print(f"{header}:\n{markdown.changes(changes)}\n")
+        if args.verbose:
+            for change in changes:
+                print(compare.describe(change) + "\n")
+        breaking |= any(change.is_breaking for change in changes)
+    return 1 if breaking else 0
+
+
+def cmd_bless(args: argparse.Namespace, matrix: Matrix) -> int:
+    cells = [matrix.cell(c) for c in args.cells] if args.cells else [c for c in matrix.cells if c.results_path.exists()]
+    if not cells:
+        raise FaninError(f"nothing to bless: no local results in {RUN_RESULTS.relative_to(REPO_ROOT)}")
+    for cell in cells:
+        run = load(cell.results_path, expect_cell=cell.id)
+        errors = [pid for pid, o in run.observations.items() if o.outcome == "probe-error"]
+        if errors and not args.force:
+            raise FaninError(f"{cell.id} has probe errors ({', '.join(errors)}); fix the probes, or bless with --force")
+        if cell.reference_path.exists():
+            changes = compare.diff(load(cell.reference_path), run)
+            print(f"{cell.id}: blessing {len(changes)} change(s)" + (f"\n{markdown.changes(changes)}" if changes else ""))
+        else:
+            print(f"{cell.id}: new reference with {len(run.observations)} probes")
+        save(run, cell.reference_path)
+    return 0
+
+
+def cmd_lock(args: argparse.Namespace, matrix: Matrix) -> int:
+    cells = [matrix.cell(c) for c in args.cells] if args.cells else list(matrix.cells)
+    for cell in cells:
+        locking.lock(cell, matrix, cell.lock_path)
+        print(f"fanin: locked {cell.id} ({cell.resolution}, packages as of {cell.exclude_newer}) -> {cell.lock_path.relative_to(REPO_ROOT)}")
+    return 0
+
+
+def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
+    smoke = matrix.smoke()
+    for cell in sorted(matrix.cells, key=lambda c: c.sort_key):
+        if (args.framework and cell.framework.key != args.framework) or (args.smoke and cell.id not in smoke):
+            continue
+        print(f"{cell.id}\tpython {cell.python}\t{cell.resolution} ({cell.exclude_newer})\t{cell.note}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="python -m fanin", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    report = sub.add_parser("report", help="render the matrix from result sets")
+    report.add_argument("--reference", action="store_true", help="render reference/REPORT.md from the reference")
+    report.add_argument("--out", type=Path, help="where to write (default reports/matrix.md)")
+    report.set_defaults(func=cmd_report)
+    diff = sub.add_parser("diff", help="compare two result sets (cell ids mean their reference)")
+    diff.add_argument("base", nargs="?", help="result file or cell id (its reference); omit to diff every local run")
+    diff.add_argument("new", nargs="?", help="result file or cell id")
+    diff.add_argument("-v", "--verbose", action="store_true", help="print each change's full before/after")
+    diff.set_defaults(func=cmd_diff)
+    bless = sub.add_parser("bless", help="promote reviewed local results into reference/results")
+    bless.add_argument("cells", nargs="*", help="cell ids (default: every cell with a local result)")
+    bless.add_argument("--force", action="store_true", help="bless even with probe errors")
+    bless.set_defaults(func=cmd_bless)
+    lock = sub.add_parser("lock", help="(re)resolve cell locks with uv")
+    lock.add_argument("cells", nargs="*", help="cell ids (default: all)")
+    lock.set_defaults(func=cmd_lock)
+    cells = sub.add_parser("cells", help="list the matrix")
+    cells.add_argument("--framework")
+    cells.add_argument("--smoke", action="store_true")
+    cells.set_defaults(func=cmd_cells)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args, load_matrix())
+    except FaninError as exc:
+        sys.stderr.write(f"fanin: error: {exc}\n")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""The probes declared in suites/, read with `ast` (never imported), so the harness
+can check the reference against today's probe code with no framework installed."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from fanin.source import REPO_ROOT, SUITES, probe_source_hash
+
+
+@dataclass(frozen=True)
+class DeclaredProbe:
+    id: str
+    file: str
+    function: str
+    source_hash: str
+
+    @property
+    def framework(self) -> str:
+        return self.id.split("/", 1)[0]
+
+
+def _probe_id(decorator: ast.expr) -> str | None:
+    if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "probe" and decorator.args:
+        first = decorator.args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return first.value
+    return None
+
+
+def declared(suites: Path = SUITES) -> list[DeclaredProbe]:
+    found = []
+    for path in sorted(suites.rglob("test_*.py")):
+        text = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for decorator in node.decorator_list:
+                probe_id = _probe_id(decorator)
+                if probe_id:
+                    shown = str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else path.name
+                    found.append(DeclaredProbe(probe_id, shown, node.name, probe_source_hash(text, node.name)))
+    return found

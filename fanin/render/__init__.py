@@ -1,0 +1,1 @@
+"""Renderers: result sets in, text out. Deterministic (same inputs, byte-identical output)."""

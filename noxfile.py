@@ -1,0 +1,143 @@
+"""fanin's sessions: thin wiring generated from reference/matrix.toml; the logic lives in fanin/.
+
+    ./noxw                                  every cell, then the report (the main job)
+    ./noxw -s tests                         harness tests, then every cell against the reference
+    ./noxw -s "probe(langgraph-1.2.18)"     one cell;  -t smoke / -t langgraph / -t adk for groups
+    ./noxw -s upgrade -- langgraph==1.2.20  a version outside the matrix, diffed with the newest reference
+    ./noxw -s diff -- BASE NEW              two result sets (cell id = its reference, or a .json path)
+    ./noxw -s bless -- [CELL ...]           promote reviewed local results into reference/
+    ./noxw -s lock -- [CELL ...]            re-resolve cell locks with uv
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+
+from fanin import environment, locking, pythons  # noqa: E402
+from fanin import matrix as fanin_matrix  # noqa: E402
+from fanin import upgrade as fanin_upgrade  # noqa: E402
+from fanin.errors import FaninError  # noqa: E402
+
+try:
+    MATRIX = fanin_matrix.load()
+except FaninError as exc:
+    sys.stderr.write(f"fanin: error: {exc}\n")
+    raise SystemExit(2) from None
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.reuse_venv = "yes"
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = ["probe", "report"]
+
+HARNESS_PYTHON = pythons.find(MATRIX.default_python) or MATRIX.default_python
+SMOKE = MATRIX.smoke()
+ENV = {"PYTHONPATH": str(ROOT), "FANIN_SUITE_COMMIT": environment.suite_commit()}
+REQUIREMENTS = ROOT / "requirements"
+
+
+def install_lock(session: nox.Session, lock: Path) -> None:
+    """Make the venv exactly the lock (uv pip sync is a no-op when it already is)."""
+    if not lock.exists():
+        session.error(f"no lock {lock.relative_to(ROOT)}; make it with ./noxw -s lock -- {lock.stem}")
+    if session.venv_backend == "uv":
+        python = str(Path(session.virtualenv.location) / "bin" / "python")
+        session.run_install("uv", "pip", "sync", "--quiet", "--compile-bytecode", "--python", python, str(lock), external=True)
+    else:
+        session.install("--no-deps", "-r", str(lock))
+
+
+def run_probes(session: nox.Session, cell: fanin_matrix.Cell, lock: Path, reference: Path, results: Path,
+               extra: list[str], success_codes: list[int] | None = None) -> None:
+    session.run(
+        "python", "-m", "pytest",
+        "-c", str(ROOT / "suites" / "pytest.ini"), "--rootdir", str(ROOT / "suites"),
+        str(ROOT / "suites" / cell.framework.key),
+        "--fanin-cell", cell.id, "--fanin-framework", cell.framework.key,
+        "--fanin-results", str(results), "--fanin-reference", str(reference), "--fanin-lock", str(lock),
+        f"--junitxml={fanin_matrix.REPORTS / 'junit' / (cell.id + '.xml')}",
+        *extra,
+        env=ENV, success_codes=success_codes or [0],
+    )
+
+
+def harness(session: nox.Session, requirements: str = "harness.txt") -> None:
+    session.install("-r", str(REQUIREMENTS / requirements))
+
+
+@nox.session
+@nox.parametrize(
+    ("python", "cell"),
+    [
+        nox.param(
+            pythons.find(cell.python) or cell.python,
+            cell,
+            id=cell.id,
+            tags=[cell.framework.key, *(["smoke"] if cell.id in SMOKE else [])],
+        )
+        for cell in MATRIX.cells
+    ],
+)
+def probe(session: nox.Session, cell: fanin_matrix.Cell) -> None:
+    """Run one cell's probes against its reference; writes reports/results/<cell>.json."""
+    install_lock(session, cell.lock_path)
+    run_probes(session, cell, cell.lock_path, cell.reference_path, cell.results_path, session.posargs)
+
+
+@nox.session(python=HARNESS_PYTHON)
+def report(session: nox.Session) -> None:
+    """Render reports/matrix.md from the local run (`-- --reference` renders reference/REPORT.md)."""
+    harness(session)
+    session.run("python", "-m", "fanin", "report", *session.posargs, env=ENV)
+
+
+@nox.session(python=HARNESS_PYTHON)
+def diff(session: nox.Session) -> None:
+    """Compare two result sets, or every local run with its reference; exit 1 on a breaking change."""
+    harness(session)
+    session.run("python", "-m", "fanin", "diff", *session.posargs, env=ENV)
+
+
+@nox.session(python=HARNESS_PYTHON)
+def bless(session: nox.Session) -> None:
+    """Promote reviewed local results into reference/results, then re-render reference/REPORT.md."""
+    harness(session)
+    session.run("python", "-m", "fanin", "bless", *session.posargs, env=ENV)
+    session.run("python", "-m", "fanin", "report", "--reference", env=ENV)
+
+
+@nox.session(python=HARNESS_PYTHON)
+def lock(session: nox.Session) -> None:
+    """Re-resolve cell locks (all, or the cells named) with uv, as of each cell's exclude_newer."""
+    harness(session)
+    session.run("python", "-m", "fanin", "lock", *session.posargs, env=ENV)
+
+
+@nox.session(python=HARNESS_PYTHON)
+def upgrade(session: nox.Session) -> None:
+    """Probe FRAMEWORK==VERSION (or ==latest), a version outside the matrix, and diff it with the newest reference."""
+    try:
+        plan = fanin_upgrade.plan(session.posargs, MATRIX)
+        lock_path = fanin_matrix.REPORTS / "locks" / f"{plan.cell.id}.txt"
+        locking.lock(plan.cell, MATRIX, lock_path)
+    except FaninError as exc:
+        session.error(str(exc))
+    results = fanin_matrix.REPORTS / "upgrade" / f"{plan.cell.id}.json"
+    results.unlink(missing_ok=True)
+    install_lock(session, lock_path)
+    run_probes(session, plan.cell, lock_path, plan.baseline.reference_path, results, [], success_codes=[0, 1])
+    session.notify("diff", posargs=[plan.baseline.id, str(results)])
+
+
+@nox.session(python=HARNESS_PYTHON)
+def tests(session: nox.Session) -> None:
+    """The harness's own tests (no framework), then every cell must reproduce its committed reference."""
+    for cell in MATRIX.cells:
+        session.notify(f"probe({cell.id})", posargs=[])
+    harness(session, "tests.txt")
+    session.run("python", "-m", "pytest", str(ROOT / "tests"), *session.posargs, env=ENV)

@@ -1,0 +1,1 @@
+"""Harness tests: run with no agent framework installed."""

@@ -1,0 +1,44 @@
+"""Classifying a change: what the gate calls breaking, minor, new or missing."""
+
+import pytest
+
+from fanin import compare
+from fanin.model import Observation
+
+BEFORE = Observation("ok", {"final": {"value": "B"}}, "no error; last write wins: B", "silent")
+
+
+@pytest.mark.parametrize(
+    ("after", "kind", "fields"),
+    [
+        (BEFORE, compare.SAME, ()),
+        (Observation("ok", {"final": {"value": "B"}}, "reworded", "silent"), compare.MINOR, ("detail",)),
+        (Observation("ok", {"final": {"value": "A"}}, "no error; last write wins: B", "silent"), compare.BREAKING, ("value",)),
+        (Observation("ok", {"final": {"value": "B"}}, "no error; last write wins: B", "safe"), compare.BREAKING, ("hazard",)),
+        (Observation("raises:InvalidUpdateError", {"exception": "InvalidUpdateError"}, "raises", "loud"),
+         compare.BREAKING, ("outcome", "hazard", "value", "detail")),
+    ],
+)
+def test_classify(after: Observation, kind: str, fields: tuple[str, ...]) -> None:
+    change = compare.classify("p", BEFORE, after)
+    assert (change.kind, change.fields) == (kind, fields)
+    assert change.is_breaking == (kind == compare.BREAKING)
+
+
+def test_new_and_missing() -> None:
+    assert compare.classify("p", None, BEFORE).kind == compare.NEW
+    missing = compare.classify("p", BEFORE, None)
+    assert missing.kind == compare.MISSING and missing.is_breaking
+
+
+def test_describe_shows_the_changed_path_before_and_after() -> None:
+    after = Observation("ok", {"final": {"value": "A"}}, "no error; last write wins: A", "silent")
+    text = compare.describe(compare.classify("langgraph/same-key/no-reducer", BEFORE, after))
+    assert "value.final.value" in text
+    assert 'before: "B"' in text and 'after:  "A"' in text
+    assert "last write wins: B" in text and "last write wins: A" in text
+
+
+def test_value_differences_reports_absent_keys() -> None:
+    diffs = list(compare.value_differences({"a": 1}, {"b": 2}))
+    assert diffs == [("value.a", 1, "(absent)"), ("value.b", "(absent)", 2)]
