@@ -13,10 +13,10 @@ from pathlib import Path
 
 from fanin import compare, locking
 from fanin.errors import FaninError
-from fanin.matrix import REFERENCE_RESULTS, REPORTS, RUN_RESULTS, Matrix, load as load_matrix
+from fanin.matrix import REFERENCE_REPORT, REFERENCE_RESULTS, REPORTS, RUN_RESULTS, Matrix, load as load_matrix
 from fanin.model import ResultFileError, ResultSet, load, save, write_atomic
 from fanin.render import markdown
-from fanin.source import REPO_ROOT
+from fanin.source import shown
 
 
 class Parser(argparse.ArgumentParser):
@@ -46,7 +46,7 @@ def _load_sets(paths: list[Path]) -> tuple[list[ResultSet], dict[str, str]]:
 
 def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     source = REFERENCE_RESULTS if args.reference else RUN_RESULTS
-    out = args.out or (REPO_ROOT / "reference" / "REPORT.md" if args.reference else REPORTS / "matrix.md")
+    out = args.out or (REFERENCE_REPORT if args.reference else REPORTS / "matrix.md")
     order = {cell.id: index for index, cell in enumerate(sorted(matrix.cells, key=lambda c: c.sort_key))}
     paths = sorted((p for p in source.glob("*.json")), key=lambda p: (order.get(p.stem, len(order)), p.stem))
     sets, broken = _load_sets(paths)
@@ -54,9 +54,9 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     missing = {cell.id: "no result set" for cell in matrix.cells if cell.id not in seen and cell.id not in broken}
     missing.update({cell: "unreadable result set" for cell in broken})
     title = "fanin reference report" if args.reference else "fanin matrix (local run)"
-    text = f"# {title}\n\nRendered from `{source.relative_to(REPO_ROOT)}` by `python -m fanin report`.\n\n"
+    text = f"# {title}\n\nRendered from `{shown(source)}` by `python -m fanin report`.\n\n"
     write_atomic(out, text + markdown.matrix(sets, missing))
-    print(f"fanin: wrote {out.relative_to(REPO_ROOT) if out.is_relative_to(REPO_ROOT) else out} ({len(sets)} cells)")
+    print(f"fanin: wrote {shown(out)} ({len(sets)} cells)")
     return 1 if broken else 0
 
 
@@ -64,7 +64,7 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
     if args.base is None:
         pairs = [(cell.reference_path, cell.results_path) for cell in matrix.cells if cell.results_path.exists()]
         if not pairs:
-            raise FaninError(f"no local results in {RUN_RESULTS.relative_to(REPO_ROOT)}; run a probe session first")
+            raise FaninError(f"no local results in {shown(RUN_RESULTS)}; run a probe session first")
     else:
         if args.new is None:
             raise FaninError("diff takes two result sets (BASE NEW), or none to compare every local run with the reference")
@@ -92,7 +92,7 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
 def cmd_bless(args: argparse.Namespace, matrix: Matrix) -> int:
     cells = [matrix.cell(c) for c in args.cells] if args.cells else [c for c in matrix.cells if c.results_path.exists()]
     if not cells:
-        raise FaninError(f"nothing to bless: no local results in {RUN_RESULTS.relative_to(REPO_ROOT)}")
+        raise FaninError(f"nothing to bless: no local results in {shown(RUN_RESULTS)}")
     for cell in cells:
         run = load(cell.results_path, expect_cell=cell.id)
         errors = [pid for pid, o in run.observations.items() if o.outcome == "probe-error"]
@@ -111,7 +111,7 @@ def cmd_lock(args: argparse.Namespace, matrix: Matrix) -> int:
     cells = [matrix.cell(c) for c in args.cells] if args.cells else list(matrix.cells)
     for cell in cells:
         locking.lock(cell, matrix, cell.lock_path)
-        print(f"fanin: locked {cell.id} ({cell.resolution}, packages as of {cell.exclude_newer}) -> {cell.lock_path.relative_to(REPO_ROOT)}")
+        print(f"fanin: locked {cell.id} ({cell.resolution}, packages as of {cell.exclude_newer}) -> {shown(cell.lock_path)}")
     return 0
 
 

@@ -8,6 +8,7 @@ naming the cell and the field.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +17,13 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from fanin.errors import FaninError
-from fanin.source import REPO_ROOT
+from fanin.source import REPO_ROOT, shown
 
-MATRIX_FILE = REPO_ROOT / "reference" / "matrix.toml"
+# FANIN_MATRIX points at another matrix file (a trial matrix, or the tests' broken ones).
+MATRIX_FILE = Path(os.environ.get("FANIN_MATRIX", REPO_ROOT / "reference" / "matrix.toml"))
 LOCKS = REPO_ROOT / "reference" / "locks"
 REFERENCE_RESULTS = REPO_ROOT / "reference" / "results"
+REFERENCE_REPORT = REPO_ROOT / "reference" / "REPORT.md"
 REPORTS = REPO_ROOT / "reports"
 RUN_RESULTS = REPORTS / "results"
 
@@ -200,4 +203,4 @@ def load(path: Path = MATRIX_FILE) -> Matrix:
         raise MatrixError(f"{path}: no matrix file") from None
     except tomllib.TOMLDecodeError as exc:
         raise MatrixError(f"{path}: not valid TOML ({exc})") from None
-    return parse(data, origin=str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else str(path))
+    return parse(data, origin=shown(path))

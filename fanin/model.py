@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fanin.errors import FaninError
+from fanin.source import shown
 
 SCHEMA_VERSION = 1
 
@@ -241,18 +242,18 @@ def load(path: Path, expect_cell: str | None = None) -> ResultSet:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ResultFileError(f"{path}: no such result file") from None
+        raise ResultFileError(f"{shown(path)}: no such result file") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ResultFileError(f"{path}: cannot be read ({exc})") from None
+        raise ResultFileError(f"{shown(path)}: cannot be read ({exc})") from None
     if not text.strip():
-        raise ResultFileError(f"{path}: empty file; re-run the cell to regenerate it")
+        raise ResultFileError(f"{shown(path)}: empty file; re-run the cell to regenerate it")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ResultFileError(
-            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); truncated or corrupt, re-run the cell"
+            f"{shown(path)}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); truncated or corrupt, re-run the cell"
         ) from None
-    result_set = ResultSet.from_json(data, origin=str(path))
+    result_set = ResultSet.from_json(data, origin=shown(path))
     if expect_cell is not None and result_set.cell != expect_cell:
-        raise ResultFileError(f"{path}: holds cell {result_set.cell!r}, but its name says {expect_cell!r}")
+        raise ResultFileError(f"{shown(path)}: holds cell {result_set.cell!r}, but its name says {expect_cell!r}")
     return result_set

@@ -29,3 +29,9 @@ def probe_source(file_text: str, function: str) -> str:
 def probe_source_hash(file_text: str, function: str) -> str:
     """Six hex digits: short enough for a citation, long enough to tell edits apart."""
     return hashlib.sha256(probe_source(file_text, function).encode("utf-8")).hexdigest()[:6]
+
+
+def shown(path: Path) -> str:
+    """A path as users type it: relative to the checkout when inside it."""
+    path = Path(path)
+    return str(path.relative_to(REPO_ROOT)) if path.is_absolute() and path.is_relative_to(REPO_ROOT) else str(path)

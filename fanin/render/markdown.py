@@ -44,8 +44,8 @@ def changes(rows: list[compare.Change]) -> str:
         [
             change.kind,
             change.probe_id,
-            label(f"{change.before.outcome}: {change.before.detail}") if change.before else "—",
-            label(f"{change.after.outcome}: {change.after.detail}") if change.after else "—",
+            label(f"[{change.before.hazard}] {change.before.detail}", 64) if change.before else "—",
+            label(f"[{change.after.hazard}] {change.after.detail}", 64) if change.after else "—",
         ]
         for change in rows
     ]

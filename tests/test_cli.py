@@ -1,0 +1,166 @@
+"""`python -m fanin`: diff exit codes, report rendering, bless, and one clear line for every mistake."""
+
+from pathlib import Path
+
+import pytest
+
+import fanin.__main__ as cli
+from fanin import matrix, pypi, upgrade
+from fanin.errors import FaninError
+from fanin.model import Claim, Observation, ProbeInfo, ResultSet, save
+
+MATRIX = matrix.load()
+PID = "langgraph/same-key/no-reducer"
+
+
+def result_set(cell: str, observation: Observation) -> ResultSet:
+    info = ProbeInfo(PID, "title", Claim("claim", "https://example.org"), (), "f.py", "test_f", "abcdef")
+    version = cell.split("-", 1)[1]
+    return ResultSet(cell, "langgraph", version, {}, {PID: info}, {PID: observation})
+
+
+LOUD = Observation("raises:InvalidUpdateError", {"exception": "InvalidUpdateError"}, "raises InvalidUpdateError", "loud")
+SILENT = Observation("ok", {"final": "B"}, "no error; last write wins: B", "silent")
+
+
+def write(tmp_path: Path, cell: str, observation: Observation) -> str:
+    path = tmp_path / f"{cell}.json"
+    save(result_set(cell, observation), path)
+    return str(path)
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fanin: error: ") and "\n" not in err and "Traceback" not in err
+    return err
+
+
+def test_diff_same_behaviour_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = write(tmp_path, "langgraph-1.2.9", LOUD), write(tmp_path, "langgraph-1.2.18", LOUD)
+    assert cli.main(["diff", a, b]) == 0
+    assert "no change in 1 probes" in capsys.readouterr().out
+
+
+def test_diff_breaking_change_exits_1_with_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = write(tmp_path, "langgraph-1.2.9", LOUD), write(tmp_path, "langgraph-1.2.18", SILENT)
+    assert cli.main(["diff", a, b, "-v"]) == 1
+    out = capsys.readouterr().out
+    assert "| breaking | langgraph/same-key/no-reducer" in out
+    assert "[loud] raises InvalidUpdateError" in out and "[silent] no error; last write wins: B" in out
+    assert "value.final" in out
+
+
+def test_diff_detail_only_change_is_minor_and_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    reworded = Observation(LOUD.outcome, LOUD.value, "raises InvalidUpdateError: new wording", LOUD.hazard)
+    a, b = write(tmp_path, "langgraph-1.2.9", LOUD), write(tmp_path, "langgraph-1.2.18", reworded)
+    assert cli.main(["diff", a, b]) == 0
+    assert "| minor" in capsys.readouterr().out
+
+
+def test_diff_against_the_reference_by_cell_id(capsys: pytest.CaptureFixture[str]) -> None:
+    newest = MATRIX.newest("langgraph")
+    assert cli.main(["diff", newest.id, str(newest.reference_path)]) == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["diff", "langgraph-1.2.18", "langgraph-1.2.18"], "names 'langgraph-1.2.18' twice"),
+        (["diff", "langgraph-1.2.18"], "diff takes two result sets"),
+        (["diff", "langgraph-9.9.9", "langgraph-1.2.18"], "no cell 'langgraph-9.9.9'"),
+        (["diff", "adk-2.13.0", "langgraph-1.2.18"], "cannot diff a adk result set with a langgraph one"),
+        (["bless", "nope-1.0"], "no cell 'nope-1.0'"),
+    ],
+)
+def test_mistakes_are_one_line_and_exit_2(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(args) == 2
+    assert message in one_line_error(capsys)
+
+
+def test_corrupt_result_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "langgraph-1.2.18.json"
+    bad.write_text('{"schema": 1, "cell": "langgraph-1.2.18", "obs')
+    assert cli.main(["diff", "langgraph-1.2.9", str(bad)]) == 2
+    assert "not valid JSON" in one_line_error(capsys)
+
+
+def test_argument_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["frobnicate"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fanin: error: ") and "\n" not in err
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point the reference and the local results at a temporary tree."""
+    for module in (matrix, cli):
+        monkeypatch.setattr(module, "REFERENCE_RESULTS", tmp_path / "reference")
+        monkeypatch.setattr(module, "RUN_RESULTS", tmp_path / "run")
+    monkeypatch.setattr(cli, "REPORTS", tmp_path / "reports")
+    return tmp_path
+
+
+def test_report_is_deterministic_and_survives_a_corrupt_file(sandbox: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(sandbox / "run", "langgraph-1.2.9", LOUD)
+    write(sandbox / "run", "langgraph-1.2.18", SILENT)
+    (sandbox / "run" / "langgraph-1.2.24.json").write_text("{trunc")
+    assert cli.main(["report"]) == 1
+    first = (sandbox / "reports" / "matrix.md").read_text()
+    assert cli.main(["report"]) == 1
+    assert (sandbox / "reports" / "matrix.md").read_text() == first
+    assert "langgraph-1.2.9" in first and "langgraph-1.2.18" in first
+    assert "not run: unreadable result set" in first and "not run: no result set" in first
+    assert "skipped" in capsys.readouterr().err
+
+
+def test_bless_promotes_and_refuses_probe_errors(sandbox: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(sandbox / "run", "langgraph-1.2.18", SILENT)
+    assert cli.main(["bless", "langgraph-1.2.18"]) == 0
+    assert (sandbox / "reference" / "langgraph-1.2.18.json").exists()
+    broken = Observation("probe-error", {"error": "KeyError"}, "probe-error: KeyError", "n/a")
+    write(sandbox / "run", "langgraph-1.2.18", broken)
+    assert cli.main(["bless", "langgraph-1.2.18"]) == 2
+    assert "probe errors" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "takes one argument"),
+        (["langgraph==1", "adk==2"], "takes one argument"),
+        (["langgraph>=1.2"], "malformed spec"),
+        (["langgraph"], "malformed spec"),
+    ],
+)
+def test_upgrade_spec_errors(args: list[str], message: str) -> None:
+    with pytest.raises(FaninError, match=message):
+        upgrade.plan(args, MATRIX)
+
+
+RELEASES = [
+    pypi.Release("1.2.23", "2026-11-19T00:00:00Z", False),
+    pypi.Release("1.2.24", "2026-11-20T00:00:00Z", False),
+    pypi.Release("1.2.25", "2026-11-25T00:00:00Z", True),
+]
+
+
+def test_upgrade_resolves_against_pypi(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pypi, "releases", lambda package, timeout=20.0: RELEASES)
+    plan = upgrade.plan(["langgraph==latest"], MATRIX)
+    assert plan.cell.version == "1.2.24" and plan.cell.resolution == "current"
+    assert plan.baseline == MATRIX.newest("langgraph")
+    assert upgrade.plan(["google-adk==1.2.23"], MATRIX).baseline == MATRIX.newest("adk")
+    with pytest.raises(FaninError, match="was yanked"):
+        upgrade.plan(["langgraph==1.2.25"], MATRIX)
+    with pytest.raises(FaninError, match="has no release 9.9.9 on PyPI \\(newest is 1.2.24\\)"):
+        upgrade.plan(["langgraph==9.9.9"], MATRIX)
+    with pytest.raises(FaninError, match="unknown framework 'crewai'"):
+        upgrade.plan(["crewai==1.0"], MATRIX)
+
+
+def test_unreachable_registry_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pypi, "INDEX", "http://127.0.0.1:9/pypi")
+    with pytest.raises(pypi.RegistryError, match="cannot reach PyPI to look up langgraph"):
+        pypi.resolve("langgraph", "latest")

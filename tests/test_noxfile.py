@@ -1,0 +1,44 @@
+"""The nox sessions are generated from the matrix: one probe session per cell, with tags."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from fanin import matrix
+from fanin.source import REPO_ROOT
+
+MATRIX = matrix.load()
+
+
+def nox_list(env: dict[str, str] | None = None, json_output: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nox", "--noxfile", str(REPO_ROOT / "noxfile.py"), "-l", *(["--json"] if json_output else [])],
+        capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=120,
+    )
+
+
+def test_one_probe_session_per_cell_with_framework_and_smoke_tags() -> None:
+    done = nox_list()
+    assert done.returncode == 0, done.stderr
+    sessions = {s["session"]: s for s in json.loads(done.stdout)}
+    probes = {name for name in sessions if name.startswith("probe(")}
+    assert probes == {f"probe({cell.id})" for cell in MATRIX.cells}
+    for cell in MATRIX.cells:
+        tags = set(sessions[f"probe({cell.id})"]["tags"])
+        assert cell.framework.key in tags
+        assert ("smoke" in tags) == (cell.id in MATRIX.smoke())
+    listed = nox_list(json_output=False).stdout
+    for name in ("report", "diff", "upgrade", "bless", "lock", "tests"):
+        assert f"- {name} ->" in listed or f"* {name} ->" in listed, name
+
+
+def test_a_broken_matrix_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "matrix.toml"
+    bad.write_text(matrix.MATRIX_FILE.read_text().replace('resolution = "current"', 'resolution = "today"', 1))
+    done = nox_list({"FANIN_MATRIX": str(bad)})
+    assert done.returncode != 0
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("fanin: error: ") and "resolution 'today'" in lines[-1]
+    assert "Traceback" not in done.stderr
