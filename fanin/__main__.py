@@ -11,10 +11,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from fanin import compare, locking
+from fanin import compare, locking, report
 from fanin.errors import FaninError
 from fanin.matrix import REFERENCE_REPORT, REFERENCE_RESULTS, REPORTS, RUN_RESULTS, Matrix, load as load_matrix
-from fanin.model import ResultFileError, ResultSet, load, save, write_atomic
+from fanin.model import load, save, write_atomic
 from fanin.render import markdown
 from fanin.source import shown
 
@@ -32,32 +32,13 @@ def _result_source(arg: str, matrix: Matrix) -> Path:
     return matrix.cell(arg).reference_path
 
 
-def _load_sets(paths: list[Path]) -> tuple[list[ResultSet], dict[str, str]]:
-    """Readable result sets, and one reason per unreadable file (which never stops the others)."""
-    sets, broken = [], {}
-    for path in paths:
-        try:
-            sets.append(load(path, expect_cell=path.stem))
-        except ResultFileError as exc:
-            broken[path.stem] = str(exc)
-            sys.stderr.write(f"fanin: skipped {exc}\n")
-    return sets, broken
-
-
 def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     source = REFERENCE_RESULTS if args.reference else RUN_RESULTS
     out = args.out or (REFERENCE_REPORT if args.reference else REPORTS / "matrix.md")
-    order = {cell.id: index for index, cell in enumerate(sorted(matrix.cells, key=lambda c: c.sort_key))}
-    paths = sorted((p for p in source.glob("*.json")), key=lambda p: (order.get(p.stem, len(order)), p.stem))
-    sets, broken = _load_sets(paths)
-    seen = {rs.cell for rs in sets}
-    missing = {cell.id: "no result set" for cell in matrix.cells if cell.id not in seen and cell.id not in broken}
-    missing.update({cell: "unreadable result set" for cell in broken})
-    title = "fanin reference report" if args.reference else "fanin matrix (local run)"
-    text = f"# {title}\n\nRendered from `{shown(source)}` by `python -m fanin report`.\n\n"
-    write_atomic(out, text + markdown.matrix(sets, missing))
-    print(f"fanin: wrote {shown(out)} ({len(sets)} cells)")
-    return 1 if broken else 0
+    text, unreadable = report.render(source, matrix, reference=args.reference)
+    write_atomic(out, text)
+    print(f"fanin: wrote {shown(out)}")
+    return 1 if unreadable else 0
 
 
 def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -127,10 +108,10 @@ def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m fanin", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    report = sub.add_parser("report", help="render the matrix from result sets")
-    report.add_argument("--reference", action="store_true", help="render reference/REPORT.md from the reference")
-    report.add_argument("--out", type=Path, help="where to write (default reports/matrix.md)")
-    report.set_defaults(func=cmd_report)
+    rep = sub.add_parser("report", help="render the matrix from result sets")
+    rep.add_argument("--reference", action="store_true", help="render reference/REPORT.md from the reference")
+    rep.add_argument("--out", type=Path, help="where to write (default reports/matrix.md)")
+    rep.set_defaults(func=cmd_report)
     diff = sub.add_parser("diff", help="compare two result sets (cell ids mean their reference)")
     diff.add_argument("base", nargs="?", help="result file or cell id (its reference); omit to diff every local run")
     diff.add_argument("new", nargs="?", help="result file or cell id")

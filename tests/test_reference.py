@@ -8,7 +8,7 @@ observations themselves still reproduce is proven by the probe sessions that
 
 import pytest
 
-from fanin import catalog, matrix
+from fanin import catalog, matrix, report
 from fanin.environment import file_sha256
 from fanin.model import NOT_APPLICABLE, PROBE_ERROR, load
 
@@ -61,3 +61,9 @@ def test_reference_has_no_probe_errors_and_every_na_has_a_reason(cell: matrix.Ce
         assert observation.outcome != PROBE_ERROR, probe_id
         if observation.outcome == NOT_APPLICABLE:
             assert observation.value["reason"].strip(), probe_id
+
+
+def test_reference_report_is_rendered_from_the_reference() -> None:
+    text, unreadable = report.render(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
+    assert unreadable == 0
+    assert matrix.REFERENCE_REPORT.read_text() == text, "reference/REPORT.md is stale: run ./noxw -s report -- --reference"
