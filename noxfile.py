@@ -37,7 +37,12 @@ nox.options.sessions = ["probe", "report"]
 
 HARNESS_PYTHON = pythons.find(MATRIX.default_python) or MATRIX.default_python
 SMOKE = MATRIX.smoke()
-ENV = {"PYTHONPATH": str(ROOT), "FANIN_SUITE_COMMIT": environment.suite_commit()}
+# Framework packages ship pytest plugins (langsmith, anyio); a probe run loads only its own.
+ENV = {
+    "PYTHONPATH": str(ROOT),
+    "FANIN_SUITE_COMMIT": environment.suite_commit(),
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+}
 REQUIREMENTS = ROOT / "requirements"
 
 

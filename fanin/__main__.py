@@ -63,7 +63,7 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
             print(f"{header}: no change in {len(new.observations)} probes")
             continue
         print(f"{header}:\n{markdown.changes(changes)}\n")
-        if args.verbose:
+        if not args.quiet:
             for change in changes:
                 print(compare.describe(change) + "\n")
         breaking |= any(change.is_breaking for change in changes)
@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff = sub.add_parser("diff", help="compare two result sets (cell ids mean their reference)")
     diff.add_argument("base", nargs="?", help="result file or cell id (its reference); omit to diff every local run")
     diff.add_argument("new", nargs="?", help="result file or cell id")
-    diff.add_argument("-v", "--verbose", action="store_true", help="print each change's full before/after")
+    diff.add_argument("-q", "--quiet", action="store_true", help="the table only, without each change's before/after")
     diff.set_defaults(func=cmd_diff)
     bless = sub.add_parser("bless", help="promote reviewed local results into reference/results")
     bless.add_argument("cells", nargs="*", help="cell ids (default: every cell with a local result)")

@@ -35,6 +35,7 @@ from fanin.model import (
     save,
 )
 from fanin.probe import FrameworkRaised, NotApplicable, Observer, Vacuous
+from fanin.source import shown
 
 FRAMEWORK_PACKAGES = {"langgraph": "langgraph", "adk": "google-adk"}
 
@@ -160,7 +161,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     change = pyfuncitem.stash[change_key]
     if change.is_breaking:
         source = pyfuncitem.config.stash[recorder_key].reference_path
-        pytest.fail(f"behaviour changed against {source}\n{compare.describe(change)}", pytrace=False)
+        pytest.fail(f"behaviour changed against {shown(source)}\n{compare.describe(change)}", pytrace=False)
     return True
 
 

@@ -43,7 +43,7 @@ def test_diff_same_behaviour_exits_0(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 def test_diff_breaking_change_exits_1_with_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a, b = write(tmp_path, "langgraph-1.2.9", LOUD), write(tmp_path, "langgraph-1.2.18", SILENT)
-    assert cli.main(["diff", a, b, "-v"]) == 1
+    assert cli.main(["diff", a, b]) == 1
     out = capsys.readouterr().out
     assert "| breaking | langgraph/same-key/no-reducer" in out
     assert "[loud] raises InvalidUpdateError" in out and "[silent] no error; last write wins: B" in out

@@ -38,15 +38,26 @@ def matrix(result_sets: list[ResultSet], missing: dict[str, str] | None = None) 
     return "\n".join(out)
 
 
+def divergence(before: str, after: str) -> tuple[str, str]:
+    """Drop the words two texts share at the start, so a table shows where they differ."""
+    shared = 0
+    for a, b in zip(before, after):
+        if a != b:
+            break
+        shared += 1
+    cut = before.rfind(" ", 0, shared) + 1 if shared < min(len(before), len(after)) else shared
+    if cut <= 0:
+        return before, after
+    return "…" + before[cut:], "…" + after[cut:]
+
+
 def changes(rows: list[compare.Change]) -> str:
-    """The gate's table: one line per changed probe, before and after."""
-    table = [
-        [
-            change.kind,
-            change.probe_id,
-            label(f"[{change.before.hazard}] {change.before.detail}", 64) if change.before else "—",
-            label(f"[{change.after.hazard}] {change.after.detail}", 64) if change.after else "—",
-        ]
-        for change in rows
-    ]
+    """The gate's table: one line per changed probe, before and after, from where they differ."""
+    table = []
+    for change in rows:
+        before = f"[{change.before.hazard}] {change.before.detail}" if change.before else "—"
+        after = f"[{change.after.hazard}] {change.after.detail}" if change.after else "—"
+        if change.before and change.after:
+            before, after = divergence(before, after)
+        table.append([change.kind, change.probe_id, label(before, 64), label(after, 64)])
     return tabulate(table, headers=["change", "probe", "before", "after"], tablefmt="github")
