@@ -37,12 +37,10 @@ nox.options.sessions = ["probe", "report"]
 
 HARNESS_PYTHON = pythons.find(MATRIX.default_python) or MATRIX.default_python
 SMOKE = MATRIX.smoke()
-# Framework packages ship pytest plugins (langsmith, anyio); a probe run loads only its own.
-ENV = {
-    "PYTHONPATH": str(ROOT),
-    "FANIN_SUITE_COMMIT": environment.suite_commit(),
-    "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-}
+ENV = {"PYTHONPATH": str(ROOT), "FANIN_SUITE_COMMIT": environment.suite_commit()}
+# Framework packages ship pytest plugins (langsmith, anyio); a probe run loads only fanin's
+# (suites/pytest.ini) and pytest-timeout (named below).
+PROBE_ENV = {**ENV, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 REQUIREMENTS = ROOT / "requirements"
 
 
@@ -60,14 +58,14 @@ def install_lock(session: nox.Session, lock: Path) -> None:
 def run_probes(session: nox.Session, cell: fanin_matrix.Cell, lock: Path, reference: Path, results: Path,
                extra: list[str], success_codes: list[int] | None = None) -> None:
     session.run(
-        "python", "-m", "pytest",
+        "python", "-m", "pytest", "-p", "pytest_timeout",
         "-c", str(ROOT / "suites" / "pytest.ini"), "--rootdir", str(ROOT / "suites"),
         str(ROOT / "suites" / cell.framework.key),
         "--fanin-cell", cell.id, "--fanin-framework", cell.framework.key,
         "--fanin-results", str(results), "--fanin-reference", str(reference), "--fanin-lock", str(lock),
         f"--junitxml={fanin_matrix.REPORTS / 'junit' / (cell.id + '.xml')}",
         *extra,
-        env=ENV, success_codes=success_codes or [0],
+        env=PROBE_ENV, success_codes=success_codes or [0],
     )
 
 

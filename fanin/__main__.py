@@ -14,7 +14,7 @@ from pathlib import Path
 from fanin import compare, locking, report
 from fanin.errors import FaninError
 from fanin.matrix import REFERENCE_REPORT, REFERENCE_RESULTS, REPORTS, RUN_RESULTS, Matrix, load as load_matrix
-from fanin.model import load, save, write_atomic
+from fanin.model import ResultFileError, load, save, write_atomic
 from fanin.render import markdown
 from fanin.source import shown
 
@@ -79,11 +79,11 @@ def cmd_bless(args: argparse.Namespace, matrix: Matrix) -> int:
         errors = [pid for pid, o in run.observations.items() if o.outcome == "probe-error"]
         if errors and not args.force:
             raise FaninError(f"{cell.id} has probe errors ({', '.join(errors)}); fix the probes, or bless with --force")
-        if cell.reference_path.exists():
-            changes = compare.diff(load(cell.reference_path), run)
+        try:
+            changes = compare.diff(load(cell.reference_path, expect_cell=cell.id), run)
             print(f"{cell.id}: blessing {len(changes)} change(s)" + (f"\n{markdown.changes(changes)}" if changes else ""))
-        else:
-            print(f"{cell.id}: new reference with {len(run.observations)} probes")
+        except ResultFileError as exc:
+            print(f"{cell.id}: new reference with {len(run.observations)} probes (replacing: {exc})")
         save(run, cell.reference_path)
     return 0
 

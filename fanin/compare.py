@@ -1,8 +1,8 @@
 """Is a new observation the same behaviour as the reference?
 
 Breaking: the outcome, the hazard or the observed value changed, or a probe
-vanished. Minor: only the human detail line changed (e.g. an error message
-reworded). New: nothing to compare with. Kept free of pytest and tabulate so
+vanished. Minor: only the human text changed (label or detail, e.g. an error
+message reworded). New: nothing to compare with. Kept free of pytest and tabulate so
 the plugin (inside a framework's venv) and the CLI share one definition.
 """
 
@@ -44,7 +44,7 @@ def classify(probe_id: str, before: Observation | None, after: Observation | Non
         return Change(probe_id, NEW, None, after)
     if after is None:
         return Change(probe_id, MISSING, before, None)
-    fields = tuple(name for name in (*_COMPARED, "detail") if getattr(before, name) != getattr(after, name))
+    fields = tuple(name for name in (*_COMPARED, "label", "detail") if getattr(before, name) != getattr(after, name))
     if not fields:
         kind = SAME
     elif any(name in _COMPARED for name in fields):
@@ -96,7 +96,7 @@ def describe(change: Change) -> str:
     if change.after is None:
         lines.append(f"  not observed in this run; reference: {change.before.outcome} [{change.before.hazard}] {change.before.detail}")
         return "\n".join(lines)
-    for name in ("outcome", "hazard", "detail"):
+    for name in ("outcome", "hazard", "label", "detail"):
         if name in change.fields:
             lines.append(f"  {name}:")
             lines.append(f"    before: {getattr(change.before, name)}")

@@ -18,7 +18,7 @@ from typing import Any
 from fanin.errors import FaninError
 from fanin.source import shown
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: observations carry a short `label`
 
 OK = "ok"
 TIMEOUT = "timeout"
@@ -29,6 +29,7 @@ RAISES = "raises:"
 FIXED_OUTCOMES = (OK, TIMEOUT, NOT_APPLICABLE, PROBE_ERROR, VACUOUS)
 
 HAZARDS = ("silent", "loud", "order-coupled", "nondeterministic", "safe", "n/a")
+LABEL_LIMIT = 40
 
 PROBE_ID = re.compile(r"^(langgraph|adk)/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$")
 _EXCEPTION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
@@ -146,10 +147,15 @@ class ProbeInfo:
 
 @dataclass(frozen=True)
 class Observation:
-    """What one probe saw in one environment."""
+    """What one probe saw in one environment.
+
+    `label` is the short text of a matrix cell (`InvalidUpdateError`, `last write
+    wins: C`, `join ×2`); `detail` is the one-line explanation beside it.
+    """
 
     outcome: str
     value: Any
+    label: str
     detail: str
     hazard: str
 
@@ -160,13 +166,27 @@ class Observation:
             raise ValueError(f"unknown hazard {self.hazard!r}; expected one of {', '.join(HAZARDS)}")
         if not self.detail.strip():
             raise ValueError("an observation needs a one-line detail")
+        if not self.label.strip() or len(self.label) > LABEL_LIMIT:
+            raise ValueError(f"an observation needs a short label (1 to {LABEL_LIMIT} characters), got {self.label!r}")
 
     def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "value": self.value, "detail": self.detail, "hazard": self.hazard}
+        return {
+            "outcome": self.outcome,
+            "value": self.value,
+            "label": self.label,
+            "detail": self.detail,
+            "hazard": self.hazard,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Observation:
-        return cls(outcome=data["outcome"], value=data["value"], detail=data["detail"], hazard=data["hazard"])
+        return cls(
+            outcome=data["outcome"],
+            value=data["value"],
+            label=data["label"],
+            detail=data["detail"],
+            hazard=data["hazard"],
+        )
 
 
 @dataclass

@@ -60,6 +60,7 @@ class Recorder:
     framework: str | None
     reference: ResultSet | None
     reference_path: Path | None
+    reference_error: str | None
     accept_new: bool
     probes: dict[str, ProbeInfo] = field(default_factory=dict)
     observations: dict[str, Observation] = field(default_factory=dict)
@@ -72,19 +73,24 @@ change_key = pytest.StashKey[compare.Change]()
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "fanin_probe: a fanin probe (set by @probe)")
+    if not any(config.pluginmanager.hasplugin(name) for name in ("timeout", "pytest_timeout")):
+        raise pytest.UsageError("fanin needs pytest-timeout loaded (-p pytest_timeout), or a hanging probe hangs the run")
     reference_path: Path | None = config.getoption("fanin_reference")
-    reference = None
+    reference, reference_error = None, None
     if reference_path is not None and reference_path.exists():
         try:
             reference = load(reference_path)
         except ResultFileError as exc:
-            raise pytest.UsageError(str(exc)) from None
+            # Still run and record every probe (nothing is lost), but the run cannot pass.
+            reference_error = str(exc)
+            sys.stderr.write(f"fanin: error: unusable reference, every probe is reported as new: {exc}\n")
     cell = config.getoption("fanin_cell") or "unnamed"
     config.stash[recorder_key] = Recorder(
         cell=cell,
         framework=config.getoption("fanin_framework"),
         reference=reference,
         reference_path=reference_path,
+        reference_error=reference_error,
         accept_new=config.getoption("fanin_accept_new"),
     )
     netblock.install()
@@ -144,7 +150,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
             raise
         seconds = _timeout_of(pyfuncitem)
         observer.observation = Observation(
-            outcome=TIMEOUT, value={"timeout_seconds": seconds}, detail=f"no result within {seconds} s (hang)", hazard="loud"
+            outcome=TIMEOUT,
+            value={"timeout_seconds": seconds},
+            label="timeout",
+            detail=f"no result within {seconds} s (hang)",
+            hazard="loud",
         )
     except Exception as exc:  # noqa: BLE001 - a defect of the probe, kept with its traceback
         failure = exc
@@ -180,7 +190,7 @@ def _probe_error(message: str, exc: BaseException | None) -> Observation:
     if exc is not None:
         frames = traceback.extract_tb(exc.__traceback__)
         value["where"] = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
-    return Observation(outcome=PROBE_ERROR, value=value, detail=f"probe-error: {message}", hazard="n/a")
+    return Observation(outcome=PROBE_ERROR, value=value, label="probe-error", detail=f"probe-error: {message}", hazard="n/a")
 
 
 def _remember(item: pytest.Item, info: ProbeInfo, observation: Observation) -> None:
@@ -233,6 +243,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.section("fanin: detail-only changes (minor)")
         for change in minor:
             terminalreporter.write_line(compare.describe(change))
+    if recorder.reference_error:
+        terminalreporter.section("fanin: unusable reference")
+        terminalreporter.write_line(f"{recorder.reference_error} (the run fails; regenerate or restore the file)")
     results = config.getoption("fanin_results")
     if results is not None:
         terminalreporter.write_line(f"fanin: {len(recorder.observations)} observations of {recorder.cell} -> {results}")
@@ -243,7 +256,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     recorder = config.stash.get(recorder_key, None)
     results: Path | None = config.getoption("fanin_results")
     config.stash[exit_key] = int(exitstatus)
-    if recorder is None or results is None:
+    if recorder is None:
+        return
+    if recorder.reference_error and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        config.stash[exit_key] = int(session.exitstatus)
+    if results is None:
         return
     if exitstatus == pytest.ExitCode.INTERRUPTED:
         sys.stderr.write(f"fanin: run interrupted; {results} left as it was\n")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -84,12 +84,16 @@ class Observer:
         self.info = info
         self.observation: Observation | None = None
 
-    def record(self, value: Any, *, detail: str, hazard: str, outcome: str = OK) -> None:
-        """Record what the framework did. `value` is plain data; `detail` is the one-line label."""
+    def record(self, value: Any, *, label: str, detail: str, hazard: str, outcome: str = OK) -> None:
+        """Record what the framework did: plain-data `value`, a short matrix `label`, a one-line `detail`."""
         if self.observation is not None:
             raise RuntimeError(f"{self.info.id} recorded twice; a probe records exactly one observation")
         self.observation = Observation(
-            outcome=outcome, value=canonical(value), detail=normalize_message(detail), hazard=hazard
+            outcome=outcome,
+            value=canonical(value),
+            label=normalize_message(label),
+            detail=normalize_message(detail),
+            hazard=hazard,
         )
 
     def raised(self, exc: BaseException, *, value: Any = None, hazard: str = "loud", detail: str | None = None) -> None:
@@ -99,7 +103,7 @@ class Observer:
         payload = {"exception": name}
         if value is not None:
             payload["observed"] = value
-        self.record(payload, detail=detail or f"raises {name}: {message}", hazard=hazard, outcome=RAISES + name)
+        self.record(payload, label=name, detail=detail or f"raises {name}: {message}", hazard=hazard, outcome=RAISES + name)
 
     @contextmanager
     def framework(self, *, hazard: str = "loud", value: Callable[[], Any] | None = None) -> Iterator[None]:
@@ -109,6 +113,26 @@ class Observer:
         except Exception as exc:  # noqa: BLE001 - every framework error is an observation here
             self.raised(exc, hazard=hazard, value=value() if value else None)
             raise FrameworkRaised(exc) from exc
+
+    @staticmethod
+    def attempt(fn: Callable[[], Any]) -> dict[str, Any]:
+        """One sub-case of framework code: `{"returned": ...}` or `{"raises": "ExceptionName"}`.
+
+        For probes that compare several variants, where one variant raising is part
+        of the answer. The message is left out so rewording stays a non-change.
+        """
+        try:
+            return {"returned": fn()}
+        except Exception as exc:  # noqa: BLE001 - the framework's answer for this variant
+            return {"raises": type(exc).__name__}
+
+    @staticmethod
+    async def attempt_async(fn: Callable[[], Awaitable[Any]]) -> dict[str, Any]:
+        """`attempt` for coroutines (ADK)."""
+        try:
+            return {"returned": await fn()}
+        except Exception as exc:  # noqa: BLE001 - the framework's answer for this variant
+            return {"raises": type(exc).__name__}
 
     def need(self, module: str, *names: str) -> Any:
         """Import what this probe needs; a version without it makes the probe `n/a`, with the reason."""
@@ -138,12 +162,12 @@ class Observer:
 
     def finish_not_applicable(self, reason: str) -> None:
         self.observation = Observation(
-            outcome=NOT_APPLICABLE, value={"reason": reason}, detail=f"n/a: {reason}", hazard="n/a"
+            outcome=NOT_APPLICABLE, value={"reason": reason}, label="n/a", detail=f"n/a: {reason}", hazard="n/a"
         )
 
     def finish_vacuous(self, reason: str) -> None:
         self.observation = Observation(
-            outcome=VACUOUS, value={"reason": reason}, detail=f"vacuous: {reason}", hazard="n/a"
+            outcome=VACUOUS, value={"reason": reason}, label="vacuous", detail=f"vacuous: {reason}", hazard="n/a"
         )
 
 

@@ -19,8 +19,8 @@ def result_set(cell: str, observation: Observation) -> ResultSet:
     return ResultSet(cell, "langgraph", version, {}, {PID: info}, {PID: observation})
 
 
-LOUD = Observation("raises:InvalidUpdateError", {"exception": "InvalidUpdateError"}, "raises InvalidUpdateError", "loud")
-SILENT = Observation("ok", {"final": "B"}, "no error; last write wins: B", "silent")
+LOUD = Observation("raises:InvalidUpdateError", {"exception": "InvalidUpdateError"}, "InvalidUpdateError", "raises InvalidUpdateError", "loud")
+SILENT = Observation("ok", {"final": "B"}, "last write wins: B", "no error; last write wins: B", "silent")
 
 
 def write(tmp_path: Path, cell: str, observation: Observation) -> str:
@@ -51,7 +51,7 @@ def test_diff_breaking_change_exits_1_with_a_table(tmp_path: Path, capsys: pytes
 
 
 def test_diff_detail_only_change_is_minor_and_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    reworded = Observation(LOUD.outcome, LOUD.value, "raises InvalidUpdateError: new wording", LOUD.hazard)
+    reworded = Observation(LOUD.outcome, LOUD.value, LOUD.label, "raises InvalidUpdateError: new wording", LOUD.hazard)
     a, b = write(tmp_path, "langgraph-1.2.9", LOUD), write(tmp_path, "langgraph-1.2.18", reworded)
     assert cli.main(["diff", a, b]) == 0
     assert "| minor" in capsys.readouterr().out
@@ -79,7 +79,7 @@ def test_mistakes_are_one_line_and_exit_2(args: list[str], message: str, capsys:
 
 def test_corrupt_result_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "langgraph-1.2.18.json"
-    bad.write_text('{"schema": 1, "cell": "langgraph-1.2.18", "obs')
+    bad.write_text('{"schema": 2, "cell": "langgraph-1.2.18", "obs')
     assert cli.main(["diff", "langgraph-1.2.9", str(bad)]) == 2
     assert "not valid JSON" in one_line_error(capsys)
 
@@ -119,7 +119,7 @@ def test_bless_promotes_and_refuses_probe_errors(sandbox: Path, capsys: pytest.C
     write(sandbox / "run", "langgraph-1.2.18", SILENT)
     assert cli.main(["bless", "langgraph-1.2.18"]) == 0
     assert (sandbox / "reference" / "langgraph-1.2.18.json").exists()
-    broken = Observation("probe-error", {"error": "KeyError"}, "probe-error: KeyError", "n/a")
+    broken = Observation("probe-error", {"error": "KeyError"}, "probe-error", "probe-error: KeyError", "n/a")
     write(sandbox / "run", "langgraph-1.2.18", broken)
     assert cli.main(["bless", "langgraph-1.2.18"]) == 2
     assert "probe errors" in one_line_error(capsys)

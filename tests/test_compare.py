@@ -5,18 +5,19 @@ import pytest
 from fanin import compare
 from fanin.model import Observation
 
-BEFORE = Observation("ok", {"final": {"value": "B"}}, "no error; last write wins: B", "silent")
+BEFORE = Observation("ok", {"final": {"value": "B"}}, "B wins", "no error; last write wins: B", "silent")
 
 
 @pytest.mark.parametrize(
     ("after", "kind", "fields"),
     [
         (BEFORE, compare.SAME, ()),
-        (Observation("ok", {"final": {"value": "B"}}, "reworded", "silent"), compare.MINOR, ("detail",)),
-        (Observation("ok", {"final": {"value": "A"}}, "no error; last write wins: B", "silent"), compare.BREAKING, ("value",)),
-        (Observation("ok", {"final": {"value": "B"}}, "no error; last write wins: B", "safe"), compare.BREAKING, ("hazard",)),
-        (Observation("raises:InvalidUpdateError", {"exception": "InvalidUpdateError"}, "raises", "loud"),
-         compare.BREAKING, ("outcome", "hazard", "value", "detail")),
+        (Observation("ok", {"final": {"value": "B"}}, "B wins", "reworded", "silent"), compare.MINOR, ("detail",)),
+        (Observation("ok", {"final": {"value": "B"}}, "B kept", "no error; last write wins: B", "silent"), compare.MINOR, ("label",)),
+        (Observation("ok", {"final": {"value": "A"}}, "B wins", "no error; last write wins: B", "silent"), compare.BREAKING, ("value",)),
+        (Observation("ok", {"final": {"value": "B"}}, "B wins", "no error; last write wins: B", "safe"), compare.BREAKING, ("hazard",)),
+        (Observation("raises:InvalidUpdateError", {"exception": "InvalidUpdateError"}, "InvalidUpdateError", "raises", "loud"),
+         compare.BREAKING, ("outcome", "hazard", "value", "label", "detail")),
     ],
 )
 def test_classify(after: Observation, kind: str, fields: tuple[str, ...]) -> None:
@@ -32,7 +33,7 @@ def test_new_and_missing() -> None:
 
 
 def test_describe_shows_the_changed_path_before_and_after() -> None:
-    after = Observation("ok", {"final": {"value": "A"}}, "no error; last write wins: A", "silent")
+    after = Observation("ok", {"final": {"value": "A"}}, "A wins", "no error; last write wins: A", "silent")
     text = compare.describe(compare.classify("langgraph/same-key/no-reducer", BEFORE, after))
     assert "value.final.value" in text
     assert 'before: "B"' in text and 'after:  "A"' in text

@@ -22,7 +22,7 @@ from fanin.model import (
 
 def sample() -> ResultSet:
     info = ProbeInfo("langgraph/same-key/no-reducer", "t", Claim("c", "https://example.org"), ("https://x",), "f.py", "test_x", "abc123")
-    obs = Observation("raises:InvalidUpdateError", {"exception": "InvalidUpdateError"}, "raises InvalidUpdateError: x", "loud")
+    obs = Observation("raises:InvalidUpdateError", {"exception": "InvalidUpdateError"}, "InvalidUpdateError", "raises InvalidUpdateError: x", "loud")
     return ResultSet("langgraph-1.2.18", "langgraph", "1.2.18", {"python": "3.11.7"}, {info.id: info}, {info.id: obs})
 
 
@@ -50,27 +50,30 @@ def test_addresses_uuids_and_timings_are_stripped() -> None:
 
 
 @pytest.mark.parametrize(
-    ("outcome", "hazard", "detail", "error"),
+    ("outcome", "hazard", "label", "detail", "error"),
     [
-        ("fine", "safe", "d", "unknown outcome"),
-        ("raises:not a name", "loud", "d", "unknown outcome"),
-        ("ok", "scary", "d", "unknown hazard"),
-        ("ok", "safe", "  ", "detail"),
+        ("fine", "safe", "l", "d", "unknown outcome"),
+        ("raises:not a name", "loud", "l", "d", "unknown outcome"),
+        ("ok", "scary", "l", "d", "unknown hazard"),
+        ("ok", "safe", "l", "  ", "detail"),
+        ("ok", "safe", "", "d", "short label"),
+        ("ok", "safe", "x" * 41, "d", "short label"),
     ],
 )
-def test_observation_refuses_bad_fields(outcome: str, hazard: str, detail: str, error: str) -> None:
+def test_observation_refuses_bad_fields(outcome: str, hazard: str, label: str, detail: str, error: str) -> None:
     with pytest.raises(ValueError, match=error):
-        Observation(outcome, None, detail, hazard)
+        Observation(outcome, None, label, detail, hazard)
 
 
 @pytest.mark.parametrize(
     ("content", "message"),
     [
         ("", "empty file"),
-        ('{"schema": 1, "cell": "langgraph-1.2.18", "observ', "not valid JSON"),
+        ('{"schema": 2, "cell": "langgraph-1.2.18", "observ', "not valid JSON"),
         ("[1, 2]", "not a fanin result set"),
         ('{"schema": 99}', "schema version 99"),
-        ('{"schema": 1, "cell": "x"}', "malformed result set"),
+        ('{"schema": 1}', "schema version 1"),
+        ('{"schema": 2, "cell": "x"}', "malformed result set"),
     ],
 )
 def test_broken_result_files_are_refused_with_one_line(tmp_path: Path, content: str, message: str) -> None:

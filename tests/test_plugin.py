@@ -24,12 +24,12 @@ CLAIM = Claim("what the docs say", "https://example.org/doc")
 
 @probe("langgraph/dummy/ok", title="records a value", claim=CLAIM)
 def test_ok(obs):
-    obs.record({"kept": ["A", "B"]}, detail="both kept", hazard="safe")
+    obs.record({"kept": ["A", "B"]}, label="both kept", detail="both kept", hazard="safe")
 
 
 @probe("langgraph/dummy/async", title="async probes run too", claim=CLAIM)
 async def test_async(obs):
-    obs.record({"ran": "async"}, detail="async ran", hazard="safe")
+    obs.record({"ran": "async"}, label="ran", detail="async ran", hazard="safe")
 
 
 @probe("langgraph/dummy/raises", title="framework error is the answer", claim=CLAIM)
@@ -72,7 +72,7 @@ def test_network(obs):
         socket.create_connection(("192.0.2.1", 80), timeout=1)
     except OSError:
         pass
-    obs.record({"connected": False}, detail="swallowed the error", hazard="safe")
+    obs.record({"connected": False}, label="no network", detail="swallowed the error", hazard="safe")
 
 
 @probe("langgraph/dummy/vacuous", title="could not show concurrency", claim=CLAIM)
@@ -183,11 +183,12 @@ def test_same_as_reference_passes_and_changed_fails_with_before_after(suite: pyt
     changed.stdout.fnmatch_lines(["*detail-only changes (minor)*", "*older wording*"])
 
 
-def test_corrupt_reference_is_one_clear_line(suite: pytest.Pytester) -> None:
-    (suite.path / "reference.json").write_text('{"schema": 1, "cell": ')
-    result = run(suite)
-    result.stderr.fnmatch_lines(["*reference.json: not valid JSON*"])
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
+def test_corrupt_reference_is_one_clear_line_and_loses_nothing(suite: pytest.Pytester) -> None:
+    (suite.path / "reference.json").write_text('{"schema": 2, "cell": ')
+    result = run(suite, "-k", "test_ok", "--fanin-accept-new")
+    result.stderr.fnmatch_lines(["fanin: error: unusable reference*reference.json: not valid JSON*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert outcomes(suite.path / "results.json") == {"langgraph/dummy/ok": "ok"}
 
 
 def test_duplicate_probe_ids_are_refused(pytester: pytest.Pytester) -> None:
@@ -195,7 +196,7 @@ def test_duplicate_probe_ids_are_refused(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_a=PROBES.split("@probe(\"langgraph/dummy/async\"")[0],
         test_b='from fanin.probe import Claim, probe\n@probe("langgraph/dummy/ok", title="t", claim=Claim("c", "s"))\n'
-        "def test_again(obs):\n    obs.record(1, detail='d', hazard='safe')\n",
+        "def test_again(obs):\n    obs.record(1, label='l', detail='d', hazard='safe')\n",
     )
     result = pytester.runpytest_subprocess()
     result.stderr.fnmatch_lines(["*probe id langgraph/dummy/ok is declared twice*"])

@@ -30,7 +30,7 @@ def matrix(result_sets: list[ResultSet], missing: dict[str, str] | None = None) 
             row = [f"`{pid}`"]
             for rs in sets:
                 o = rs.observations.get(pid)
-                row.append(f"{o.hazard}: {label(o.detail)}" if o else "not observed")
+                row.append(f"{label(o.label)} ({o.hazard})" if o else "not observed")
             row.extend(f"not run: {missing[c]}" for c in columns[len(sets):])
             rows.append(row)
         out.append(f"## {framework}\n")

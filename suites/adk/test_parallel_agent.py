@@ -36,6 +36,7 @@ async def test_same_key(obs: Observer) -> None:
     rule = "last arrival wins" if last_wins else "the final value is not the last arrival"
     obs.record(
         runs,
+        label="last arrival wins" if last_wins else "not the last arrival",
         detail=f"{'/'.join(map(str, arrived))} deltas arrive, {rule}: "
         + "; ".join(f"{k} -> {r['final']}" for k, r in runs.items()),
         hazard="silent" if max(arrived) > 1 else "safe",
@@ -62,6 +63,7 @@ async def test_distinct_keys(obs: Observer) -> None:
     kept = {key: state.get(key) for key in ("result_a", "result_b", "result_c")}
     obs.record(
         {"state_delta_events": deltas, "final": kept},
+        label=f"{sum(v is not None for v in kept.values())} of 3 keys kept",
         detail=f"{len(deltas)} deltas, kept {sum(v is not None for v in kept.values())} of 3 keys",
         hazard="safe" if all(kept.values()) else "silent",
     )

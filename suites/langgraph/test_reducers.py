@@ -44,6 +44,7 @@ def test_add(obs: Observer) -> None:
     both_kept = sorted(items) == ["A", "B"]
     obs.record(
         {"final": final, "writer_steps": steps},
+        label=f"both kept: {', '.join(items)}" if both_kept else f"lost: {', '.join(items)}",
         detail=f"both kept, folded as {items}" if both_kept else f"writes lost: {items}",
         hazard="order-coupled" if both_kept else "silent",
     )

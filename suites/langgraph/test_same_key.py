@@ -44,6 +44,7 @@ def test_no_reducer(obs: Observer) -> None:
     kept = final["value"]
     obs.record(
         {"final": final, "writer_steps": steps},
+        label=f"last write wins: {kept}",
         detail=f"no error; last write wins: {kept}",
         hazard="silent",
     )
@@ -83,6 +84,7 @@ def test_same_value(obs: Observer) -> None:
         obs.vacuous(f"the writers did not share one superstep: {steps}")
     obs.record(
         {"final": final, "writer_steps": steps},
+        label="accepted",
         detail=f"no error; identical writes accepted: {final['value']}",
         hazard="safe",
     )
@@ -122,6 +124,7 @@ def test_max_concurrency_1(obs: Observer) -> None:
         obs.vacuous(f"the writers did not share one superstep: {steps}")
     obs.record(
         {"final": final, "writer_steps": steps},
+        label=f"last write wins: {final['value']}",
         detail=f"no error with max_concurrency=1; last write wins: {final['value']}",
         hazard="silent",
     )
@@ -160,6 +163,7 @@ def test_across_supersteps(obs: Observer) -> None:
     overwritten = final["value"] == "SECOND"
     obs.record(
         {"final": final, "writer_steps": steps},
+        label=f"later step wins: {final['value']}" if overwritten else f"kept: {final['value']}",
         detail=f"no error; value after both steps: {final['value']}",
         hazard="safe" if overwritten else "silent",
     )
