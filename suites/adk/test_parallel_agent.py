@@ -1,7 +1,7 @@
 """ParallelAgent children writing shared session state."""
 
 from gates import Turns
-from kit import GatedWriter, run_once
+from adk_kit import GatedWriter, run_once
 
 from google.adk.agents import ParallelAgent
 
