@@ -48,3 +48,362 @@ def test_add(obs: Observer) -> None:
         detail=f"both kept, folded as {items}" if both_kept else f"writes lost: {items}",
         hazard="order-coupled" if both_kept else "silent",
     )
+
+
+REDUCERS_DOC = "https://docs.langchain.com/oss/python/langgraph/graph-api#reducers"
+
+
+@probe(
+    "langgraph/reducers/full-state-not-delta",
+    title="Two parallel nodes each return the whole operator.add list plus their item",
+    claim=Claim(
+        "A reducer receives each node's return as an update to fold in, not as the new value: a node must"
+        " return only its delta, or whatever it copies from the state is appended again.",
+        REDUCERS_DOC,
+    ),
+)
+def test_full_state_not_delta(obs: Observer) -> None:
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+
+    steps: dict[str, int] = {}
+
+    def writer(name: str, item: str):
+        def node(state: State, config) -> dict:
+            steps[name] = config["metadata"]["langgraph_step"]
+            return {"items": state["items"] + [item]}
+
+        return node
+
+    builder = StateGraph(State)
+    builder.add_node("a", writer("a", "A"))
+    builder.add_node("b", writer("b", "B"))
+    builder.add_edge(START, "a")
+    builder.add_edge(START, "b")
+    graph = builder.compile()
+
+    with obs.framework(value=lambda: {"writer_steps": steps}):
+        final = graph.invoke({"items": ["seed"]})
+    if len(set(steps.values())) != 1 or len(steps) != 2:
+        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    seeds = final["items"].count("seed")
+    obs.record(
+        {"final": final, "writer_steps": steps, "seed_count": seeds},
+        label=f"seed ×{seeds}",
+        detail=f"{seeds} copies of the one initial item survive: {final['items']}",
+        hazard="silent" if seeds != 1 else "safe",
+    )
+
+
+@probe(
+    "langgraph/reducers/metadata-after-reducer",
+    title="Annotated[list, operator.add, \"doc\"]: a string after the reducer, then two parallel writers",
+    claim=Claim(
+        "The reducer is read from the last Annotated metadata item only; with a docstring after it the key"
+        " gets a plain LastValue channel, so parallel writes collide.",
+        REDUCERS_DOC,
+    ),
+)
+def test_metadata_after_reducer(obs: Observer) -> None:
+    class State(TypedDict):
+        items: Annotated[list, operator.add, "collected results"]
+
+    steps: dict[str, int] = {}
+
+    def writer(name: str, item: str):
+        def node(state: State, config) -> dict:
+            steps[name] = config["metadata"]["langgraph_step"]
+            return {"items": [item]}
+
+        return node
+
+    builder = StateGraph(State)
+    builder.add_node("a", writer("a", "A"))
+    builder.add_node("b", writer("b", "B"))
+    builder.add_edge(START, "a")
+    builder.add_edge(START, "b")
+    graph = builder.compile()
+    channel = type(graph.channels["items"]).__name__
+
+    with obs.framework(value=lambda: {"channel": channel, "writer_steps": steps}):
+        final = graph.invoke({"items": []})
+    if len(set(steps.values())) != 1 or len(steps) != 2:
+        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    items = final["items"]
+    both = sorted(items) == ["A", "B"]
+    obs.record(
+        {"channel": channel, "final": final, "writer_steps": steps},
+        label=f"{channel}: both kept" if both else f"{channel}: lost {items}",
+        detail=f"channel {channel}; no error; items {items}",
+        hazard="order-coupled" if both else "silent",
+    )
+
+
+@probe(
+    "langgraph/reducers/metadata-before-reducer",
+    title="Annotated[list, \"doc\", operator.add]: the reducer last, then two parallel writers",
+    claim=Claim(
+        "With the reducer as the last Annotated item, the key gets a BinaryOperatorAggregate channel and"
+        " both parallel writes are kept.",
+        REDUCERS_DOC,
+    ),
+)
+def test_metadata_before_reducer(obs: Observer) -> None:
+    class State(TypedDict):
+        items: Annotated[list, "collected results", operator.add]
+
+    steps: dict[str, int] = {}
+
+    def writer(name: str, item: str):
+        def node(state: State, config) -> dict:
+            steps[name] = config["metadata"]["langgraph_step"]
+            return {"items": [item]}
+
+        return node
+
+    builder = StateGraph(State)
+    builder.add_node("a", writer("a", "A"))
+    builder.add_node("b", writer("b", "B"))
+    builder.add_edge(START, "a")
+    builder.add_edge(START, "b")
+    graph = builder.compile()
+    channel = type(graph.channels["items"]).__name__
+
+    with obs.framework(value=lambda: {"channel": channel, "writer_steps": steps}):
+        final = graph.invoke({"items": []})
+    if len(set(steps.values())) != 1 or len(steps) != 2:
+        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    items = final["items"]
+    both = sorted(items) == ["A", "B"]
+    obs.record(
+        {"channel": channel, "final": final, "writer_steps": steps},
+        label=f"{channel}: both kept" if both else f"{channel}: lost {items}",
+        detail=f"channel {channel}; no error; items {items}",
+        hazard="order-coupled" if both else "silent",
+    )
+
+
+@probe(
+    "langgraph/reducers/wrong-arity",
+    title="A reducer with a third, defaulted parameter: (a, b, c=None)",
+    claim=Claim(
+        "A reducer is a function of two arguments (current value, update); a reducer whose signature"
+        " counts three positional parameters is refused when the graph is built.",
+        REDUCERS_DOC,
+    ),
+)
+def test_wrong_arity(obs: Observer) -> None:
+    calls: list[int] = []
+
+    def concat(a: list, b: list, c=None) -> list:
+        calls.append(1)
+        return a + b
+
+    steps: dict[str, int] = {}
+
+    def writer(name: str, item: str):
+        def node(state, config) -> dict:
+            steps[name] = config["metadata"]["langgraph_step"]
+            return {"items": [item]}
+
+        return node
+
+    with obs.framework(value=lambda: {"reducer_calls": len(calls), "writer_steps": steps}):
+
+        class State(TypedDict):
+            items: Annotated[list, concat]
+
+        builder = StateGraph(State)
+        builder.add_node("a", writer("a", "A"))
+        builder.add_node("b", writer("b", "B"))
+        builder.add_edge(START, "a")
+        builder.add_edge(START, "b")
+        graph = builder.compile()
+        final = graph.invoke({"items": []})
+    obs.record(
+        {"final": final, "reducer_calls": len(calls), "writer_steps": steps},
+        label=f"accepted: {final['items']}",
+        detail=f"the 3-parameter reducer was accepted and called {len(calls)} times: {final['items']}",
+        hazard="safe" if sorted(final["items"]) == ["A", "B"] else "silent",
+    )
+
+
+@probe(
+    "langgraph/reducers/builtin-max",
+    title="Annotated[float, max]: a builtin as the reducer, two parallel writers",
+    claim=Claim(
+        "Any two-argument callable can be a reducer; `max` keeps the largest parallel write.",
+        REDUCERS_DOC,
+    ),
+)
+def test_builtin_max(obs: Observer) -> None:
+    steps: dict[str, int] = {}
+
+    def writer(name: str, score: float):
+        def node(state, config) -> dict:
+            steps[name] = config["metadata"]["langgraph_step"]
+            return {"score": score}
+
+        return node
+
+    with obs.framework(value=lambda: {"writer_steps": steps}):
+
+        class State(TypedDict):
+            score: Annotated[float, max]
+
+        builder = StateGraph(State)
+        builder.add_node("a", writer("a", 0.9))
+        builder.add_node("b", writer("b", 0.4))
+        builder.add_edge(START, "a")
+        builder.add_edge(START, "b")
+        graph = builder.compile()
+        final = graph.invoke({"score": 0.0})
+    best = final["score"] == 0.9
+    obs.record(
+        {"final": final, "writer_steps": steps},
+        label="max kept" if best else f"score {final['score']}",
+        detail=f"no error; final score {final['score']}",
+        hazard="safe" if best else "silent",
+    )
+
+
+@probe(
+    "langgraph/reducers/dict-or",
+    title="Annotated[dict, operator.or_]: two parallel writers with one colliding key",
+    claim=Claim(
+        "operator.or_ merges dicts; on a colliding key the update folded last wins, so one parallel write"
+        " of that key is lost without an error.",
+        REDUCERS_DOC,
+    ),
+)
+def test_dict_or(obs: Observer) -> None:
+    class State(TypedDict):
+        facts: Annotated[dict, operator.or_]
+
+    steps: dict[str, int] = {}
+
+    def writer(name: str):
+        def node(state: State, config) -> dict:
+            steps[name] = config["metadata"]["langgraph_step"]
+            return {"facts": {"status": f"from {name}", name: True}}
+
+        return node
+
+    builder = StateGraph(State)
+    builder.add_node("a", writer("a"))
+    builder.add_node("b", writer("b"))
+    builder.add_edge(START, "a")
+    builder.add_edge(START, "b")
+    graph = builder.compile()
+
+    with obs.framework(value=lambda: {"writer_steps": steps}):
+        final = graph.invoke({"facts": {}})
+    if len(set(steps.values())) != 1 or len(steps) != 2:
+        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    status = final["facts"]["status"]
+    obs.record(
+        {"final": final, "writer_steps": steps},
+        label=f"collision: {status} wins",
+        detail=f"no error; other keys merged, colliding key kept {status!r}",
+        hazard="silent",
+    )
+
+
+@probe(
+    "langgraph/reducers/merge-by-id",
+    title="A reducer that merges results by task id and raises on a conflicting id",
+    claim=Claim(
+        "A custom reducer decides how parallel writes combine; an exception it raises stops the run, so a"
+        " merge-by-id reducer can turn a silent collision into a loud one.",
+        REDUCERS_DOC,
+    ),
+)
+def test_merge_by_id(obs: Observer) -> None:
+    def merge_by_id(current: dict, update: dict) -> dict:
+        merged = dict(current)
+        for task_id, result in update.items():
+            if task_id in merged and merged[task_id] != result:
+                raise ValueError(f"conflicting results for task {task_id}")
+            merged[task_id] = result
+        return merged
+
+    class State(TypedDict):
+        results: Annotated[dict, merge_by_id]
+
+    def run(update_a: dict, update_b: dict) -> dict:
+        builder = StateGraph(State)
+        builder.add_node("a", lambda state: {"results": update_a})
+        builder.add_node("b", lambda state: {"results": update_b})
+        builder.add_edge(START, "a")
+        builder.add_edge(START, "b")
+        return builder.compile().invoke({"results": {}})["results"]
+
+    cases = {
+        "distinct-ids": obs.attempt(lambda: run({"t1": "A"}, {"t2": "B"})),
+        "same-id-same-content": obs.attempt(lambda: run({"t1": "X"}, {"t1": "X"})),
+        "same-id-different-content": obs.attempt(lambda: run({"t1": "A"}, {"t1": "B"})),
+    }
+    as_designed = (
+        cases["distinct-ids"] == {"returned": {"t1": "A", "t2": "B"}}
+        and cases["same-id-same-content"] == {"returned": {"t1": "X"}}
+        and "raises" in cases["same-id-different-content"]
+    )
+    conflict = cases["same-id-different-content"]
+    obs.record(
+        cases,
+        label=f"conflict raises {conflict['raises']}" if "raises" in conflict else "conflict accepted",
+        detail="distinct and identical ids merge; a conflicting id stops the run"
+        if as_designed
+        else f"merge-by-id did not behave as written: {cases}",
+        hazard="safe" if as_designed else "silent",
+    )
+
+
+@probe(
+    "langgraph/reducers/commutativity",
+    title="Does each common reducer give the same result in both fold orders, f(a, b) == f(b, a)?",
+    claim=Claim(
+        "Parallel writes are folded in a framework-chosen order; only a commutative reducer makes the result"
+        " independent of it (operator.add on lists, dict merge and add_messages by id are not).",
+        REDUCERS_DOC,
+    ),
+)
+def test_commutativity(obs: Observer) -> None:
+    add_messages = obs.need("langgraph.graph.message", "add_messages")
+    from langchain_core.messages import AIMessage
+
+    from lg_kit import message_view
+
+    def keep_max(a: float, b: float) -> float:
+        return max(a, b)
+
+    samples = {
+        "operator.add on lists": (operator.add, ["A"], ["B"], lambda v: v),
+        "operator.or_ on sets": (operator.or_, {"A", "shared"}, {"B", "shared"}, lambda v: sorted(v)),
+        "operator.or_ on dicts": (operator.or_, {"k": "A"}, {"k": "B"}, lambda v: v),
+        "add_messages, same id": (
+            add_messages,
+            [AIMessage(content="A", id="m1")],
+            [AIMessage(content="B", id="m1")],
+            lambda v: [message_view(m) for m in v],
+        ),
+        "add_messages, distinct ids": (
+            add_messages,
+            [AIMessage(content="A", id="m1")],
+            [AIMessage(content="B", id="m2")],
+            lambda v: [message_view(m) for m in v],
+        ),
+        "max wrapper": (keep_max, 0.4, 0.9, lambda v: v),
+    }
+    results = {}
+    for name, (reducer, a, b, view) in samples.items():
+        with obs.framework():
+            ab, ba = view(reducer(a, b)), view(reducer(b, a))
+        results[name] = {"f(a,b)": ab, "f(b,a)": ba, "commutes": ab == ba}
+    order_sensitive = [name for name, r in results.items() if not r["commutes"]]
+    obs.record(
+        results,
+        label=f"{len(order_sensitive)} of {len(results)} order-sensitive",
+        detail=f"order-sensitive: {', '.join(order_sensitive) or 'none'}",
+        hazard="order-coupled" if order_sensitive else "safe",
+    )

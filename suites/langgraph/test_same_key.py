@@ -167,3 +167,93 @@ def test_across_supersteps(obs: Observer) -> None:
         detail=f"no error; value after both steps: {final['value']}",
         hazard="safe" if overwritten else "silent",
     )
+
+
+@probe(
+    "langgraph/same-key/nested-dict",
+    title="Two parallel nodes write different sub-keys of one plain dict key",
+    claim=Claim(
+        "State updates replace a key without a reducer; there is no deep merge: two parallel writes to one"
+        " dict key are two values for one key in one step, and raise InvalidUpdateError.",
+        CONCURRENT_UPDATE_DOC,
+    ),
+)
+def test_nested_dict(obs: Observer) -> None:
+    class State(TypedDict):
+        results: dict
+
+    steps: dict[str, int] = {}
+
+    def writer(name: str, update: dict):
+        def node(state: State, config) -> dict:
+            steps[name] = config["metadata"]["langgraph_step"]
+            return {"results": update}
+
+        return node
+
+    builder = StateGraph(State)
+    builder.add_node("a", writer("a", {"a": 1}))
+    builder.add_node("b", writer("b", {"b": 2}))
+    builder.add_edge(START, "a")
+    builder.add_edge(START, "b")
+    graph = builder.compile()
+
+    with obs.framework(value=lambda: {"writer_steps": steps}):
+        final = graph.invoke({"results": {}})
+    if len(set(steps.values())) != 1 or len(steps) != 2:
+        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    results = final["results"]
+    if results == {"a": 1, "b": 2}:
+        label, detail, hazard = "deep merge", "no error; the two sub-keys were merged", "safe"
+    else:
+        label = f"last write wins: {sorted(results)}"
+        detail = f"no error; one dict replaced the other: {results}"
+        hazard = "silent"
+    obs.record({"final": final, "writer_steps": steps}, label=label, detail=detail, hazard=hazard)
+
+
+@probe(
+    "langgraph/same-key/full-state-return",
+    title="A parallel node returns the whole state (`return state`), as in a retry loop",
+    claim=Claim(
+        "A node's return value is an update: returning the whole state writes every key again, so a sibling"
+        " writing any key in the same step collides (InvalidUpdateError, langgraph #2336).",
+        "https://github.com/langchain-ai/langgraph/issues/2336",
+    ),
+)
+def test_full_state_return(obs: Observer) -> None:
+    class State(TypedDict):
+        attempts: int
+        a_result: str
+        b_result: str
+
+    steps: dict[str, int] = {}
+
+    def retrying(state: State, config) -> State:
+        steps["a"] = config["metadata"]["langgraph_step"]
+        state["attempts"] += 1
+        state["a_result"] = "A"
+        return state
+
+    def sibling(state: State, config) -> dict:
+        steps["b"] = config["metadata"]["langgraph_step"]
+        return {"b_result": "B"}
+
+    builder = StateGraph(State)
+    builder.add_node("a", retrying)
+    builder.add_node("b", sibling)
+    builder.add_edge(START, "a")
+    builder.add_edge(START, "b")
+    graph = builder.compile()
+
+    with obs.framework(value=lambda: {"writer_steps": steps}):
+        final = graph.invoke({"attempts": 0, "a_result": "", "b_result": ""})
+    if len(set(steps.values())) != 1 or len(steps) != 2:
+        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    kept = final["b_result"] == "B"
+    obs.record(
+        {"final": final, "writer_steps": steps},
+        label="sibling kept" if kept else f"sibling lost: b_result={final['b_result']!r}",
+        detail=f"no error; final state {final}",
+        hazard="safe" if kept else "silent",
+    )
