@@ -1,0 +1,222 @@
+"""The order in which one superstep's parallel writes are folded into a reducer key."""
+
+import operator
+from typing import Annotated, TypedDict
+
+from langgraph.graph import START, StateGraph
+
+from fanin.probe import Claim, Observer, probe
+
+@probe(
+    "langgraph/fold-order/node-names",
+    title="Three retrievers fanned out from one node append to one operator.add list: which order?",
+    claim=Claim(
+        "Writes of one superstep are applied in a deterministic order that does not depend on execution"
+        " timing; for edge-triggered nodes that order is the nodes' names (sorted), not the order they were"
+        " added or meant to run in. The docs advise a sort key in the state when the order matters.",
+        "https://langchain-ai.github.io/langgraph/how-tos/branching/#stable-sorting",
+    ),
+    sources=["https://reference.langchain.com/python/langgraph.checkpoint/base/writes_sort_key"],
+)
+def test_node_names(obs: Observer) -> None:
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+
+    name_sets = {
+        "add order reversed": ["retriever_c", "retriever_b", "retriever_a"],
+        "verify_a / analyze_b": ["verify_a", "analyze_b", "rank_c"],
+        "KBSearch / search_docs": ["search_docs", "KBSearch", "Web"],
+        "2_retriever / a_retriever": ["a_retriever", "B_retriever", "2_retriever"],
+    }
+    steps: dict[str, int] = {}
+
+    def retriever(name: str):
+        def node(state: State, config) -> dict:
+            steps[name] = config["metadata"]["langgraph_step"]
+            return {"items": [name]}
+
+        return node
+
+    observed = {}
+    for case, names in name_sets.items():
+        builder = StateGraph(State)
+        builder.add_node("plan", lambda state: {"items": []})
+        builder.add_edge(START, "plan")
+        for name in names:
+            builder.add_node(name, retriever(name))
+            builder.add_edge("plan", name)
+        with obs.framework(value=lambda: {"observed": observed, "writer_steps": steps}):
+            items = builder.compile().invoke({"items": []})["items"]
+        if len({steps[name] for name in names}) != 1:
+            obs.vacuous(f"{case}: the retrievers did not share one superstep: {steps}")
+        if items == sorted(names):
+            rule = "by name (code point)"
+        elif items == sorted(names, key=str.lower):
+            rule = "by name (case-insensitive)"
+        elif items == names:
+            rule = "by add order"
+        else:
+            rule = "other"
+        observed[case] = {"added": names, "items": items, "rule": rule}
+    rules = {case["rule"] for case in observed.values()}
+    rule = rules.pop() if len(rules) == 1 else "mixed"
+    obs.record(
+        observed,
+        label=f"order: {rule}",
+        detail=f"fold order {rule} in every name set"
+        if rule != "mixed"
+        else f"fold order differs by name set: {[c['rule'] for c in observed.values()]}",
+        hazard="order-coupled",
+    )
+
+
+@probe(
+    "langgraph/fold-order/rename",
+    title="The same fan-out with one node renamed (search_docs -> search_papers): does the list order change?",
+    claim=Claim(
+        "If the fold order is by node name, renaming a node reorders the reducer's result with no change"
+        " to the graph's shape.",
+        "https://langchain-ai.github.io/langgraph/how-tos/branching/#stable-sorting",
+    ),
+)
+def test_rename(obs: Observer) -> None:
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+
+    steps: dict[str, int] = {}
+
+    def retriever(name: str, item: str):
+        def node(state: State, config) -> dict:
+            steps[name] = config["metadata"]["langgraph_step"]
+            return {"items": [item]}
+
+        return node
+
+    def run(docs_node: str) -> list:
+        builder = StateGraph(State)
+        builder.add_node("plan", lambda state: {"items": []})
+        builder.add_edge(START, "plan")
+        for name, item in [(docs_node, "docs"), ("search_news", "news"), ("KBSearch", "kb")]:
+            builder.add_node(name, retriever(name, item))
+            builder.add_edge("plan", name)
+        steps.clear()
+        items = builder.compile().invoke({"items": []})["items"]
+        if len(set(steps.values())) != 1 or len(steps) != 3:
+            obs.vacuous(f"the retrievers did not share one superstep: {steps}")
+        return items
+
+    with obs.framework():
+        before = run("search_docs")
+        after = run("search_papers")
+    changed = before != after
+    obs.record(
+        {"search_docs": before, "search_papers": after, "order_changed": changed},
+        label="rename reorders" if changed else "rename keeps order",
+        detail=f"items {before} became {after} after the rename" if changed else f"items {before} either way",
+        hazard="order-coupled" if changed else "safe",
+    )
+
+
+@probe(
+    "langgraph/fold-order/completion-time",
+    title="Three parallel writers finish in a forced order (gates): does finishing order change the fold?",
+    claim=Claim(
+        "Writes are applied at the end of the superstep in a deterministic order, so the result does not"
+        " depend on which parallel node finished first.",
+        "https://docs.langchain.com/oss/python/pregel",
+    ),
+)
+def test_completion_time(obs: Observer) -> None:
+    from lg_kit import ThreadTurns
+
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+
+    def run(order: list[str]) -> dict:
+        turns = ThreadTurns(order)
+
+        def writer(name: str):
+            def node(state: State) -> dict:
+                turns.arrive(name)
+                return {"items": [name]}
+
+            return node
+
+        builder = StateGraph(State)
+        for name in ["a", "b", "c"]:
+            builder.add_node(name, writer(name))
+            builder.add_edge(START, name)
+        final = None
+        for mode, chunk in builder.compile().stream({"items": []}, stream_mode=["updates", "values"]):
+            if mode == "updates":
+                for node in chunk:
+                    turns.finished(node)
+            else:
+                final = chunk
+        if turns.vacuous:
+            obs.vacuous(turns.vacuous)
+        return {"finished": turns.acted, "items": final["items"]}
+
+    with obs.framework():
+        runs = {"finish c, b, a": run(["c", "b", "a"]), "finish a, b, c": run(["a", "b", "c"])}
+    for case, result in runs.items():
+        if result["finished"] != case.removeprefix("finish ").split(", "):
+            obs.vacuous(f"{case}: the nodes finished as {result['finished']}")
+    folds = {tuple(r["items"]) for r in runs.values()}
+    ignored = len(folds) == 1
+    obs.record(
+        runs,
+        label=f"finish order ignored: {', '.join(runs['finish c, b, a']['items'])}"
+        if ignored
+        else "fold follows finish order",
+        detail="the same fold whichever node finishes first"
+        if ignored
+        else f"the fold changes with finishing order: {runs}",
+        hazard="order-coupled" if ignored else "nondeterministic",
+    )
+
+
+@probe(
+    "langgraph/fold-order/across-supersteps",
+    title="Writers at different depths append to one operator.add list",
+    claim=Claim(
+        "Each superstep's writes are applied before the next superstep runs, so a shallower writer's items"
+        " come before a deeper writer's, whatever the names.",
+        "https://docs.langchain.com/oss/python/langgraph/graph-api#graphs",
+    ),
+)
+def test_across_supersteps(obs: Observer) -> None:
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+
+    steps: dict[str, int] = {}
+
+    def writer(name: str, items: list):
+        def node(state: State, config) -> dict:
+            steps[name] = config["metadata"]["langgraph_step"]
+            return {"items": items}
+
+        return node
+
+    builder = StateGraph(State)
+    builder.add_node("z_shallow", writer("z_shallow", ["z_shallow"]))
+    builder.add_node("a_hop", writer("a_hop", []))
+    builder.add_node("a_deep", writer("a_deep", ["a_deep"]))
+    builder.add_edge(START, "z_shallow")
+    builder.add_edge(START, "a_hop")
+    builder.add_edge("a_hop", "a_deep")
+    graph = builder.compile()
+
+    with obs.framework(value=lambda: {"writer_steps": steps}):
+        final = graph.invoke({"items": []})
+    if steps.get("z_shallow") == steps.get("a_deep"):
+        obs.vacuous(f"the writers ran in the same superstep: {steps}")
+    items = final["items"]
+    by_step = sorted(items, key=lambda name: steps[name])
+    rule = "by superstep" if items == by_step else "by name" if items == sorted(items) else "other"
+    obs.record(
+        {"final": final, "writer_steps": steps},
+        label=f"order: {rule}",
+        detail=f"items {items} with writer steps {steps}",
+        hazard="order-coupled",
+    )

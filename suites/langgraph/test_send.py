@@ -1,0 +1,236 @@
+"""Send: dynamic fan-out (map-reduce) and how its tasks' writes fan back in."""
+
+import operator
+from typing import Annotated, TypedDict
+
+from langgraph.graph import START, StateGraph
+
+from fanin.probe import Claim, Observer, probe
+
+SEND_DOC = "https://docs.langchain.com/oss/python/langgraph/graph-api#send"
+
+
+@probe(
+    "langgraph/send/order",
+    title="Send workers finish in the opposite order to the Send list: forward, reversed, and to two node names",
+    claim=Claim(
+        "Send tasks of one superstep are folded in a deterministic order; map-reduce results come back in"
+        " the order of the Send list, whatever the finishing order or target node names.",
+        SEND_DOC,
+    ),
+)
+def test_order(obs: Observer) -> None:
+    Send = obs.need("langgraph.types", "Send")
+    from lg_kit import ThreadTurns
+
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+
+    def run(sends: list[tuple[str, str]], finish: list[str]) -> dict:
+        turns = ThreadTurns(finish)
+
+        def worker(payload: dict) -> dict:
+            turns.arrive(payload["x"])
+            return {"items": [payload["x"]]}
+
+        builder = StateGraph(State)
+        builder.add_node("plan", lambda state: {"items": []})
+        targets = sorted({node for node, _ in sends})
+        for node in targets:
+            builder.add_node(node, worker)
+        builder.add_edge(START, "plan")
+        builder.add_conditional_edges("plan", lambda state: [Send(node, {"x": x}) for node, x in sends], targets)
+        final = None
+        for mode, chunk in builder.compile().stream({"items": []}, stream_mode=["updates", "values"]):
+            if mode == "updates":
+                for update in chunk.values():
+                    for x in (update or {}).get("items", []):
+                        turns.finished(x)
+            else:
+                final = chunk
+        if turns.vacuous:
+            obs.vacuous(turns.vacuous)
+        return {"sent": [x for _, x in sends], "finished": turns.acted, "items": final["items"]}
+
+    with obs.framework():
+        runs = {
+            "forward": run([("worker", "a"), ("worker", "b"), ("worker", "c")], ["c", "b", "a"]),
+            "reversed": run([("worker", "c"), ("worker", "b"), ("worker", "a")], ["a", "b", "c"]),
+            "two targets, zeta sent first": run([("zeta", "z1"), ("alpha", "a1")], ["a1", "z1"]),
+        }
+    for case, result in runs.items():
+        if sorted(result["finished"]) != sorted(result["sent"]):
+            obs.vacuous(f"{case}: not every Send task finished under the gate: {result['finished']}")
+    rules = set()
+    for result in runs.values():
+        if result["items"] == result["sent"]:
+            rules.add("Send list order")
+        elif result["items"] == result["finished"]:
+            rules.add("finish order")
+        else:
+            rules.add("other")
+    rule = rules.pop() if len(rules) == 1 else "mixed"
+    obs.record(
+        runs,
+        label=f"order: {rule}",
+        detail=f"results come back in {rule} in every case" if rule != "mixed" else f"order differs by case: {runs}",
+        hazard="nondeterministic" if "finish order" in rule else "order-coupled",
+    )
+
+
+@probe(
+    "langgraph/send/pull-before-push",
+    title="An edge-triggered node and two Send tasks, in one superstep, append to the same list",
+    claim=Claim(
+        "Edge-triggered (pull) tasks and Send (push) tasks of one superstep fold in one deterministic order;"
+        " the docs say nothing of which comes first, so a list mixing them is ordered by task kind.",
+        SEND_DOC,
+    ),
+)
+def test_pull_before_push(obs: Observer) -> None:
+    Send = obs.need("langgraph.types", "Send")
+
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+
+    steps: dict[str, int] = {}
+
+    def edge_node(state: State, config) -> dict:
+        steps["zz_edge"] = config["metadata"]["langgraph_step"]
+        return {"items": ["zz_edge"]}
+
+    def send_node(payload: dict, config) -> dict:
+        steps[payload["x"]] = config["metadata"]["langgraph_step"]
+        return {"items": [payload["x"]]}
+
+    builder = StateGraph(State)
+    builder.add_node("fan", lambda state: {"items": []})
+    builder.add_node("zz_edge", edge_node)
+    builder.add_node("aa_send", send_node)
+    builder.add_edge(START, "fan")
+    builder.add_edge("fan", "zz_edge")
+    builder.add_conditional_edges(
+        "fan", lambda state: [Send("aa_send", {"x": "aa_send:1"}), Send("aa_send", {"x": "aa_send:2"})], ["aa_send"]
+    )
+    graph = builder.compile()
+
+    with obs.framework(value=lambda: {"writer_steps": steps}):
+        final = graph.invoke({"items": []})
+    if len(set(steps.values())) != 1 or len(steps) != 3:
+        obs.vacuous(f"the edge and Send tasks did not share one superstep: {steps}")
+    items = final["items"]
+    if items[0] == "zz_edge":
+        rule = "edge task first"
+    elif items[-1] == "zz_edge":
+        rule = "Send tasks first"
+    else:
+        rule = "interleaved"
+    obs.record(
+        {"final": final, "writer_steps": steps},
+        label=f"order: {rule}",
+        detail=f"items {items}: {rule}, although 'aa_send' sorts before 'zz_edge' by name",
+        hazard="order-coupled",
+    )
+
+
+@probe(
+    "langgraph/send/empty",
+    title="A conditional edge returns no Send: does the graph end silently, and with an explicit fallback?",
+    claim=Claim(
+        "A conditional edge that returns an empty list of Sends schedules nothing: the graph ends there"
+        " without running the reduce step, unless the edge routes to it explicitly.",
+        SEND_DOC,
+    ),
+)
+def test_empty(obs: Observer) -> None:
+    Send = obs.need("langgraph.types", "Send")
+
+    class State(TypedDict):
+        jobs: list
+        items: Annotated[list, operator.add]
+
+    def run(fallback: bool) -> dict:
+        ran: list[str] = []
+
+        def plan(state: State) -> dict:
+            ran.append("plan")
+            return {"items": []}
+
+        def worker(payload: dict) -> dict:
+            ran.append("worker")
+            return {"items": [payload["job"]]}
+
+        def join(state: State) -> dict:
+            ran.append("join")
+            return {"items": ["joined"]}
+
+        def route(state: State):
+            sends = [Send("worker", {"job": job}) for job in state["jobs"]]
+            return (sends or ["join"]) if fallback else sends
+
+        builder = StateGraph(State)
+        builder.add_node("plan", plan)
+        builder.add_node("worker", worker)
+        builder.add_node("join", join)
+        builder.add_edge(START, "plan")
+        builder.add_conditional_edges("plan", route, ["worker", "join"])
+        builder.add_edge("worker", "join")
+        outcome = obs.attempt(lambda: builder.compile().invoke({"jobs": [], "items": []}))
+        return {"ran": ran, **outcome}
+
+    with obs.framework():
+        runs = {"no fallback": run(False), "fallback to join": run(True)}
+    plain, fallback = runs["no fallback"], runs["fallback to join"]
+    silent_end = "raises" not in plain and "join" not in plain["ran"]
+    if "raises" in plain:
+        label = f"empty Send list raises {plain['raises']}"
+    elif silent_end:
+        label = "ends silently; fallback runs join" if "join" in fallback["ran"] else "ends silently, fallback too"
+    else:
+        label = "join runs without fallback"
+    obs.record(
+        runs,
+        label=label,
+        detail=f"no Send: nodes run {plain['ran']}; with a fallback to the join: {fallback['ran']}",
+        hazard="silent" if silent_end else "loud" if "raises" in plain else "safe",
+    )
+
+
+@probe(
+    "langgraph/send/reducer-required",
+    title="Two Send workers write one plain key (no reducer)",
+    claim=Claim(
+        "Send workers run in one superstep, so their writes to a key without a reducer collide like any"
+        " parallel writes: InvalidUpdateError.",
+        "https://docs.langchain.com/oss/python/langgraph/errors/INVALID_CONCURRENT_GRAPH_UPDATE",
+    ),
+)
+def test_reducer_required(obs: Observer) -> None:
+    Send = obs.need("langgraph.types", "Send")
+
+    class State(TypedDict):
+        result: str
+
+    steps: dict[str, int] = {}
+
+    def worker(payload: dict, config) -> dict:
+        steps[payload["job"]] = config["metadata"]["langgraph_step"]
+        return {"result": payload["job"]}
+
+    builder = StateGraph(State)
+    builder.add_node("plan", lambda state: {})
+    builder.add_node("worker", worker)
+    builder.add_edge(START, "plan")
+    builder.add_conditional_edges("plan", lambda state: [Send("worker", {"job": j}) for j in ("j1", "j2")], ["worker"])
+    graph = builder.compile()
+
+    with obs.framework(value=lambda: {"writer_steps": steps}):
+        final = graph.invoke({"result": "init"})
+    if len(set(steps.values())) != 1 or len(steps) != 2:
+        obs.vacuous(f"the Send workers did not share one superstep: {steps}")
+    obs.record(
+        {"final": final, "writer_steps": steps},
+        label=f"last write wins: {final['result']}",
+        detail=f"no error; one Send worker's write survives: {final['result']}",
+        hazard="silent",
+    )
