@@ -94,7 +94,7 @@ def probe(session: nox.Session, cell: fanin_matrix.Cell) -> None:
 
 @nox.session(python=HARNESS_PYTHON)
 def report(session: nox.Session) -> None:
-    """Render reports/matrix.md from the local run (`-- --reference` renders reference/REPORT.md)."""
+    """Render reference/REPORT.md + CHECKLIST.md + reports/matrix.html, and reports/run/ from a local run."""
     harness(session)
     session.run("python", "-m", "fanin", "report", *session.posargs, env=ENV)
 
@@ -111,7 +111,7 @@ def bless(session: nox.Session) -> None:
     """Promote reviewed local results into reference/results, then re-render reference/REPORT.md."""
     harness(session)
     session.run("python", "-m", "fanin", "bless", *session.posargs, env=ENV)
-    session.run("python", "-m", "fanin", "report", "--reference", env=ENV)
+    session.run("python", "-m", "fanin", "report", env=ENV)
 
 
 @nox.session(python=HARNESS_PYTHON)

@@ -11,11 +11,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from fanin import compare, locking, report
+from fanin import compare, locking
 from fanin.errors import FaninError
-from fanin.matrix import REFERENCE_REPORT, REFERENCE_RESULTS, REPORTS, RUN_RESULTS, Matrix, load as load_matrix
+from fanin.matrix import RUN_RESULTS, Matrix, load as load_matrix
 from fanin.model import ResultFileError, load, save, write_atomic
-from fanin.render import markdown
+from fanin.render import markdown, outputs
 from fanin.source import shown
 
 
@@ -33,11 +33,13 @@ def _result_source(arg: str, matrix: Matrix) -> Path:
 
 
 def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
-    source = REFERENCE_RESULTS if args.reference else RUN_RESULTS
-    out = args.out or (REFERENCE_REPORT if args.reference else REPORTS / "matrix.md")
-    text, unreadable = report.render(source, matrix, reference=args.reference)
-    write_atomic(out, text)
-    print(f"fanin: wrote {shown(out)}")
+    unreadable = 0
+    for render in (outputs.reference, outputs.local_run):
+        files, broken = render(matrix)
+        unreadable += broken
+        for path, text in files.items():
+            write_atomic(path, text)
+            print(f"fanin: wrote {shown(path)}")
     return 1 if unreadable else 0
 
 
@@ -108,9 +110,10 @@ def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m fanin", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    rep = sub.add_parser("report", help="render the matrix from result sets")
-    rep.add_argument("--reference", action="store_true", help="render reference/REPORT.md from the reference")
-    rep.add_argument("--out", type=Path, help="where to write (default reports/matrix.md)")
+    rep = sub.add_parser(
+        "report",
+        help="render reference/REPORT.md, reference/CHECKLIST.md, reports/matrix.html (and reports/run/ from a local run)",
+    )
     rep.set_defaults(func=cmd_report)
     diff = sub.add_parser("diff", help="compare two result sets (cell ids mean their reference)")
     diff.add_argument("base", nargs="?", help="result file or cell id (its reference); omit to diff every local run")

@@ -24,6 +24,7 @@ MATRIX_FILE = Path(os.environ.get("FANIN_MATRIX", REPO_ROOT / "reference" / "mat
 LOCKS = REPO_ROOT / "reference" / "locks"
 REFERENCE_RESULTS = REPO_ROOT / "reference" / "results"
 REFERENCE_REPORT = REPO_ROOT / "reference" / "REPORT.md"
+REFERENCE_CHECKLIST = REPO_ROOT / "reference" / "CHECKLIST.md"
 REPORTS = REPO_ROOT / "reports"
 RUN_RESULTS = REPORTS / "results"
 

@@ -93,13 +93,50 @@ def canonical(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Claim:
-    """What documentation or a known write-up says should happen, and where it says so."""
+    """What documentation or a known write-up says should happen, and where it says so.
+
+    `expect` makes the claim checkable per version: observation fields
+    (`outcome`, `hazard`, `label`) or value paths (`value.final.value`) and the
+    values the claim predicts. Without it the report says "not machine-checked".
+    """
 
     text: str
     source: str
+    expect: tuple[tuple[str, Any], ...] = ()
 
-    def to_json(self) -> dict[str, str]:
-        return {"text": self.text, "source": self.source}
+    def __init__(self, text: str, source: str, expect: dict[str, Any] | None = None) -> None:
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "expect", tuple(sorted((expect or {}).items())))
+
+    def holds(self, observation: Observation) -> bool | None:
+        """True/False when checkable and the probe applied; None otherwise."""
+        if not self.expect or observation.outcome in (NOT_APPLICABLE, PROBE_ERROR, VACUOUS, TIMEOUT):
+            return None
+        return all(_lookup(observation, path) == wanted for path, wanted in self.expect)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"text": self.text, "source": self.source}
+        if self.expect:
+            data["expect"] = dict(self.expect)
+        return data
+
+
+_MISSING = object()
+
+
+def _lookup(observation: Observation, path: str) -> Any:
+    """`outcome`, `hazard`, `label`, or `value.a.b[0]`-style paths into the value."""
+    head, _, rest = path.partition(".")
+    current: Any = getattr(observation, head, _MISSING)
+    for part in filter(None, re.split(r"\.|\[(\d+)\]", rest) if rest else []):
+        if isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        elif isinstance(current, dict) and part in current:
+            current = current[part]
+        else:
+            return _MISSING
+    return current
 
 
 @dataclass(frozen=True)
@@ -137,7 +174,7 @@ class ProbeInfo:
         return cls(
             id=probe_id,
             title=data["title"],
-            claim=Claim(**data["claim"]),
+            claim=Claim(data["claim"]["text"], data["claim"]["source"], data["claim"].get("expect")),
             sources=tuple(data.get("sources", ())),
             file=data.get("file", ""),
             function=data.get("function", ""),

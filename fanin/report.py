@@ -1,17 +1,159 @@
-"""Assemble a report from a directory of result sets: readable ones rendered, broken ones named.
+"""Everything a report shows, assembled once from result sets and the reference's data files.
 
-One unreadable file never hides the other cells; it shows as "not run" with the reason.
+The renderers (Markdown, HTML, checklist) only format this; they never read
+files or decide anything. One unreadable result file never hides the other
+cells: it shows as "not run" with the reason.
 """
 
 from __future__ import annotations
 
 import sys
+import tomllib
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from packaging.version import Version
+
+from fanin import compare
+from fanin.errors import FaninError
 from fanin.matrix import Matrix
-from fanin.model import ResultFileError, ResultSet, load
-from fanin.render import markdown
-from fanin.source import shown
+from fanin.model import HAZARDS, Observation, ProbeInfo, ResultFileError, ResultSet, load
+from fanin.source import REPO_ROOT, probe_source, probe_source_hash, shown
+
+REFERENCE = REPO_ROOT / "reference"
+FRAMEWORK_NAMES = {"langgraph": "LangGraph", "adk": "Google ADK"}
+
+
+@dataclass(frozen=True)
+class Column:
+    cell: str
+    framework: str
+    version: str
+    python: str
+
+
+@dataclass(frozen=True)
+class Span:
+    """Consecutive versions with the same observation."""
+
+    first: Column
+    last: Column
+    observation: Observation
+
+    @property
+    def versions(self) -> str:
+        return self.first.version if self.first == self.last else f"{self.first.version} – {self.last.version}"
+
+
+@dataclass
+class ProbeRow:
+    info: ProbeInfo
+    reproducer: str | None
+    reproducer_current: bool
+    observations: dict[str, Observation]
+    changes: list[tuple[Column, Column, compare.Change]] = field(default_factory=list)
+
+    @property
+    def changed_cells(self) -> set[str]:
+        return {after.cell for _, after, change in self.changes if change.is_breaking}
+
+
+@dataclass
+class FrameworkView:
+    key: str
+    columns: list[Column]
+    probes: list[ProbeRow]
+    missing: dict[str, str]
+
+    @property
+    def name(self) -> str:
+        return FRAMEWORK_NAMES.get(self.key, self.key)
+
+    @property
+    def newest(self) -> Column | None:
+        return self.columns[-1] if self.columns else None
+
+    def topics(self) -> list[tuple[str, list[ProbeRow]]]:
+        grouped: dict[str, list[ProbeRow]] = {}
+        for row in self.probes:
+            grouped.setdefault(row.info.topic, []).append(row)
+        return list(grouped.items())
+
+    def summary(self, cell: str) -> Counter[str]:
+        return Counter(row.observations[cell].hazard for row in self.probes if cell in row.observations)
+
+    def spans(self, row: ProbeRow) -> list[Span]:
+        spans: list[Span] = []
+        for column in self.columns:
+            observation = row.observations.get(column.cell)
+            if observation is None:
+                continue
+            if spans and _same(spans[-1].observation, observation):
+                spans[-1] = Span(spans[-1].first, column, spans[-1].observation)
+            else:
+                spans.append(Span(column, column, observation))
+        return spans
+
+
+@dataclass(frozen=True)
+class Answer:
+    probe_id: str
+    column: Column | None
+    observation: Observation | None
+
+
+@dataclass(frozen=True)
+class Question:
+    question: str
+    answers: dict[str, list[Answer]]
+
+
+@dataclass(frozen=True)
+class ChecklistItem:
+    question: str
+    why: str
+    probes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ChecklistSection:
+    title: str
+    items: tuple[ChecklistItem, ...]
+
+
+@dataclass
+class Report:
+    title: str
+    source: str
+    reference_date: str
+    frameworks: list[FrameworkView]
+    comparison: list[Question]
+    checklist: list[ChecklistSection]
+    mitigations: dict[str, dict[str, str]]
+    unreadable: int
+
+    def probe(self, probe_id: str) -> tuple[FrameworkView, ProbeRow] | None:
+        for view in self.frameworks:
+            for row in view.probes:
+                if row.info.id == probe_id:
+                    return view, row
+        return None
+
+    def newest_answer(self, probe_id: str) -> Answer:
+        found = self.probe(probe_id)
+        if found is None:
+            return Answer(probe_id, None, None)
+        view, row = found
+        for column in reversed(view.columns):
+            if column.cell in row.observations:
+                return Answer(probe_id, column, row.observations[column.cell])
+        return Answer(probe_id, None, None)
+
+
+def _same(a: Observation, b: Observation) -> bool:
+    return (a.outcome, a.value, a.hazard, a.label) == (b.outcome, b.value, b.hazard, b.label)
 
 
 def load_dir(source: Path, matrix: Matrix) -> tuple[list[ResultSet], dict[str, str]]:
@@ -33,9 +175,75 @@ def load_dir(source: Path, matrix: Matrix) -> tuple[list[ResultSet], dict[str, s
     return sets, missing
 
 
-def render(source: Path, matrix: Matrix, reference: bool) -> tuple[str, int]:
-    """The Markdown text, and how many files could not be read."""
-    title = "fanin reference report" if reference else "fanin matrix (local run)"
+def _reproducer(info: ProbeInfo) -> tuple[str | None, bool]:
+    """The probe's code as it is in suites/ now, and whether it is the code that was observed."""
+    path = REPO_ROOT / info.file
+    if not info.file or not path.is_file():
+        return None, False
+    text = path.read_text(encoding="utf-8")
+    try:
+        return probe_source(text, info.function), probe_source_hash(text, info.function) == info.source_hash
+    except LookupError:
+        return None, False
+
+
+def _framework_view(key: str, sets: list[ResultSet], missing: dict[str, str]) -> FrameworkView:
+    sets = sorted(sets, key=lambda rs: Version(rs.version))
+    columns = [Column(rs.cell, key, rs.version, rs.environment.get("python", "?")) for rs in sets]
+    infos: dict[str, ProbeInfo] = {}
+    for rs in sets:  # the newest declaration wins: it is the one the report shows
+        infos.update(rs.probes)
+    rows = []
+    for probe_id in sorted(infos):
+        reproducer, current = _reproducer(infos[probe_id])
+        observations = {rs.cell: rs.observations[probe_id] for rs in sets if probe_id in rs.observations}
+        row = ProbeRow(infos[probe_id], reproducer, current, observations)
+        present = [c for c in columns if c.cell in observations]
+        for before, after in zip(present, present[1:]):
+            change = compare.classify(probe_id, observations[before.cell], observations[after.cell])
+            if change.kind != compare.SAME:
+                row.changes.append((before, after, change))
+        rows.append(row)
+    framework_missing = {cell: reason for cell, reason in missing.items() if cell.startswith(f"{key}-")}
+    return FrameworkView(key, columns, rows, framework_missing)
+
+
+def _read_toml(name: str) -> dict[str, Any]:
+    path = REFERENCE / name
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as exc:
+        raise FaninError(f"{shown(path)}: not valid TOML ({exc})") from None
+
+
+def build(source: Path, matrix: Matrix, reference: bool) -> Report:
     sets, missing = load_dir(source, matrix)
-    text = f"# {title}\n\nRendered from `{shown(source)}` by `python -m fanin report`.\n\n" + markdown.matrix(sets, missing)
-    return text, sum(reason == "unreadable result set" for reason in missing.values())
+    keys = sorted({rs.framework for rs in sets} | set(matrix.frameworks), key=lambda k: (k != "langgraph", k))
+    views = [_framework_view(key, [rs for rs in sets if rs.framework == key], missing) for key in keys]
+    dates = sorted(str(rs.environment.get("date", "")) for rs in sets)
+    report = Report(
+        title="fanin reference report" if reference else "fanin matrix (local run)",
+        source=shown(source),
+        reference_date=dates[-1] if dates else "none",
+        frameworks=views,
+        comparison=[],
+        checklist=[],
+        mitigations={k: dict(v) for k, v in _read_toml("mitigations.toml").get("probe", {}).items()},
+        unreadable=sum(reason == "unreadable result set" for reason in missing.values()),
+    )
+    for row in _read_toml("comparison.toml").get("question", []):
+        answers = {key: [report.newest_answer(pid) for pid in row.get(key, [])] for key in keys}
+        report.comparison.append(Question(row["question"], answers))
+    for section in _read_toml("checklist.toml").get("section", []):
+        items = tuple(
+            ChecklistItem(item["question"], item.get("why", ""), tuple(item.get("probes", [])))
+            for item in section.get("item", [])
+        )
+        report.checklist.append(ChecklistSection(section["title"], items))
+    return report
+
+
+def hazard_counts(counter: Counter[str]) -> list[tuple[str, int]]:
+    return [(hazard, counter.get(hazard, 0)) for hazard in HAZARDS]

@@ -6,6 +6,7 @@ import pytest
 
 import fanin.__main__ as cli
 from fanin import matrix, pypi, upgrade
+from fanin.render import outputs
 from fanin.errors import FaninError
 from fanin.model import Claim, Observation, ProbeInfo, ResultSet, save
 
@@ -95,23 +96,21 @@ def test_argument_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> Non
 @pytest.fixture
 def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point the reference and the local results at a temporary tree."""
-    for module in (matrix, cli):
-        monkeypatch.setattr(module, "REFERENCE_RESULTS", tmp_path / "reference")
-        monkeypatch.setattr(module, "RUN_RESULTS", tmp_path / "run")
-    monkeypatch.setattr(cli, "REPORTS", tmp_path / "reports")
+    monkeypatch.setattr(matrix, "REFERENCE_RESULTS", tmp_path / "reference")
+    monkeypatch.setattr(matrix, "RUN_RESULTS", tmp_path / "run")
     return tmp_path
 
 
-def test_report_is_deterministic_and_survives_a_corrupt_file(sandbox: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write(sandbox / "run", "langgraph-1.2.9", LOUD)
-    write(sandbox / "run", "langgraph-1.2.18", SILENT)
-    (sandbox / "run" / "langgraph-1.2.24.json").write_text("{trunc")
-    assert cli.main(["report"]) == 1
-    first = (sandbox / "reports" / "matrix.md").read_text()
-    assert cli.main(["report"]) == 1
-    assert (sandbox / "reports" / "matrix.md").read_text() == first
-    assert "langgraph-1.2.9" in first and "langgraph-1.2.18" in first
-    assert "not run: unreadable result set" in first and "not run: no result set" in first
+def test_report_is_deterministic_and_survives_a_corrupt_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, "langgraph-1.2.9", LOUD)
+    write(tmp_path, "langgraph-1.2.18", SILENT)
+    (tmp_path / "langgraph-1.2.24.json").write_text("{trunc")
+    first, unreadable = outputs.local_run(MATRIX, source=tmp_path)
+    again, _ = outputs.local_run(MATRIX, source=tmp_path)
+    assert unreadable == 1 and first == again
+    text = next(t for p, t in first.items() if p.suffix == ".md")
+    assert "1.2.9" in text and "1.2.18" in text
+    assert "not run: unreadable result set" in text and "not run: no result set" in text
     assert "skipped" in capsys.readouterr().err
 
 

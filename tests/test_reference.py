@@ -6,9 +6,12 @@ observations themselves still reproduce is proven by the probe sessions that
 `./noxw -s tests` runs after these tests, one per cell.
 """
 
+import re
+
 import pytest
 
-from fanin import catalog, matrix, report
+from fanin import catalog, matrix
+from fanin.render import outputs
 from fanin.environment import file_sha256
 from fanin.model import NOT_APPLICABLE, PROBE_ERROR, load
 
@@ -63,7 +66,16 @@ def test_reference_has_no_probe_errors_and_every_na_has_a_reason(cell: matrix.Ce
             assert observation.value["reason"].strip(), probe_id
 
 
-def test_reference_report_is_rendered_from_the_reference() -> None:
-    text, unreadable = report.render(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
+@pytest.mark.parametrize("committed", [matrix.REFERENCE_REPORT, matrix.REFERENCE_CHECKLIST], ids=lambda p: p.name)
+def test_committed_report_is_rendered_from_the_reference(committed) -> None:
+    files, unreadable = outputs.reference(MATRIX)
     assert unreadable == 0
-    assert matrix.REFERENCE_REPORT.read_text() == text, "reference/REPORT.md is stale: run ./noxw -s report -- --reference"
+    assert committed.read_text() == files[committed], f"{committed.name} is stale: run ./noxw -s report"
+
+
+def test_every_probe_the_report_data_cites_exists() -> None:
+    declared = {p.id for p in DECLARED}
+    for name in ("comparison.toml", "checklist.toml", "mitigations.toml"):
+        text = (matrix.REFERENCE_RESULTS.parent / name).read_text()
+        cited = set(re.findall(r'"((?:langgraph|adk)/[a-z0-9-]+/[a-z0-9-]+)"', text))
+        assert cited <= declared, f"{name} cites probes that do not exist: {sorted(cited - declared)}"

@@ -1,0 +1,54 @@
+"""The rendered report: deterministic, self-contained, every probe an anchor, every claim checked."""
+
+import re
+
+from fanin import matrix, report
+from fanin.model import Claim, Observation
+from fanin.render import html, markdown, outputs
+
+MATRIX = matrix.load()
+
+
+def test_rendering_is_byte_identical_across_runs() -> None:
+    first, _ = outputs.reference(MATRIX)
+    again, _ = outputs.reference(MATRIX)
+    assert first == again
+
+
+def test_html_is_self_contained_and_every_probe_is_an_anchor() -> None:
+    files, _ = outputs.reference(MATRIX)
+    page = files[matrix.REPORTS / "matrix.html"]
+    assert "<script" not in page and "<link" not in page and " src=" not in page
+    rep = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
+    for view in rep.frameworks:
+        for row in view.probes:
+            assert f'id="{row.info.id}"' in page
+            assert f'href="#{row.info.id}"' in page
+
+
+def test_markdown_report_has_an_anchor_and_a_cite_line_per_probe() -> None:
+    rep = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
+    text = markdown.report(rep)
+    for view in rep.frameworks:
+        for row in view.probes:
+            assert f'<a id="{row.info.id}"></a>' in text
+            assert re.search(rf"Cite as: `fanin {re.escape(row.info.id)}@[0-9a-f]{{6}} · \S+ \S+ · reference \d{{4}}-\d\d-\d\d`", text)
+
+
+def test_claim_check_reads_observation_fields_and_value_paths() -> None:
+    observation = Observation("ok", {"final": {"items": ["A", "B"]}}, "both kept", "d", "order-coupled")
+    assert Claim("c", "s", {"outcome": "ok", "value.final.items[1]": "B"}).holds(observation) is True
+    assert Claim("c", "s", {"label": "A wins"}).holds(observation) is False
+    assert Claim("c", "s", {"value.final.missing": 1}).holds(observation) is False
+    assert Claim("c", "s").holds(observation) is None
+    na = Observation("n/a", {"reason": "r"}, "n/a", "n/a: r", "n/a")
+    assert Claim("c", "s", {"outcome": "ok"}).holds(na) is None
+
+
+def test_spans_collapse_identical_versions_and_changes_are_marked() -> None:
+    rep = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
+    for view in rep.frameworks:
+        for row in view.probes:
+            spans = view.spans(row)
+            assert sum(1 for c in view.columns if c.cell in row.observations) >= len(spans) >= 1
+            assert len(row.changed_cells) <= len(spans) - 1
