@@ -7,6 +7,7 @@
     ./noxw -s diff -- BASE NEW              two result sets (cell id = its reference, or a .json path)
     ./noxw -s bless -- [CELL ...]           promote reviewed local results into reference/
     ./noxw -s lock -- [CELL ...]            re-resolve cell locks with uv
+    ./noxw -s bisect -- FRAMEWORK PROBE GOOD BAD   first release where a probe's observation changed
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ import nox
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from fanin import environment, locking, pythons  # noqa: E402
+from fanin import bisect as fanin_bisect  # noqa: E402
+from fanin import catalog, environment, locking, pythons  # noqa: E402
 from fanin import matrix as fanin_matrix  # noqa: E402
 from fanin import upgrade as fanin_upgrade  # noqa: E402
 from fanin.errors import FaninError  # noqa: E402
+from fanin.model import load  # noqa: E402
 
 try:
     MATRIX = fanin_matrix.load()
@@ -56,11 +59,11 @@ def install_lock(session: nox.Session, lock: Path) -> None:
 
 
 def run_probes(session: nox.Session, cell: fanin_matrix.Cell, lock: Path, reference: Path, results: Path,
-               extra: list[str], success_codes: list[int] | None = None) -> None:
+               extra: list[str], success_codes: list[int] | None = None, target: str | None = None) -> None:
     session.run(
         "python", "-m", "pytest", "-p", "pytest_timeout",
         "-c", str(ROOT / "suites" / "pytest.ini"), "--rootdir", str(ROOT / "suites"),
-        str(ROOT / "suites" / cell.framework.key),
+        target or str(ROOT / "suites" / cell.framework.key),
         "--fanin-cell", cell.id, "--fanin-framework", cell.framework.key,
         "--fanin-results", str(results), "--fanin-reference", str(reference), "--fanin-lock", str(lock),
         f"--junitxml={fanin_matrix.REPORTS / 'junit' / (cell.id + '.xml')}",
@@ -135,6 +138,39 @@ def upgrade(session: nox.Session) -> None:
     install_lock(session, lock_path)
     run_probes(session, plan.cell, lock_path, plan.baseline.reference_path, results, [], success_codes=[0, 1])
     session.notify("diff", posargs=[plan.baseline.id, str(results)])
+
+
+@nox.session(python=HARNESS_PYTHON)
+def bisect(session: nox.Session) -> None:
+    """FRAMEWORK PROBE-ID GOOD BAD: the first release between GOOD and BAD whose observation changed."""
+    try:
+        plan = fanin_bisect.plan(session.posargs, MATRIX)
+    except FaninError as exc:
+        session.error(str(exc))
+    releases = {r.version: r for r in (plan.good, *plan.between, plan.bad)}
+    declared = next(p for p in catalog.declared() if p.id == plan.probe_id)
+    work = fanin_matrix.REPORTS / "bisect"
+
+    def observe(version: str):
+        cell = MATRIX.make_cell(plan.framework, version, MATRIX.default_python, "as-released", releases[version].as_released)
+        lock_path = work / "locks" / f"{cell.id}.txt"
+        locking.lock(cell, MATRIX, lock_path)
+        install_lock(session, lock_path)
+        results = work / f"{cell.id}.json"
+        results.unlink(missing_ok=True)
+        run_probes(session, cell, lock_path, work / "no-reference.json", results, ["--fanin-accept-new", "-q"],
+                   success_codes=[0, 1], target=f"{ROOT / declared.file}::{declared.function}")
+        observation = load(results).observations[plan.probe_id]
+        session.log(f"{version}: {observation.outcome} [{observation.hazard}] {observation.label}")
+        return observation
+
+    try:
+        first, seen = fanin_bisect.search(plan.good.version, [r.version for r in plan.between], plan.bad.version, observe)
+    except FaninError as exc:
+        session.error(str(exc))
+    fanin_bisect.record(plan.probe_id, plan.good.version, plan.bad.version, first, seen)
+    session.log(f"{plan.probe_id}: first changed in {plan.framework.package} {first} "
+                f"({len(seen)} of {len(releases)} releases run); recorded in reference/bisect.json")
 
 
 @nox.session(python=HARNESS_PYTHON)

@@ -6,6 +6,7 @@ is one clear line instead of a resolver traceback.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import urllib.error
 import urllib.request
@@ -27,6 +28,12 @@ class Release:
     version: str
     uploaded: str
     yanked: bool
+
+    @property
+    def as_released(self) -> str:
+        """The `exclude_newer` moment of an as-released lock: one day after the upload."""
+        moment = _dt.datetime.fromisoformat(self.uploaded.replace("Z", "+00:00")) + _dt.timedelta(days=1)
+        return moment.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def releases(package: str, timeout: float = 20.0) -> list[Release]:

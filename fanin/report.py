@@ -16,7 +16,7 @@ from typing import Any
 
 from packaging.version import Version
 
-from fanin import compare
+from fanin import bisect, compare
 from fanin.errors import FaninError
 from fanin.matrix import Matrix
 from fanin.model import HAZARDS, Observation, ProbeInfo, ResultFileError, ResultSet, load
@@ -132,7 +132,15 @@ class Report:
     comparison: list[Question]
     checklist: list[ChecklistSection]
     mitigations: dict[str, dict[str, str]]
+    bisected: dict[str, list[dict[str, Any]]]
     unreadable: int
+
+    def first_changed(self, probe_id: str, good: str, bad: str) -> str | None:
+        """The release `bisect` found for this change, when someone ran it."""
+        for entry in self.bisected.get(probe_id, []):
+            if (entry["good"], entry["bad"]) == (good, bad):
+                return str(entry["first_changed"])
+        return None
 
     def probe(self, probe_id: str) -> tuple[FrameworkView, ProbeRow] | None:
         for view in self.frameworks:
@@ -231,6 +239,7 @@ def build(source: Path, matrix: Matrix, reference: bool) -> Report:
         comparison=[],
         checklist=[],
         mitigations={k: dict(v) for k, v in _read_toml("mitigations.toml").get("probe", {}).items()},
+        bisected=bisect.findings(),
         unreadable=sum(reason == "unreadable result set" for reason in missing.values()),
     )
     for row in _read_toml("comparison.toml").get("question", []):

@@ -10,7 +10,7 @@ import json
 from html import escape
 
 from fanin.model import Observation
-from fanin.render.markdown import CHANGED, MEANINGS, claim_verdicts, cite
+from fanin.render.markdown import CHANGED, MEANINGS, changed_text, claim_verdicts, cite
 from fanin.report import Answer, FrameworkView, ProbeRow, Report, hazard_counts
 
 COLOURS = {
@@ -28,7 +28,9 @@ h1 { margin-bottom: .2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #
 table { border-collapse: collapse; margin: .6rem 0; }
 th, td { border: 1px solid #c9c9c9; padding: .25rem .45rem; vertical-align: top; text-align: left; }
 th { background: #f3f3f3; position: sticky; top: 0; }
-.matrix td.obs { white-space: nowrap; font-size: 13px; }
+.matrix { table-layout: fixed; width: 100%; min-width: 60rem; }
+.matrix th:first-child { width: 13rem; }
+.matrix td.obs { font-size: 12px; overflow-wrap: anywhere; }
 .matrix td.topic { background: #fafafa; font-weight: 600; }
 .wrap { overflow-x: auto; }
 code, pre { font: 12.5px/1.4 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
@@ -65,7 +67,8 @@ def _matrix(view: FrameworkView) -> str:
         for row in probes:
             cells = "".join(_obs_cell(row.observations.get(c.cell), c.cell in row.changed_cells) for c in view.columns)
             cells += "".join(f'<td class="obs">not run: {escape(view.missing[cell])}</td>' for cell in sorted(view.missing))
-            rows.append(f'<tr><td><a href="#{escape(row.info.id)}"><code>{escape(row.info.id)}</code></a></td>{cells}</tr>')
+            breakable = escape(row.info.id).replace("/", "/<wbr>")
+            rows.append(f'<tr><td><a href="#{escape(row.info.id)}"><code>{breakable}</code></a></td>{cells}</tr>')
     return f'<div class="wrap"><table class="matrix"><tr><th>probe</th>{head}</tr>{"".join(rows)}</table></div>'
 
 
@@ -106,9 +109,7 @@ def _probe(report: Report, view: FrameworkView, row: ProbeRow) -> str:
         f'<p><strong>Claim:</strong> {escape(info.claim.text)} (<a href="{escape(info.claim.source)}">source</a>)<br>',
         f"<strong>Claim check:</strong> {escape(claim_verdicts(view, row))}</p>",
     ]
-    breaking = [(b, a, c) for b, a, c in row.changes if c.is_breaking]
-    changed = "; ".join(f"between {b.version} and {a.version} ({', '.join(c.fields)})" for b, a, c in breaking)
-    parts.append(f"<p><strong>Changed:</strong> {escape(changed or 'no behaviour change across versions')}</p>")
+    parts.append(f"<p><strong>Changed:</strong> {escape(changed_text(report, row))}</p>")
     mitigation = report.mitigations.get(info.id)
     hazards = {o.hazard for o in row.observations.values()}
     if mitigation and hazards & {"silent", "loud", "order-coupled", "nondeterministic"}:

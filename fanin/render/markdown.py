@@ -117,6 +117,18 @@ def cite(view: FrameworkView, row: ProbeRow, reference_date: str) -> str:
     return f"fanin {row.info.id}@{row.info.source_hash} · {package} {version} · reference {reference_date}"
 
 
+def changed_text(report: Report, row: ProbeRow) -> str:
+    """Where the behaviour changed: the matrix range, and the exact release when bisected."""
+    parts = []
+    for before, after, change in row.changes:
+        if not change.is_breaking:
+            continue
+        text = f"between {before.version} and {after.version} ({', '.join(change.fields)})"
+        first = report.first_changed(row.info.id, before.version, after.version)
+        parts.append(text + (f", first in {first} (bisected)" if first else ""))
+    return "; ".join(parts) or f"no behaviour change across {len(row.observations)} versions"
+
+
 def _probe_section(report: Report, view: FrameworkView, row: ProbeRow) -> str:
     info = row.info
     lines = [
@@ -129,14 +141,7 @@ def _probe_section(report: Report, view: FrameworkView, row: ProbeRow) -> str:
     ]
     if info.sources:
         lines.append("- **See also:** " + ", ".join(f"<{s}>" for s in info.sources))
-    breaking = [(b, a, c) for b, a, c in row.changes if c.is_breaking]
-    if breaking:
-        lines.append(
-            "- **Changed:** "
-            + "; ".join(f"between {b.version} and {a.version} ({', '.join(c.fields)})" for b, a, c in breaking)
-        )
-    else:
-        lines.append(f"- **Changed:** no behaviour change across {len(row.observations)} versions")
+    lines.append(f"- **Changed:** {changed_text(report, row)}")
     minor = [(b, a) for b, a, c in row.changes if not c.is_breaking]
     if minor:
         lines.append("- **Wording changed:** " + "; ".join(f"between {b.version} and {a.version}" for b, a in minor))

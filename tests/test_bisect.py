@@ -1,0 +1,71 @@
+"""Bisect: argument checks, and the search over releases (with observations made up in the test)."""
+
+from pathlib import Path
+
+import pytest
+
+from fanin import bisect, matrix, pypi
+from fanin.errors import FaninError
+from fanin.model import Observation
+
+MATRIX = matrix.load()
+OLD = Observation("n/a", {"reason": "no defer"}, "n/a", "n/a: no defer", "n/a")
+NEW = Observation("ok", {"runs": 1}, "join ×1", "join ran once", "safe")
+RELEASES = [pypi.Release(v, "2025-01-01T00:00:00Z", v == "0.3.5") for v in
+            ["0.3.33", "0.3.34", "0.3.5", "0.4.0", "0.4.1", "0.4.2", "0.4.9", "0.4.10"]]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["langgraph", "langgraph/same-key/no-reducer", "0.3.34"], "takes FRAMEWORK PROBE-ID GOOD-VERSION BAD-VERSION"),
+        (["crewai", "langgraph/same-key/no-reducer", "1", "2"], "unknown framework 'crewai'"),
+        (["langgraph", "langgraph/nope/nope", "0.3.34", "0.4.10"], "no probe 'langgraph/nope/nope'"),
+        (["adk", "langgraph/same-key/no-reducer", "1.0.0", "2.0.0"], "is not a adk probe"),
+        (["langgraph", "langgraph/same-key/no-reducer", "0.4.10", "0.3.34"], "wrong order"),
+        (["langgraph", "langgraph/same-key/no-reducer", "0.4.10", "0.4.10"], "the same version"),
+        (["langgraph", "langgraph/same-key/no-reducer", "one", "0.4.10"], "not a version"),
+    ],
+)
+def test_bad_arguments_are_one_line(args: list[str], message: str) -> None:
+    with pytest.raises(FaninError, match=message) as caught:
+        bisect.plan(args, MATRIX)
+    assert "\n" not in str(caught.value)
+
+
+def test_plan_lists_the_unyanked_releases_in_between(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pypi, "releases", lambda package, timeout=20.0: RELEASES)
+    plan = bisect.plan(["langgraph", "langgraph/same-key/no-reducer", "0.3.34", "0.4.10"], MATRIX)
+    assert [r.version for r in plan.between] == ["0.4.0", "0.4.1", "0.4.2", "0.4.9"]
+
+
+@pytest.mark.parametrize("first_new", ["0.4.0", "0.4.1", "0.4.2", "0.4.9", "0.4.10"])
+def test_search_finds_the_first_changed_release_running_few(first_new: str) -> None:
+    order = ["0.3.34", "0.4.0", "0.4.1", "0.4.2", "0.4.9", "0.4.10"]
+    runs: list[str] = []
+
+    def observe(version: str) -> Observation:
+        runs.append(version)
+        return NEW if order.index(version) >= order.index(first_new) else OLD
+
+    first, seen = bisect.search("0.3.34", order[1:-1], "0.4.10", observe)
+    assert first == first_new
+    assert len(runs) <= 2 + 3 and set(seen) == set(runs)
+
+
+def test_search_refuses_when_nothing_changed() -> None:
+    with pytest.raises(FaninError, match="same behaviour"):
+        bisect.search("1.0", ["1.1"], "1.2", lambda version: OLD)
+
+
+def test_findings_are_recorded_for_the_report(tmp_path: Path) -> None:
+    path = tmp_path / "bisect.json"
+    bisect.record("langgraph/join/defer", "0.3.34", "0.4.10", "0.4.0", {"0.3.34": OLD, "0.4.0": NEW, "0.4.10": NEW}, path)
+    bisect.record("langgraph/join/defer", "0.3.34", "0.4.10", "0.4.0", {"0.3.34": OLD, "0.4.0": NEW}, path)
+    found = bisect.findings(path)["langgraph/join/defer"]
+    assert len(found) == 1 and found[0]["first_changed"] == "0.4.0"
+    assert found[0]["observed"]["0.3.34"] == {"outcome": "n/a", "label": "n/a"}
+
+
+def test_as_released_cutoff_is_a_day_after_upload() -> None:
+    assert pypi.Release("1.0", "2025-02-26T21:57:39.123Z", False).as_released == "2025-02-27T21:57:39Z"
