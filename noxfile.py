@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
 from fanin import bisect as fanin_bisect  # noqa: E402
-from fanin import catalog, environment, locking, pythons  # noqa: E402
+from fanin import catalog, environment, failures, locking, pythons  # noqa: E402
 from fanin import matrix as fanin_matrix  # noqa: E402
 from fanin import upgrade as fanin_upgrade  # noqa: E402
 from fanin.errors import FaninError  # noqa: E402
@@ -91,8 +91,17 @@ def harness(session: nox.Session, requirements: str = "harness.txt") -> None:
 )
 def probe(session: nox.Session, cell: fanin_matrix.Cell) -> None:
     """Run one cell's probes against its reference; writes reports/results/<cell>.json."""
-    install_lock(session, cell.lock_path)
-    run_probes(session, cell, cell.lock_path, cell.reference_path, cell.results_path, session.posargs)
+    failures.clear(cell.results_path)
+    step = "install"
+    try:
+        install_lock(session, cell.lock_path)
+        step = "probe run"
+        run_probes(session, cell, cell.lock_path, cell.reference_path, cell.results_path, session.posargs)
+    except BaseException as exc:
+        if not cell.results_path.exists():  # behaviour changes (pytest exit 1) still wrote their results
+            code = getattr(exc, "return_code", None)
+            failures.record(cell.results_path, f"{step} failed" + (f" (exit {code})" if code is not None else f": {exc}"))
+        raise
 
 
 @nox.session(python=HARNESS_PYTHON)

@@ -51,9 +51,15 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
     else:
         if args.new is None:
             raise FaninError("diff takes two result sets (BASE NEW), or none to compare every local run with the reference")
-        if args.base == args.new:
+        base, new = _result_source(args.base, matrix), _result_source(args.new, matrix)
+        if args.base == args.new or base.resolve() == new.resolve():
             raise FaninError(f"diff names {args.base!r} twice; give two different result sets")
-        pairs = [(_result_source(args.base, matrix), _result_source(args.new, matrix))]
+        cells = {cell.id: cell for cell in matrix.cells}
+        if args.base in cells and args.new in cells:
+            older, newer = cells[args.base], cells[args.new]
+            if older.framework == newer.framework and older.sort_key > newer.sort_key:
+                raise FaninError(f"diff arguments in the wrong order: {args.base} is newer than {args.new}; give the older first")
+        pairs = [(base, new)]
     breaking = False
     for base_path, new_path in pairs:
         base, new = load(base_path), load(new_path)

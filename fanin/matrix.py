@@ -25,7 +25,8 @@ LOCKS = REPO_ROOT / "reference" / "locks"
 REFERENCE_RESULTS = REPO_ROOT / "reference" / "results"
 REFERENCE_REPORT = REPO_ROOT / "reference" / "REPORT.md"
 REFERENCE_CHECKLIST = REPO_ROOT / "reference" / "CHECKLIST.md"
-REPORTS = REPO_ROOT / "reports"
+# FANIN_REPORTS moves everything local runs write (results, logs, html) elsewhere, e.g. a CI artifacts dir.
+REPORTS = Path(os.environ.get("FANIN_REPORTS", REPO_ROOT / "reports"))
 RUN_RESULTS = REPORTS / "results"
 
 RESOLUTIONS = ("as-released", "current")

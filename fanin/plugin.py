@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import signal
 import sys
 import threading
 import traceback
@@ -94,6 +95,12 @@ def pytest_configure(config: pytest.Config) -> None:
         accept_new=config.getoption("fanin_accept_new"),
     )
     netblock.install()
+    signal.signal(signal.SIGTERM, _terminate)
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    """SIGTERM ends the run like Ctrl-C: no half-written result set, the previous one stays."""
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from packaging.version import Version
 
-from fanin import bisect, compare
+from fanin import bisect, compare, failures
 from fanin.errors import FaninError
 from fanin.matrix import Matrix
 from fanin.model import HAZARDS, Observation, ProbeInfo, ResultFileError, ResultSet, load
@@ -179,7 +179,7 @@ def load_dir(source: Path, matrix: Matrix) -> tuple[list[ResultSet], dict[str, s
     seen = {rs.cell for rs in sets}
     for cell in matrix.cells:
         if cell.id not in seen and cell.id not in missing:
-            missing[cell.id] = "no result set"
+            missing[cell.id] = failures.reason(source / f"{cell.id}.json") or "no result set"
     return sets, missing
 
 

@@ -58,15 +58,19 @@ def test_diff_detail_only_change_is_minor_and_exits_0(tmp_path: Path, capsys: py
     assert "| minor" in capsys.readouterr().out
 
 
-def test_diff_against_the_reference_by_cell_id(capsys: pytest.CaptureFixture[str]) -> None:
+def test_diff_a_run_against_the_reference_by_cell_id(tmp_path: Path) -> None:
     newest = MATRIX.newest("langgraph")
-    assert cli.main(["diff", newest.id, str(newest.reference_path)]) == 0
+    run = tmp_path / f"{newest.id}.json"
+    run.write_text(newest.reference_path.read_text())
+    assert cli.main(["diff", newest.id, str(run)]) == 0
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["diff", "langgraph-1.2.18", "langgraph-1.2.18"], "names 'langgraph-1.2.18' twice"),
+        (["diff", "langgraph-1.2.18", "reference/results/langgraph-1.2.18.json"], "twice"),
+        (["diff", "langgraph-1.2.24", "langgraph-1.2.9"], "wrong order: langgraph-1.2.24 is newer"),
         (["diff", "langgraph-1.2.18"], "diff takes two result sets"),
         (["diff", "langgraph-9.9.9", "langgraph-1.2.18"], "no cell 'langgraph-9.9.9'"),
         (["diff", "adk-2.13.0", "langgraph-1.2.18"], "cannot diff a adk result set with a langgraph one"),
