@@ -8,6 +8,7 @@
     ./noxw -s bless -- [CELL ...]           promote reviewed local results into reference/
     ./noxw -s lock -- [CELL ...]            re-resolve cell locks with uv
     ./noxw -s bisect -- FRAMEWORK PROBE GOOD BAD   first release where a probe's observation changed
+    ./noxw -t repeat -- 20                  every cell 20 times (hash seeds 0..19), then the stability table
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ def install_lock(session: nox.Session, lock: Path) -> None:
 
 
 def run_probes(session: nox.Session, cell: fanin_matrix.Cell, lock: Path, reference: Path, results: Path,
-               extra: list[str], success_codes: list[int] | None = None, target: str | None = None) -> None:
+               extra: list[str], success_codes: list[int] | None = None, target: str | None = None,
+               env: dict[str, str] | None = None) -> None:
     session.run(
         "python", "-m", "pytest", "-p", "pytest_timeout",
         "-c", str(ROOT / "suites" / "pytest.ini"), "--rootdir", str(ROOT / "suites"),
@@ -68,7 +70,7 @@ def run_probes(session: nox.Session, cell: fanin_matrix.Cell, lock: Path, refere
         "--fanin-results", str(results), "--fanin-reference", str(reference), "--fanin-lock", str(lock),
         f"--junitxml={fanin_matrix.REPORTS / 'junit' / (cell.id + '.xml')}",
         *extra,
-        env=PROBE_ENV, success_codes=success_codes or [0],
+        env={**PROBE_ENV, **(env or {})}, success_codes=success_codes or [0],
     )
 
 
@@ -76,19 +78,19 @@ def harness(session: nox.Session, requirements: str = "harness.txt") -> None:
     session.install("-r", str(REQUIREMENTS / requirements))
 
 
+CELL_PARAMS = [
+    nox.param(
+        pythons.find(cell.python) or cell.python,
+        cell,
+        id=cell.id,
+        tags=[cell.framework.key, *(["smoke"] if cell.id in SMOKE else [])],
+    )
+    for cell in MATRIX.cells
+]
+
+
 @nox.session
-@nox.parametrize(
-    ("python", "cell"),
-    [
-        nox.param(
-            pythons.find(cell.python) or cell.python,
-            cell,
-            id=cell.id,
-            tags=[cell.framework.key, *(["smoke"] if cell.id in SMOKE else [])],
-        )
-        for cell in MATRIX.cells
-    ],
-)
+@nox.parametrize(("python", "cell"), CELL_PARAMS)
 def probe(session: nox.Session, cell: fanin_matrix.Cell) -> None:
     """Run one cell's probes against its reference; writes reports/results/<cell>.json."""
     failures.clear(cell.results_path)
@@ -102,6 +104,36 @@ def probe(session: nox.Session, cell: fanin_matrix.Cell) -> None:
             code = getattr(exc, "return_code", None)
             failures.record(cell.results_path, f"{step} failed" + (f" (exit {code})" if code is not None else f": {exc}"))
         raise
+
+
+@nox.session
+@nox.parametrize(("python", "cell"), [nox.param(p.args[0], p.args[1], id=p.id, tags=["repeat"]) for p in CELL_PARAMS])
+def repeat(session: nox.Session, cell: fanin_matrix.Cell) -> None:
+    """Run a cell N times (default 5; `-- 20`), as separate processes with different hash seeds."""
+    try:
+        runs = int(session.posargs[0]) if session.posargs else 5
+    except ValueError:
+        session.error(f"repeat takes the number of runs, e.g. -- 20; got {session.posargs[0]!r}")
+    if runs < 2:
+        session.error(f"repeat needs at least 2 runs to compare, got {runs}")
+    install_lock(session, cell.lock_path)
+    work = fanin_matrix.REPORTS / "repeat" / cell.id
+    for stale in work.glob("*.json"):
+        stale.unlink()
+    for seed in range(runs):
+        run_probes(session, cell, cell.lock_path, cell.reference_path, work / f"run-{seed:03d}.json",
+                   ["-q", "--fanin-accept-new"], success_codes=[0, 1], env={"PYTHONHASHSEED": str(seed)})
+    session.notify("stability", posargs=[str(work)])
+
+
+@nox.session(python=HARNESS_PYTHON)
+def stability(session: nox.Session) -> None:
+    """Compare the repeated runs of cells (directories under reports/repeat/); exit 1 if a probe is flaky."""
+    harness(session)
+    targets = session.posargs or [str(p) for p in sorted((fanin_matrix.REPORTS / "repeat").glob("*")) if p.is_dir()]
+    if not targets:
+        session.error("no repeated runs in reports/repeat/; run ./noxw -s repeat -- N first")
+    session.run("python", "-m", "fanin", "stability", *targets, env=ENV)
 
 
 @nox.session(python=HARNESS_PYTHON)

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from fanin import compare, locking
+from fanin import compare, locking, stability
 from fanin.errors import FaninError
 from fanin.matrix import RUN_RESULTS, Matrix, load as load_matrix
 from fanin.model import ResultFileError, load, save, write_atomic
@@ -104,6 +104,22 @@ def cmd_lock(args: argparse.Namespace, matrix: Matrix) -> int:
     return 0
 
 
+def cmd_stability(args: argparse.Namespace, matrix: Matrix) -> int:
+    flaky_total = 0
+    for directory in args.dirs:
+        result = stability.check(sorted(Path(directory).glob("*.json")))
+        flaky_total += len(result.flaky)
+        print(
+            f"{result.cell}: {result.runs} runs; {len(result.exact)} probes exact, "
+            f"{len(result.nondeterministic)} nondeterministic by design (same outcome set every run), "
+            f"{len(result.flaky)} flaky"
+        )
+        for probe_id, observations in result.flaky.items():
+            labels = " | ".join(sorted({f"{o.outcome} {o.label}" for o in observations}))
+            print(f"  flaky {probe_id}: {labels}")
+    return 1 if flaky_total else 0
+
+
 def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
     smoke = matrix.smoke()
     for cell in sorted(matrix.cells, key=lambda c: c.sort_key):
@@ -133,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     lock = sub.add_parser("lock", help="(re)resolve cell locks with uv")
     lock.add_argument("cells", nargs="*", help="cell ids (default: all)")
     lock.set_defaults(func=cmd_lock)
+    stable = sub.add_parser("stability", help="compare N runs of a cell (directories of result sets); exit 1 if any probe is flaky")
+    stable.add_argument("dirs", nargs="+", type=Path)
+    stable.set_defaults(func=cmd_stability)
     cells = sub.add_parser("cells", help="list the matrix")
     cells.add_argument("--framework")
     cells.add_argument("--smoke", action="store_true")
