@@ -217,6 +217,6 @@ def test_across_supersteps(obs: Observer) -> None:
     obs.record(
         {"final": final, "writer_steps": steps},
         label=f"order: {rule}",
-        detail=f"items {items} with writer steps {steps}",
+        detail=f"items {items} with writer steps {dict(sorted(steps.items()))}",
         hazard="order-coupled",
     )

@@ -1,0 +1,67 @@
+"""Streaming a fan-out: can each update be attributed to its writer?"""
+
+import operator
+from typing import Annotated, TypedDict
+
+from langgraph.graph import START, StateGraph
+
+from fanin.probe import Claim, Observer, probe
+
+
+@probe(
+    "langgraph/stream/updates-attribution",
+    title="stream_mode=\"updates\" over two parallel nodes and two Send tasks, finishing in a forced order",
+    claim=Claim(
+        "stream_mode=\"updates\" streams the updates after each step, one chunk per node keyed by the node"
+        " name, so every parallel write can be attributed to its writer.",
+        "https://docs.langchain.com/oss/python/langgraph/streaming#stream-graph-state",
+    ),
+)
+def test_updates_attribution(obs: Observer) -> None:
+    Send = obs.need("langgraph.types", "Send")
+    from lg_kit import ThreadTurns
+
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+
+    turns = ThreadTurns(["b", "a"])
+    send_turns = ThreadTurns(["job2", "job1"])
+
+    def writer(name: str):
+        def node(state: State) -> dict:
+            turns.arrive(name)
+            return {"items": [name]}
+
+        return node
+
+    def worker(payload: dict) -> dict:
+        send_turns.arrive(payload["job"])
+        return {"items": [payload["job"]]}
+
+    builder = StateGraph(State)
+    builder.add_node("a", writer("a"))
+    builder.add_node("b", writer("b"))
+    builder.add_node("worker", worker)
+    builder.add_edge(START, "a")
+    builder.add_edge(START, "b")
+    builder.add_conditional_edges("a", lambda state: [Send("worker", {"job": j}) for j in ("job1", "job2")], ["worker"])
+    graph = builder.compile()
+
+    chunks: list = []
+    with obs.framework(value=lambda: {"chunks": chunks}):
+        for chunk in graph.stream({"items": []}, stream_mode="updates"):
+            chunks.append(chunk)
+            for update in chunk.values():
+                for item in (update or {}).get("items", []):
+                    turns.finished(item)
+                    send_turns.finished(item)
+    if turns.vacuous or send_turns.vacuous:
+        obs.vacuous(turns.vacuous or send_turns.vacuous)
+    one_writer_each = all(len(chunk) == 1 for chunk in chunks)
+    shape = [f"{name}: {', '.join(update['items'])}" for chunk in chunks for name, update in chunk.items()]
+    obs.record(
+        {"chunks": chunks, "finished": turns.acted + send_turns.acted},
+        label="one chunk per task, finish order" if one_writer_each else "chunks merge writers",
+        detail=f"chunks in arrival order: {shape}; Send tasks are keyed by node name only",
+        hazard="safe" if one_writer_each else "silent",
+    )
