@@ -1,6 +1,6 @@
 """fanin's sessions: thin wiring generated from reference/matrix.toml; the logic lives in fanin/.
 
-    ./noxw                                  every cell, then the report (the main job)
+    ./noxw                                  every cell (in parallel), then the report (the main job)
     ./noxw -s tests                         harness tests, then every cell against the reference
     ./noxw -s "probe(langgraph-1.2.18)"     one cell;  -t smoke / -t langgraph / -t adk for groups
     ./noxw -s upgrade -- langgraph==1.2.20  a version outside the matrix, diffed with the newest reference
@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -22,7 +23,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
 from fanin import bisect as fanin_bisect  # noqa: E402
-from fanin import catalog, environment, failures, locking, pythons  # noqa: E402
+from fanin import catalog, environment, failures, locking, parallel, pythons  # noqa: E402
 from fanin import matrix as fanin_matrix  # noqa: E402
 from fanin import upgrade as fanin_upgrade  # noqa: E402
 from fanin.errors import FaninError  # noqa: E402
@@ -37,7 +38,7 @@ except FaninError as exc:
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["probe", "report"]
+nox.options.sessions = ["matrix", "report"]
 
 HARNESS_PYTHON = pythons.find(MATRIX.default_python) or MATRIX.default_python
 SMOKE = MATRIX.smoke()
@@ -104,6 +105,19 @@ def probe(session: nox.Session, cell: fanin_matrix.Cell) -> None:
             code = getattr(exc, "return_code", None)
             failures.record(cell.results_path, f"{step} failed" + (f" (exit {code})" if code is not None else f": {exc}"))
         raise
+
+
+@nox.session(venv_backend="none")
+def matrix(session: nox.Session) -> None:
+    """Every probe session side by side, one per core (FANIN_JOBS to change); logs in reports/logs/."""
+    jobs = int(os.environ.get("FANIN_JOBS") or os.cpu_count() or 1)
+    # Slowest first (ADK 1.x imports take longest), so the last cell to start is a quick one.
+    order = sorted(MATRIX.cells, key=lambda c: (c.framework.key != "adk", c.sort_key))
+    outcomes = parallel.run_all(ROOT / "noxfile.py", [f"probe({c.id})" for c in order], session.posargs,
+                                fanin_matrix.REPORTS / "logs", jobs)
+    failed = [o.session for o in outcomes if o.returncode]
+    if failed:
+        session.error(f"{len(failed)} of {len(outcomes)} cells failed: {', '.join(failed)} (logs in reports/logs/)")
 
 
 @nox.session
@@ -217,7 +231,6 @@ def bisect(session: nox.Session) -> None:
 @nox.session(python=HARNESS_PYTHON)
 def tests(session: nox.Session) -> None:
     """The harness's own tests (no framework), then every cell must reproduce its committed reference."""
-    for cell in MATRIX.cells:
-        session.notify(f"probe({cell.id})", posargs=[])
+    session.notify("matrix", posargs=[])
     harness(session, "tests.txt")
     session.run("python", "-m", "pytest", str(ROOT / "tests"), *session.posargs, env=ENV)

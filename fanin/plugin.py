@@ -221,6 +221,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.fanin_status = "new"  # type: ignore[attr-defined]
         if not item.config.stash[recorder_key].accept_new:
             report.outcome = "failed"
+            report.longrepr = f"no reference observation for this cell\n{compare.describe(change)}"
     elif change.kind == compare.MINOR:
         report.fanin_status = "minor"  # type: ignore[attr-defined]
 

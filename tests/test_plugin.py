@@ -130,9 +130,10 @@ def test_every_outcome_class_is_recorded_and_nothing_passes_silently(suite: pyte
 
 
 def test_new_fails_the_run_unless_accepted(suite: pytest.Pytester) -> None:
-    strict = run(suite, "-k", "test_ok")
+    strict = run(suite, "-k", "test_ok", f"--junitxml={suite.path / 'junit.xml'}")
     strict.stdout.fnmatch_lines(["* 1 new in *"])
     assert strict.ret == 1
+    assert "no reference observation for this cell" in (suite.path / "junit.xml").read_text()
     accepted = run(suite, "-k", "test_ok", "--fanin-accept-new")
     accepted.stdout.fnmatch_lines(["* 1 new in *"])
     assert accepted.ret == 0
