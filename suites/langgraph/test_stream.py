@@ -59,9 +59,12 @@ def test_updates_attribution(obs: Observer) -> None:
         obs.vacuous(turns.vacuous or send_turns.vacuous)
     one_writer_each = all(len(chunk) == 1 for chunk in chunks)
     shape = [f"{name}: {', '.join(update['items'])}" for chunk in chunks for name, update in chunk.items()]
+    arrival = [item for chunk in chunks for update in chunk.values() for item in (update or {}).get("items", [])]
+    finished = turns.acted + send_turns.acted
+    order = "finish order" if arrival == finished else "not finish order"
     obs.record(
-        {"chunks": chunks, "finished": turns.acted + send_turns.acted},
-        label="one chunk per task, finish order" if one_writer_each else "chunks merge writers",
+        {"chunks": chunks, "finished": finished},
+        label=f"one chunk per task, {order}" if one_writer_each else f"chunks merge writers, {order}",
         detail=f"chunks in arrival order: {shape}; Send tasks are keyed by node name only",
         hazard="safe" if one_writer_each else "silent",
     )

@@ -40,14 +40,18 @@ def test_shared_keys(obs: Observer) -> None:
     graph = builder.compile()
 
     updates: list = []
-    with obs.framework(value=lambda: {"updates": updates}):
+
+    def by_node(chunks: list) -> list:
+        return sorted(chunks, key=lambda chunk: sorted(chunk))
+
+    with obs.framework(value=lambda: {"updates": by_node(updates)}):
         final = None
         for mode, chunk in graph.stream({"question": "q", "s1": 0, "s2": 0}, stream_mode=["updates", "values"]):
             if mode == "updates":
                 updates.append(chunk)
             else:
                 final = chunk
-    updates.sort(key=lambda chunk: sorted(chunk))
+    updates = by_node(updates)
     merged = final["s1"] == 1 and final["s2"] == 1
     obs.record(
         {"final": final, "updates": updates},
