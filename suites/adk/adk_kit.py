@@ -1,16 +1,25 @@
-"""Support code shared by the ADK probes: a model-free agent that writes state when its gate opens.
+"""Support code shared by the ADK probes.
 
-Real ADK classes only (BaseAgent, Event, EventActions, Runner,
-InMemorySessionService); nothing of the framework is replaced.
+Real ADK classes only (BaseAgent, LlmAgent, Event, EventActions, Runner,
+InMemorySessionService, BaseLlm); nothing of the framework is replaced. The
+one stand-in is `FakeModel`, a model class that answers through ADK's own
+model interface (`BaseLlm.generate_content_async` yielding `LlmResponse`s), so
+everything downstream of the model (output_key, function calls, AgentTool) runs
+ADK's code path.
 """
 
+from __future__ import annotations
+
+import asyncio
 from typing import Any, AsyncGenerator
 
 from google.adk.agents import BaseAgent
 from google.adk.events import Event, EventActions
+from google.adk.models import BaseLlm, LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import types
+from pydantic import Field
 
 APP = "fanin"
 USER = "probe"
@@ -33,12 +42,128 @@ class GatedWriter(BaseAgent):
         self.turns.done(self.name)
 
 
+class Step(BaseAgent):
+    """A model-free branch that notes what happened to it in `log`.
+
+    Waits for its turn (if `turns`; the turn is `gate`, default its own name), then
+    either raises (`fail`) or emits one event with `delta` as state_delta (and
+    `escalate`), and marks its turn done when ADK resumes it after taking the event
+    (`mark_done=False` leaves that to someone else, e.g. the callback of an
+    enclosing agent that may never resume it). The log gets `(name, "acted")`,
+    `(name, "raised")` or `(name, "cancelled")` (CancelledError while it waited for
+    its turn), so a probe can tell which siblings ADK cancelled and which ran on.
+    """
+
+    turns: Any = None
+    gate: str = ""
+    mark_done: bool = True
+    delta: dict[str, Any] = Field(default_factory=dict)
+    escalate: bool = False
+    fail: bool = False
+    log: Any = Field(default_factory=list)  # Any: pydantic would copy a list, and the probe keeps the original
+
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
+        turn = self.gate or self.name
+        try:
+            if self.turns is not None:
+                await self.turns.wait(turn)
+        except asyncio.CancelledError:
+            self.log.append((self.name, "cancelled"))
+            raise
+        if self.fail:
+            self.log.append((self.name, "raised"))
+            raise RuntimeError(f"{self.name} failed")
+        self.log.append((self.name, "acted"))
+        actions = EventActions(state_delta=dict(self.delta), escalate=True if self.escalate else None)
+        yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch, actions=actions)
+        if self.turns is not None and self.mark_done:
+            self.turns.done(turn)
+
+
+def request_texts(llm_request: Any) -> list[str]:
+    """The text parts of a model request, in order (what the model would see)."""
+    texts = []
+    for content in llm_request.contents or []:
+        for part in content.parts or []:
+            if part.text:
+                texts.append(part.text)
+    return texts
+
+
+class FakeModel(BaseLlm):
+    """Canned replies through ADK's real model interface; no network.
+
+    `replies[i]` answers the i-th call (the last one repeats): a str is a text
+    reply, a list of `(name, args)` pairs is one response holding those function
+    calls. With `turns`, the reply waits for the turn named `gate` and marks it
+    done once ADK has taken the response (the generator is resumed), i.e. after
+    the event carrying it was processed. `requests` keeps the text of every request.
+    """
+
+    model: str = "fake-model"
+    replies: list = Field(default_factory=lambda: ["ok"])
+    turns: Any = None
+    gate: str = ""
+    requests: list = Field(default_factory=list)
+
+    async def generate_content_async(self, llm_request: Any, stream: bool = False) -> AsyncGenerator[Any, None]:
+        self.requests.append(request_texts(llm_request))
+        reply = self.replies[min(len(self.requests), len(self.replies)) - 1]
+        if isinstance(reply, str):
+            parts = [types.Part(text=reply)]
+        else:
+            parts = [types.Part(function_call=types.FunctionCall(name=name, args=args)) for name, args in reply]
+        if self.turns is not None:
+            await self.turns.wait(self.gate)
+        yield LlmResponse(content=types.Content(role="model", parts=parts))
+        if self.turns is not None:
+            self.turns.done(self.gate)
+
+
+def fake_llm_agent(name: str, reply: Any, *, turns: Any = None, **kwargs: Any) -> Any:
+    """An LlmAgent whose model is a FakeModel answering `reply` (gated on its own name)."""
+    from google.adk.agents import LlmAgent
+
+    return LlmAgent(name=name, model=FakeModel(replies=[reply], turns=turns, gate=name), **kwargs)
+
+
+def user_message(text: str = "go") -> Any:
+    return types.Content(role="user", parts=[types.Part(text=text)])
+
+
+async def run_turn(
+    root: BaseAgent, service: InMemorySessionService, session_id: str, text: str = "go", events: list | None = None
+) -> list:
+    """One `Runner.run_async` turn on an existing session; returns the events it yielded.
+
+    Pass `events` to keep the events that arrived before an exception ended the run.
+    """
+    events = [] if events is None else events
+    runner = Runner(app_name=APP, agent=root, session_service=service)
+    async for event in runner.run_async(user_id=USER, session_id=session_id, new_message=user_message(text)):
+        events.append(event)
+    return events
+
+
+async def stored_state(service: InMemorySessionService, session_id: str, user_id: str = USER) -> dict:
+    """The session state as the session service has it now (never an agent's in-memory copy)."""
+    stored = await service.get_session(app_name=APP, user_id=user_id, session_id=session_id)
+    return dict(stored.state)
+
+
 async def run_once(root: BaseAgent, service: InMemorySessionService | None = None, session_id: str = "s1"):
     """Run `root` once on a fresh session; return (events, state re-read from the session service)."""
     service = service or InMemorySessionService()
     session = await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
-    runner = Runner(app_name=APP, agent=root, session_service=service)
-    message = types.Content(role="user", parts=[types.Part(text="go")])
-    events = [e async for e in runner.run_async(user_id=USER, session_id=session.id, new_message=message)]
-    stored = await service.get_session(app_name=APP, user_id=USER, session_id=session.id)
-    return events, dict(stored.state)
+    events = await run_turn(root, service, session.id)
+    return events, await stored_state(service, session.id)
+
+
+async def run_workflow(workflow: Any, service: InMemorySessionService | None = None, session_id: str = "s1"):
+    """Run a 2.x `Workflow` through `Runner(node=...)`; return (events, events re-read from the service)."""
+    service = service or InMemorySessionService()
+    await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
+    runner = Runner(app_name=APP, node=workflow, session_service=service)
+    events = [e async for e in runner.run_async(user_id=USER, session_id=session_id, new_message=user_message())]
+    stored = await service.get_session(app_name=APP, user_id=USER, session_id=session_id)
+    return events, list(stored.events)

@@ -1,0 +1,118 @@
+"""Escalation inside a ParallelAgent branch: are the siblings cancelled, does the pipeline go on?"""
+
+from typing import Any
+
+from gates import Turns
+from adk_kit import Event, EventActions, Step, run_once
+
+from google.adk.agents import BaseAgent, LoopAgent, ParallelAgent, SequentialAgent
+
+from fanin.probe import Claim, Observer, probe
+
+
+class Gather(BaseAgent):
+    """The fan-in step after the ParallelAgent: notes which result keys it finds, then writes `gathered`."""
+
+    found: Any
+
+    async def _run_async_impl(self, ctx: Any):
+        keys = sorted(k for k in ctx.session.state if k.startswith("result_"))
+        self.found.append(keys)
+        yield Event(
+            author=self.name,
+            invocation_id=ctx.invocation_id,
+            branch=ctx.branch,
+            actions=EventActions(state_delta={"gathered": ",".join(keys)}),
+        )
+
+
+def summarize(events: list, log: list, found: list, state: dict, escalator: str) -> dict:
+    fate = {name: what for name, what in log if name in ("b", "c")}
+    return {
+        "event_authors": [e.author for e in events if e.author != "user"],
+        "escalated_by": [e.author for e in events if e.actions and e.actions.escalate],
+        f"{escalator}_runs": sum(1 for name, what in log if name == escalator and what == "acted"),
+        "siblings": {n: fate.get(n, "never started") for n in ("b", "c")},
+        "gather_ran": bool(found),
+        "gather_found": found[0] if found else None,
+        "final": {k: state.get(k) for k in ("result_a", "result_b", "result_c", "gathered")},
+    }
+
+
+def describe(value: dict) -> tuple[str, str, str]:
+    cancelled = sorted(n for n, what in value["siblings"].items() if what == "cancelled")
+    ran = sorted(n for n, what in value["siblings"].items() if what == "acted")
+    siblings = "siblings cancelled" if cancelled and not ran else "siblings ran on" if ran and not cancelled else "mixed"
+    gather = "gather runs" if value["gather_ran"] else "gather skipped"
+    label = f"{siblings}, {gather}"
+    detail = (
+        f"after the escalation: cancelled {','.join(cancelled) or 'none'}, ran on {','.join(ran) or 'none'}; "
+        + (f"gather runs and finds {','.join(value['gather_found']) or 'no result'}" if value["gather_ran"] else "gather never runs")
+    )
+    # Cancelled siblings with a fan-in that still runs: the fan-in sees partial results, no error.
+    hazard = "silent" if value["gather_ran"] and cancelled else "safe"
+    return label, detail, hazard
+
+
+@probe(
+    "adk/escalate/direct-child",
+    title="A direct ParallelAgent child escalates while its siblings are held: cancelled? does gather run?",
+    claim=Claim(
+        "When a sub-agent emits an event with actions.escalate = True, the ParallelAgent yields it and "
+        "cancels the remaining sub-agents (the feature request; earlier versions let them run to completion).",
+        "https://github.com/google/adk-python/issues/5104",
+    ),
+)
+async def test_direct_child(obs: Observer) -> None:
+    turns = Turns(["a", "b", "c"])
+    log: list = []
+    found: list = []
+    branches = [
+        Step(name="a", turns=turns, escalate=True, delta={"result_a": "A"}, log=log),
+        Step(name="b", turns=turns, delta={"result_b": "B"}, log=log),
+        Step(name="c", turns=turns, delta={"result_c": "C"}, log=log),
+    ]
+    root = SequentialAgent(
+        name="pipeline", sub_agents=[ParallelAgent(name="fanout", sub_agents=branches), Gather(name="gather", found=found)]
+    )
+    with obs.framework():
+        events, state = await run_once(root)
+    if turns.vacuous:
+        obs.vacuous(turns.vacuous)
+    value = summarize(events, log, found, state, "a")
+    label, detail, hazard = describe(value)
+    obs.record(value, label=label, detail=detail, hazard=hazard)
+
+
+@probe(
+    "adk/escalate/nested-child",
+    title="A grandchild (inside a LoopAgent branch) escalates while the other branches are held",
+    claim=Claim(
+        "adk-python stops a ParallelAgent only when the escalating event's author is a direct sub-agent; "
+        "an escalation from deeper inside a branch ends that branch's loop and leaves the siblings running.",
+        "https://github.com/google/adk-java/issues/1490",
+    ),
+)
+async def test_nested_child(obs: Observer) -> None:
+    turns = Turns(["a", "b", "c"])
+    log: list = []
+    found: list = []
+    # Branch a's turn ends when the loop ends (a loop may stop without resuming the escalating child).
+    check = Step(name="a_check", turns=turns, gate="a", mark_done=False, escalate=True, delta={"result_a": "A"}, log=log)
+    branches = [
+        LoopAgent(
+            name="a", max_iterations=3, sub_agents=[check], after_agent_callback=lambda callback_context: turns.done("a")
+        ),
+        Step(name="b", turns=turns, delta={"result_b": "B"}, log=log),
+        Step(name="c", turns=turns, delta={"result_c": "C"}, log=log),
+    ]
+    root = SequentialAgent(
+        name="pipeline", sub_agents=[ParallelAgent(name="fanout", sub_agents=branches), Gather(name="gather", found=found)]
+    )
+    with obs.framework():
+        events, state = await run_once(root)
+    if turns.vacuous:
+        obs.vacuous(turns.vacuous)
+    value = summarize(events, log, found, state, "a_check")
+    label, detail, hazard = describe(value)
+    obs.record(value, label=label, detail=f"{detail}; the loop ran its escalating child {value['a_check_runs']}×", hazard=hazard)

@@ -1,0 +1,72 @@
+"""LlmAgent children of a ParallelAgent storing their reply with `output_key`.
+
+The model is the suite's FakeModel (ADK's BaseLlm interface, canned text), so
+the reply is saved to state by LlmAgent's own output_key code path.
+"""
+
+from gates import Turns
+from adk_kit import fake_llm_agent, run_once
+
+from google.adk.agents import ParallelAgent
+
+from fanin.probe import Claim, Observer, probe
+
+PARALLEL_AGENT_DOC = "https://google.github.io/adk-docs/agents/workflow-agents/parallel-agents/"
+
+
+@probe(
+    "adk/output-key/same-key",
+    title="Three LlmAgent children of a ParallelAgent share one output_key",
+    claim=Claim(
+        "Parallel sub-agents share session state; to avoid race conditions each one should write "
+        "its result to a distinct output_key. A shared key keeps only one reply.",
+        PARALLEL_AGENT_DOC,
+    ),
+)
+async def test_same_key(obs: Observer) -> None:
+    runs = {}
+    for order in (["a", "b", "c"], ["c", "b", "a"]):
+        turns = Turns(order)
+        children = [fake_llm_agent(n, f"reply {n}", turns=turns, output_key="result") for n in ("a", "b", "c")]
+        with obs.framework():
+            events, state = await run_once(ParallelAgent(name="fanout", sub_agents=children))
+        if turns.vacuous:
+            obs.vacuous(turns.vacuous)
+        writers = [e.author for e in events if e.actions and "result" in (e.actions.state_delta or {})]
+        runs[",".join(order)] = {"output_key_events": writers, "final": state.get("result")}
+    last_wins = all(r["final"] == f"reply {r['output_key_events'][-1]}" for r in runs.values() if r["output_key_events"])
+    lost = sum(len(r["output_key_events"]) - 1 for r in runs.values())
+    survivors = "; ".join(f"{order} -> {r['final']}" for order, r in runs.items())
+    rule = "the last one stored wins" if last_wins else "the survivor is not the last stored"
+    obs.record(
+        runs,
+        label="last reply wins" if last_wins else "not the last reply",
+        detail=f"every reply is stored under 'result' and {rule} ({survivors}); {lost} replies overwritten, no error",
+        hazard="silent" if lost else "safe",
+    )
+
+
+@probe(
+    "adk/output-key/distinct-keys",
+    title="Three LlmAgent children of a ParallelAgent each have their own output_key",
+    claim=Claim(
+        "Give each parallel sub-agent its own output_key; every reply is then kept in session state.",
+        PARALLEL_AGENT_DOC,
+    ),
+)
+async def test_distinct_keys(obs: Observer) -> None:
+    turns = Turns(["c", "b", "a"])
+    children = [fake_llm_agent(n, f"reply {n}", turns=turns, output_key=f"result_{n}") for n in ("a", "b", "c")]
+    with obs.framework():
+        events, state = await run_once(ParallelAgent(name="fanout", sub_agents=children))
+    if turns.vacuous:
+        obs.vacuous(turns.vacuous)
+    writers = [e.author for e in events if e.actions and e.actions.state_delta]
+    kept = {key: state.get(key) for key in ("result_a", "result_b", "result_c")}
+    count = sum(v is not None for v in kept.values())
+    obs.record(
+        {"output_key_events": writers, "final": kept},
+        label=f"{count} of 3 replies kept",
+        detail=f"{len(writers)} output_key events in the order {','.join(writers)}; {count} of 3 replies are in state",
+        hazard="safe" if count == 3 else "silent",
+    )
