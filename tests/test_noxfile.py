@@ -13,8 +13,9 @@ MATRIX = matrix.load()
 
 
 def nox_list(env: dict[str, str] | None = None, json_output: bool = True) -> subprocess.CompletedProcess[str]:
+    selection = ["--json", "-s", "probe"] if json_output else []
     return subprocess.run(
-        [sys.executable, "-m", "nox", "--noxfile", str(REPO_ROOT / "noxfile.py"), "-l", *(["--json"] if json_output else [])],
+        [sys.executable, "-m", "nox", "--noxfile", str(REPO_ROOT / "noxfile.py"), "-l", *selection],
         capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=120,
     )
 
@@ -30,7 +31,8 @@ def test_one_probe_session_per_cell_with_framework_and_smoke_tags() -> None:
         assert cell.framework.key in tags
         assert ("smoke" in tags) == (cell.id in MATRIX.smoke())
     listed = nox_list(json_output=False).stdout
-    for name in ("report", "diff", "upgrade", "bless", "lock", "tests"):
+    assert "* matrix ->" in listed and "* report ->" in listed  # the main job
+    for name in ("report", "diff", "upgrade", "bless", "lock", "tests", "bisect", "stability"):
         assert f"- {name} ->" in listed or f"* {name} ->" in listed, name
 
 
