@@ -9,6 +9,7 @@
     ./noxw -s lock -- [CELL ...]            re-resolve cell locks with uv
     ./noxw -s bisect -- FRAMEWORK PROBE GOOD BAD   first release where a probe's observation changed
     ./noxw -t repeat -- 20                  every cell 20 times (hash seeds 0..19), then the stability table
+    ./noxw -s bench                         benchmarks/RESULTS.md
 """
 
 from __future__ import annotations
@@ -226,6 +227,13 @@ def bisect(session: nox.Session) -> None:
     fanin_bisect.record(plan.probe_id, plan.good.version, plan.bad.version, first, seen)
     session.log(f"{plan.probe_id}: first changed in {plan.framework.package} {first} "
                 f"({len(seen)} of {len(releases)} releases run); recorded in reference/bisect.json")
+
+
+@nox.session(python=HARNESS_PYTHON)
+def bench(session: nox.Session) -> None:
+    """Measure the floor, the warm matrix, a cold cell, an upgrade and the report; writes benchmarks/RESULTS.md."""
+    harness(session, "bench.txt")
+    session.run("python", str(ROOT / "benchmarks" / "bench.py"), env=ENV)
 
 
 @nox.session(python=HARNESS_PYTHON)
