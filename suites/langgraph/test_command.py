@@ -58,6 +58,6 @@ def test_static_edge_still_runs(obs: Observer) -> None:
     obs.record(
         runs,
         label=f"both run: {', '.join(items[1:])}" if both else "only the goto target runs",
-        detail=f"nodes run {reducer['node_steps']}; on a plain key: {collision}",
+        detail=f"nodes run {dict(sorted(reducer['node_steps'].items()))}; on a plain key: {collision}",
         hazard="silent" if both and "raises" not in plain else "loud" if both else "safe",
     )
