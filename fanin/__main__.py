@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from fanin import compare, locking, stability
+from fanin import catalog, compare, locking, stability
 from fanin.errors import FaninError
 from fanin.matrix import RUN_RESULTS, Matrix, load as load_matrix
 from fanin.model import ResultFileError, load, save, write_atomic
@@ -79,20 +79,32 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
 
 
 def cmd_bless(args: argparse.Namespace, matrix: Matrix) -> int:
+    """Check every named cell first, then write them all: a bad cell never leaves the reference half-updated."""
     cells = [matrix.cell(c) for c in args.cells] if args.cells else [c for c in matrix.cells if c.results_path.exists()]
     if not cells:
         raise FaninError(f"nothing to bless: no local results in {shown(RUN_RESULTS)}")
+    declared = catalog.declared()
+    accepted = []
     for cell in cells:
         run = load(cell.results_path, expect_cell=cell.id)
         errors = [pid for pid, o in run.observations.items() if o.outcome == "probe-error"]
         if errors and not args.force:
             raise FaninError(f"{cell.id} has probe errors ({', '.join(errors)}); fix the probes, or bless with --force")
+        absent = sorted({p.id for p in declared if p.framework == cell.framework.key} - set(run.observations))
+        if absent and not args.force:
+            raise FaninError(
+                f"{cell.id}: the run lacks {len(absent)} declared probe(s) ({', '.join(absent[:3])}"
+                f"{', …' if len(absent) > 3 else ''}); a partial run (-k, or another session's output) is not a reference"
+            )
         try:
             changes = compare.diff(load(cell.reference_path, expect_cell=cell.id), run)
-            print(f"{cell.id}: blessing {len(changes)} change(s)" + (f"\n{markdown.changes(changes)}" if changes else ""))
+            note = f"blessing {len(changes)} change(s)" + (f"\n{markdown.changes(changes)}" if changes else "")
         except ResultFileError as exc:
-            print(f"{cell.id}: new reference with {len(run.observations)} probes (replacing: {exc})")
+            note = f"new reference with {len(run.observations)} probes (replacing: {exc})"
+        accepted.append((cell, run, note))
+    for cell, run, note in accepted:
         save(run, cell.reference_path)
+        print(f"{cell.id}: {note}")
     return 0
 
 
@@ -144,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.set_defaults(func=cmd_diff)
     bless = sub.add_parser("bless", help="promote reviewed local results into reference/results")
     bless.add_argument("cells", nargs="*", help="cell ids (default: every cell with a local result)")
-    bless.add_argument("--force", action="store_true", help="bless even with probe errors")
+    bless.add_argument("--force", action="store_true", help="bless even with probe errors or missing probes")
     bless.set_defaults(func=cmd_bless)
     lock = sub.add_parser("lock", help="(re)resolve cell locks with uv")
     lock.add_argument("cells", nargs="*", help="cell ids (default: all)")

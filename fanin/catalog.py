@@ -41,5 +41,5 @@ def declared(suites: Path = SUITES) -> list[DeclaredProbe]:
                 probe_id = _probe_id(decorator)
                 if probe_id:
                     shown = str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else path.name
-                    found.append(DeclaredProbe(probe_id, shown, node.name, probe_source_hash(text, node.name)))
+                    found.append(DeclaredProbe(probe_id, shown, node.name, probe_source_hash(path, node.name)))
     return found

@@ -52,7 +52,7 @@ def probe(id: str, *, title: str, claim: Claim, sources: tuple[str, ...] | list[
             sources=tuple(sources),
             file=shown,
             function=fn.__name__,
-            source_hash=probe_source_hash(path.read_text(encoding="utf-8"), fn.__name__),
+            source_hash=probe_source_hash(path, fn.__name__),
         )
         return fn
 

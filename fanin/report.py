@@ -190,7 +190,7 @@ def _reproducer(info: ProbeInfo) -> tuple[str | None, bool]:
         return None, False
     text = path.read_text(encoding="utf-8")
     try:
-        return probe_source(text, info.function), probe_source_hash(text, info.function) == info.source_hash
+        return probe_source(text, info.function), probe_source_hash(path, info.function) == info.source_hash
     except LookupError:
         return None, False
 

@@ -26,9 +26,37 @@ def probe_source(file_text: str, function: str) -> str:
     raise LookupError(f"no function {function!r} in the file")
 
 
-def probe_source_hash(file_text: str, function: str) -> str:
-    """Six hex digits: short enough for a citation, long enough to tell edits apart."""
-    return hashlib.sha256(probe_source(file_text, function).encode("utf-8")).hexdigest()[:6]
+def _is_probe(node: ast.AST) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        isinstance(d, ast.Call) and getattr(d.func, "id", None) == "probe" for d in node.decorator_list
+    )
+
+
+def module_context(file_text: str) -> str:
+    """The module without its probe functions: imports, constants and helpers every probe in it shares."""
+    lines = file_text.splitlines()
+    for node in sorted((n for n in ast.parse(file_text).body if _is_probe(n)), key=lambda n: -n.lineno):
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        del lines[first - 1 : node.end_lineno]
+    return "\n".join(lines)
+
+
+def support_files(path: Path) -> list[Path]:
+    """What a probe file leans on: its suite's non-test modules (kits), the shared gates, conftest."""
+    local = sorted(p for p in path.parent.glob("*.py") if not p.name.startswith("test_"))
+    shared = [p for p in (SUITES / "gates.py", SUITES / "conftest.py") if p.exists() and p not in local]
+    return [*local, *shared]
+
+
+def probe_source_hash(path: Path, function: str) -> str:
+    """Six hex digits over everything the probe runs: its function, its module's shared code, and the
+    suite's support modules. Editing a kit therefore marks every probe using it as re-observed."""
+    text = path.read_text(encoding="utf-8")
+    digest = hashlib.sha256(probe_source(text, function).encode("utf-8"))
+    digest.update(module_context(text).encode("utf-8"))
+    for support in support_files(path):
+        digest.update(support.name.encode("utf-8") + b"\0" + support.read_bytes())
+    return digest.hexdigest()[:6]
 
 
 def shown(path: Path) -> str:

@@ -26,8 +26,9 @@ class Stability:
     flaky: dict[str, list[Observation]] = field(default_factory=dict)
 
 
-def _key(observation: Observation) -> str:
-    return json.dumps([observation.outcome, observation.hazard, observation.value], sort_keys=True)
+def _key(observation: Observation, with_text: bool) -> str:
+    text = [observation.label, observation.detail] if with_text else []
+    return json.dumps([observation.outcome, observation.hazard, observation.value, *text], sort_keys=True)
 
 
 def check(paths: list[Path]) -> Stability:
@@ -41,10 +42,13 @@ def check(paths: list[Path]) -> Stability:
     probe_ids = sorted(set().union(*(rs.observations for rs in sets)))
     for probe_id in probe_ids:
         seen = [rs.observations.get(probe_id) for rs in sets]
-        distinct = {(_key(o) if o else "absent"): o for o in seen}
+        # Counts of a nondeterministic probe live in its detail, so only its behaviour must repeat;
+        # every other probe must repeat word for word (a varying detail means a loose probe).
+        by_design = all(o is not None and o.hazard == "nondeterministic" for o in seen)
+        distinct = {(_key(o, not by_design) if o else "absent"): o for o in seen}
         if len(distinct) > 1:
             result.flaky[probe_id] = [o for o in distinct.values() if o is not None]
-        elif seen[0] is not None and seen[0].hazard == "nondeterministic":
+        elif by_design:
             result.nondeterministic.append(probe_id)
         else:
             result.exact.append(probe_id)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 import fanin.__main__ as cli
-from fanin import matrix, pypi, upgrade
+from fanin import catalog, matrix, pypi, upgrade
 from fanin.render import outputs
 from fanin.errors import FaninError
 from fanin.model import Claim, Observation, ProbeInfo, ResultSet, save
@@ -118,14 +118,26 @@ def test_report_is_deterministic_and_survives_a_corrupt_file(tmp_path: Path, cap
     assert "skipped" in capsys.readouterr().err
 
 
-def test_bless_promotes_and_refuses_probe_errors(sandbox: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write(sandbox / "run", "langgraph-1.2.18", SILENT)
-    assert cli.main(["bless", "langgraph-1.2.18"]) == 0
-    assert (sandbox / "reference" / "langgraph-1.2.18.json").exists()
-    broken = Observation("probe-error", {"error": "KeyError"}, "probe-error", "probe-error: KeyError", "n/a")
-    write(sandbox / "run", "langgraph-1.2.18", broken)
+def test_bless_promotes_whole_runs_only(sandbox: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(sandbox / "run", "langgraph-1.2.18", SILENT)  # one probe: a partial run
     assert cli.main(["bless", "langgraph-1.2.18"]) == 2
+    assert "lacks" in one_line_error(capsys) and not (sandbox / "reference").exists()
+    assert cli.main(["bless", "langgraph-1.2.18", "--force"]) == 0
+    assert (sandbox / "reference" / "langgraph-1.2.18.json").exists()
+
+
+def test_bless_checks_every_cell_before_writing_any(
+    sandbox: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(catalog, "declared", lambda: [catalog.DeclaredProbe(PID, "f.py", "test_f", "abcdef")])
+    broken = Observation("probe-error", {"error": "KeyError"}, "probe-error", "probe-error: KeyError", "n/a")
+    write(sandbox / "run", "langgraph-1.2.9", SILENT)
+    write(sandbox / "run", "langgraph-1.2.18", broken)
+    assert cli.main(["bless", "langgraph-1.2.9", "langgraph-1.2.18", "--force"]) == 0  # --force takes both
+    (sandbox / "reference" / "langgraph-1.2.9.json").unlink()
+    assert cli.main(["bless", "langgraph-1.2.9", "langgraph-1.2.18"]) == 2
     assert "probe errors" in one_line_error(capsys)
+    assert not (sandbox / "reference" / "langgraph-1.2.9.json").exists()  # the good cell was not written either
 
 
 @pytest.mark.parametrize(

@@ -22,14 +22,17 @@ def run(tmp_path: Path, index: int, observations: dict[str, Observation], cell: 
 def test_exact_by_design_and_flaky(tmp_path: Path) -> None:
     flaky_a = Observation("ok", {"final": "A"}, "A", "d", "silent")
     counts_differ = Observation("ok", {"outcomes": ["A", "B"], "runs": 20}, "A or B", "A ×9, B ×11", "nondeterministic")
+    reworded = Observation("ok", {"final": "B"}, "B", "d, in another order", "silent")
     paths = [
-        run(tmp_path, 0, {"adk/x/exact": EXACT, "adk/x/design": BY_DESIGN, "adk/x/flaky": EXACT, "adk/x/gone": EXACT}),
-        run(tmp_path, 1, {"adk/x/exact": EXACT, "adk/x/design": counts_differ, "adk/x/flaky": flaky_a}),
+        run(tmp_path, 0, {"adk/x/exact": EXACT, "adk/x/design": BY_DESIGN, "adk/x/flaky": EXACT, "adk/x/gone": EXACT,
+                          "adk/x/wording": EXACT}),
+        run(tmp_path, 1, {"adk/x/exact": EXACT, "adk/x/design": counts_differ, "adk/x/flaky": flaky_a,
+                          "adk/x/wording": reworded}),
     ]
     result = stability.check(paths)
     assert result.exact == ["adk/x/exact"]
     assert result.nondeterministic == ["adk/x/design"]  # counts live in the detail: not a difference
-    assert set(result.flaky) == {"adk/x/flaky", "adk/x/gone"}
+    assert set(result.flaky) == {"adk/x/flaky", "adk/x/gone", "adk/x/wording"}  # a varying detail is a loose probe
 
 
 def test_needs_two_runs_of_one_cell(tmp_path: Path) -> None:

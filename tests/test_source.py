@@ -1,0 +1,51 @@
+"""A probe's hash covers everything it runs, and nothing it does not."""
+
+from pathlib import Path
+
+from fanin.source import probe_source, probe_source_hash
+
+MODULE = '''
+from kit import helper
+
+LIMIT = 3
+
+
+@probe("langgraph/x/one", title="t", claim=C)
+def test_one(obs):
+    obs.record(helper(LIMIT), label="l", detail="d", hazard="safe")
+
+
+@probe("langgraph/x/two", title="t", claim=C)
+def test_two(obs):
+    obs.record(2, label="l", detail="d", hazard="safe")
+'''
+
+
+def suite(tmp_path: Path) -> Path:
+    (tmp_path / "kit.py").write_text("def helper(n):\n    return n\n")
+    path = tmp_path / "test_x.py"
+    path.write_text(MODULE)
+    return path
+
+
+def test_the_reproducer_is_the_decorated_function(tmp_path: Path) -> None:
+    text = probe_source(MODULE, "test_one")
+    assert text.startswith('@probe("langgraph/x/one"') and "helper(LIMIT)" in text and "test_two" not in text
+
+
+def test_editing_a_kit_or_a_module_constant_changes_the_hash(tmp_path: Path) -> None:
+    path = suite(tmp_path)
+    before = probe_source_hash(path, "test_one")
+    (tmp_path / "kit.py").write_text("def helper(n):\n    return n + 1\n")
+    after_kit = probe_source_hash(path, "test_one")
+    path.write_text(MODULE.replace("LIMIT = 3", "LIMIT = 4"))
+    after_constant = probe_source_hash(path, "test_one")
+    assert len({before, after_kit, after_constant}) == 3
+
+
+def test_editing_another_probe_leaves_the_hash_alone(tmp_path: Path) -> None:
+    path = suite(tmp_path)
+    before = probe_source_hash(path, "test_one")
+    path.write_text(MODULE.replace("obs.record(2,", "obs.record(22,"))
+    assert probe_source_hash(path, "test_one") == before
+    assert probe_source_hash(path, "test_two") != before
