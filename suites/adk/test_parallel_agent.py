@@ -217,25 +217,28 @@ async def test_all_permutations(obs: Observer) -> None:
         if turns.vacuous:
             obs.vacuous(turns.vacuous)
         survivors["".join(order)] = state.get("result")
-    # Nobody forcing an order: what ADK's own scheduling decides. Where it varies, a minority winner can
-    # be as rare as 1 in 100 runs (1.5.0), so 20 runs would not give a stable set: run until every
-    # writer has won once, at most MAX_RUNS times.
-    MAX_RUNS = 2000
-    wins = Counter()
-    while sum(wins.values()) < MAX_RUNS and len(wins) < 3:
-        children = [Step(name=n, delta={"result": n.upper()}) for n in ("a", "b", "c")]
+    # Nobody forcing an order: what ADK's own scheduling decides. Where it varies (1.0/1.5 iterate the
+    # `done` set of asyncio.wait, ordered by task addresses), the rate differs from process to process
+    # (from 1 in 500 to 1 in 2 runs with three writers), so a set of winners over a fixed number of runs
+    # is not reproducible. Eight writers finishing together make a deviation show up in ~1 run in 6 in
+    # every process; each run's outcome is "last listed wins" or not, until both are seen (<= MAX_RUNS).
+    MAX_RUNS = 500
+    names = [f"w{i}" for i in range(8)]
+    seen = Counter()
+    while sum(seen.values()) < MAX_RUNS and len(seen) < 2:
+        children = [Step(name=n, delta={"result": n}) for n in names]
         with obs.framework():
             _, state = await run_once(ParallelAgent(name="fanout", sub_agents=children))
-        wins[state.get("result")] += 1
-    outcomes = sorted(wins, key=str)
+        seen["last listed wins" if state.get("result") == names[-1] else "another writer wins"] += 1
+    outcomes = sorted(seen)
     last_wins = all(value == order[-1].upper() for order, value in survivors.items())
-    counts = ", ".join(f"{v}×{wins[v]}" for v in outcomes)
+    counts = ", ".join(f"{v} ×{seen[v]}" for v in outcomes)
     obs.record(
-        {"gated": survivors, "ungated": {"outcomes": outcomes, "max_runs": MAX_RUNS}},
+        {"gated": survivors, "ungated_8_writers": {"outcomes": outcomes, "max_runs": MAX_RUNS}},
         label=("last finisher wins" if last_wins else "not the last finisher")
-        + (f"; ungated {'/'.join(map(str, outcomes))}" if len(outcomes) > 1 else f"; ungated {outcomes[0]}"),
+        + ("; ungated varies" if len(outcomes) > 1 else "; ungated fixed"),
         detail=f"gated: {'the last to finish wins in all 6 orders' if last_wins else survivors}; "
-        f"ungated, {sum(wins.values())} runs: {counts}",
+        f"ungated, 8 writers, {sum(seen.values())} runs: {counts}",
         hazard="nondeterministic" if len(outcomes) > 1 else "order-coupled",
     )
 
