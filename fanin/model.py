@@ -96,8 +96,9 @@ class Claim:
     """What documentation or a known write-up says should happen, and where it says so.
 
     `expect` makes the claim checkable per version: observation fields
-    (`outcome`, `hazard`, `label`) or value paths (`value.final.value`) and the
-    values the claim predicts. Without it the report says "not machine-checked".
+    (`outcome`, `hazard`, `label`) or value paths (`value.final.value`,
+    `value.runs[0]`) and the values the claim predicts ("(absent)" = the path
+    must not exist). Without it the report says "not machine-checked".
     """
 
     text: str
@@ -113,7 +114,7 @@ class Claim:
         """True/False when checkable and the probe applied; None otherwise."""
         if not self.expect or observation.outcome in (NOT_APPLICABLE, PROBE_ERROR, VACUOUS, TIMEOUT):
             return None
-        return all(_lookup(observation, path) == wanted for path, wanted in self.expect)
+        return all(_matches(_lookup(observation, path), wanted) for path, wanted in self.expect)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"text": self.text, "source": self.source}
@@ -123,6 +124,11 @@ class Claim:
 
 
 _MISSING = object()
+ABSENT = "(absent)"  # an expected value meaning "this path must not exist"
+
+
+def _matches(found: Any, wanted: Any) -> bool:
+    return found is _MISSING if wanted == ABSENT else found == wanted
 
 
 def _lookup(observation: Observation, path: str) -> Any:

@@ -15,6 +15,7 @@ from fanin.probe import Claim, Observer, probe
         "Command(goto) adds a destination, it does not replace the node's static edges: both `target` and"
         " `other` run in the next step, so their writes to one plain key collide.",
         "https://docs.langchain.com/oss/python/langgraph/graph-api#command",
+        expect={"value.writes to a plain key.raises": "InvalidUpdateError"},
     ),
     sources=["https://github.com/langchain-ai/docs/pull/1246"],
 )

@@ -16,6 +16,7 @@ from fanin.probe import Claim, Observer, probe
         "Supersteps are transactional: if any node of a step raises, none of that step's updates are"
         " applied to the state; with a checkpointer the successful nodes' writes are kept as pending writes.",
         "https://docs.langchain.com/oss/python/langgraph/graph-api#graphs",
+        expect={"value.checkpoint_items": ["input"], "value.pending_items_writes": [["items", ["sibling"]]]},
     ),
     sources=["https://docs.langchain.com/oss/python/langgraph/persistence#pending-writes"],
 )

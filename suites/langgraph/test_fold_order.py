@@ -15,6 +15,7 @@ from fanin.probe import Claim, Observer, probe
         " timing; for edge-triggered nodes that order is the nodes' names (sorted), not the order they were"
         " added or meant to run in. The docs advise a sort key in the state when the order matters.",
         "https://langchain-ai.github.io/langgraph/how-tos/branching/#stable-sorting",
+        expect={"label": "order: by name (code point)"},
     ),
     sources=["https://reference.langchain.com/python/langgraph.checkpoint/base/writes_sort_key"],
 )
@@ -77,6 +78,7 @@ def test_node_names(obs: Observer) -> None:
         "If the fold order is by node name, renaming a node reorders the reducer's result with no change"
         " to the graph's shape.",
         "https://langchain-ai.github.io/langgraph/how-tos/branching/#stable-sorting",
+        expect={"value.order_changed": True},
     ),
 )
 def test_rename(obs: Observer) -> None:
@@ -124,6 +126,7 @@ def test_rename(obs: Observer) -> None:
         "Writes are applied at the end of the superstep in a deterministic order, so the result does not"
         " depend on which parallel node finished first.",
         "https://docs.langchain.com/oss/python/pregel",
+        expect={"value.finish a, b, c.items": ["a", "b", "c"], "value.finish c, b, a.items": ["a", "b", "c"]},
     ),
 )
 def test_completion_time(obs: Observer) -> None:
@@ -183,6 +186,7 @@ def test_completion_time(obs: Observer) -> None:
         "Each superstep's writes are applied before the next superstep runs, so a shallower writer's items"
         " come before a deeper writer's, whatever the names.",
         "https://docs.langchain.com/oss/python/langgraph/graph-api#graphs",
+        expect={"value.final.items": ["z_shallow", "a_deep"]},
     ),
 )
 def test_across_supersteps(obs: Observer) -> None:

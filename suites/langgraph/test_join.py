@@ -21,6 +21,7 @@ def _join_hazard(runs: list) -> str:
         "With separate edges a node runs whenever any of its predecessors finished in the previous step:"
         " with branches of unequal length the join runs twice, the first time without the longer branch.",
         "https://langchain-ai.github.io/langgraph/how-tos/branching/",
+        expect={"label": "join ×2"},
     ),
 )
 def test_separate_edges(obs: Observer) -> None:
@@ -64,6 +65,7 @@ def test_separate_edges(obs: Observer) -> None:
         "add_edge with a list of start nodes waits for all of them: the join runs once, after the longer"
         " branch, and sees every write.",
         "https://langchain-ai.github.io/langgraph/how-tos/branching/",
+        expect={"label": "join ×1"},
     ),
 )
 def test_list_edge(obs: Observer) -> None:
@@ -106,6 +108,7 @@ def test_list_edge(obs: Observer) -> None:
         "A node added with defer=True waits until all other pending tasks are done: with separate edges"
         " from unequal branches it runs once, at the end.",
         "https://docs.langchain.com/oss/python/langgraph/graph-api-control-flow#defer-node-execution",
+        expect={"label": "join ×1"},
     ),
 )
 def test_defer(obs: Observer) -> None:
@@ -150,6 +153,7 @@ def test_defer(obs: Observer) -> None:
         "A list edge waits for every listed node; when a conditional edge never selects one of them the"
         " join never runs, and nothing is raised (langgraph #3249).",
         "https://github.com/langchain-ai/langgraph/issues/3249",
+        expect={"value.ran": ["a"]},
     ),
 )
 def test_unselected_branch(obs: Observer) -> None:
@@ -192,6 +196,7 @@ def test_unselected_branch(obs: Observer) -> None:
         "The docs: with add_edge([\"b_2\", \"c\"], \"d\") d runs once after both branches; with two separate"
         " edges d would run twice; with defer=True on d it waits for the whole b branch and runs once.",
         "https://docs.langchain.com/oss/python/langgraph/graph-api-control-flow#defer-node-execution",
+        expect={"label": "d ×1, ×2, ×1"},
     ),
     sources=["https://github.com/langchain-ai/langgraph/issues/4026"],
 )
@@ -254,6 +259,7 @@ def test_unequal_depth_docs_example(obs: Observer) -> None:
         "defer=True makes a node wait until nothing else is pending; a deferred node fed by another"
         " deferred node is expected to run once, after it (langgraph #6005 reports otherwise).",
         "https://github.com/langchain-ai/langgraph/issues/6005",
+        expect={"value.runs.j2": 1},
     ),
 )
 def test_defer_after_defer(obs: Observer) -> None:
@@ -310,6 +316,7 @@ def test_defer_after_defer(obs: Observer) -> None:
         "A deferred node waits for all pending tasks whatever routed to it, so a join reached through"
         " Command(goto) runs once and its conditional edge routes once (langgraph #5182).",
         "https://github.com/langchain-ai/langgraph/issues/5182",
+        expect={"label": "d ×1, e ×1 in both wirings"},
     ),
 )
 def test_defer_with_command(obs: Observer) -> None:

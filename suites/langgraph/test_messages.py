@@ -14,6 +14,7 @@ from fanin.probe import Claim, Observer, probe
         "add_messages merges by id: a message whose id is already present replaces it. Two parallel"
         " messages with one id leave one survivor, chosen by the fold order.",
         "https://docs.langchain.com/oss/python/langgraph/graph-api#messagesstate",
+        expect={"value.alpha + beta[1]": "(absent)"},
     ),
 )
 def test_id_collision(obs: Observer) -> None:

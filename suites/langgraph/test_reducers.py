@@ -14,6 +14,7 @@ from fanin.probe import Claim, Observer, probe
     claim=Claim(
         "A reducer folds every write of a superstep into the key, so both parallel writes are kept.",
         "https://docs.langchain.com/oss/python/langgraph/graph-api#reducers",
+        expect={"hazard": "order-coupled"},
     ),
 )
 def test_add(obs: Observer) -> None:
@@ -60,6 +61,7 @@ REDUCERS_DOC = "https://docs.langchain.com/oss/python/langgraph/graph-api#reduce
         "A reducer receives each node's return as an update to fold in, not as the new value: a node must"
         " return only its delta, or whatever it copies from the state is appended again.",
         REDUCERS_DOC,
+        expect={"value.seed_count": 3},
     ),
 )
 def test_full_state_not_delta(obs: Observer) -> None:
@@ -102,6 +104,7 @@ def test_full_state_not_delta(obs: Observer) -> None:
         "The reducer is read from the last Annotated metadata item only; with a docstring after it the key"
         " gets a plain LastValue channel, so parallel writes collide.",
         REDUCERS_DOC,
+        expect={"outcome": "raises:InvalidUpdateError", "value.observed.channel": "LastValue"},
     ),
 )
 def test_metadata_after_reducer(obs: Observer) -> None:
@@ -146,6 +149,7 @@ def test_metadata_after_reducer(obs: Observer) -> None:
         "With the reducer as the last Annotated item, the key gets a BinaryOperatorAggregate channel and"
         " both parallel writes are kept.",
         REDUCERS_DOC,
+        expect={"value.channel": "BinaryOperatorAggregate"},
     ),
 )
 def test_metadata_before_reducer(obs: Observer) -> None:
@@ -190,6 +194,7 @@ def test_metadata_before_reducer(obs: Observer) -> None:
         "A reducer is a function of two arguments (current value, update); a reducer whose signature"
         " counts three positional parameters is refused when the graph is built.",
         REDUCERS_DOC,
+        expect={"outcome": "raises:ValueError"},
     ),
 )
 def test_wrong_arity(obs: Observer) -> None:
@@ -234,6 +239,7 @@ def test_wrong_arity(obs: Observer) -> None:
     claim=Claim(
         "Any two-argument callable can be a reducer; `max` keeps the largest parallel write.",
         REDUCERS_DOC,
+        expect={"outcome": "ok"},
     ),
 )
 def test_builtin_max(obs: Observer) -> None:
@@ -274,6 +280,7 @@ def test_builtin_max(obs: Observer) -> None:
         "operator.or_ merges dicts; on a colliding key the update folded last wins, so one parallel write"
         " of that key is lost without an error.",
         REDUCERS_DOC,
+        expect={"hazard": "silent"},
     ),
 )
 def test_dict_or(obs: Observer) -> None:
@@ -316,6 +323,7 @@ def test_dict_or(obs: Observer) -> None:
         "A custom reducer decides how parallel writes combine; an exception it raises stops the run, so a"
         " merge-by-id reducer can turn a silent collision into a loud one.",
         REDUCERS_DOC,
+        expect={"value.same-id-different-content.raises": "ValueError"},
     ),
 )
 def test_merge_by_id(obs: Observer) -> None:
@@ -366,6 +374,7 @@ def test_merge_by_id(obs: Observer) -> None:
         "Parallel writes are folded in a framework-chosen order; only a commutative reducer makes the result"
         " independent of it (operator.add on lists, dict merge and add_messages by id are not).",
         REDUCERS_DOC,
+        expect={"hazard": "order-coupled"},
     ),
 )
 def test_commutativity(obs: Observer) -> None:

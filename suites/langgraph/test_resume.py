@@ -16,6 +16,7 @@ from fanin.probe import Claim, Observer, probe
         "Writes of nodes that completed in a failed superstep are saved as pending writes; on resume only"
         " the failed node runs again, the successful sibling is not re-executed.",
         "https://docs.langchain.com/oss/python/langgraph/persistence#pending-writes",
+        expect={"value.runs_after_resume.ok": 1, "value.runs_after_resume.flaky": 2},
     ),
 )
 def test_parallel_branch_failure(obs: Observer) -> None:

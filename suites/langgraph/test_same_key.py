@@ -15,6 +15,7 @@ CONCURRENT_UPDATE_DOC = "https://docs.langchain.com/oss/python/langgraph/errors/
     claim=Claim(
         "A key without a reducer takes one value per superstep; two parallel writes raise InvalidUpdateError.",
         CONCURRENT_UPDATE_DOC,
+        expect={"outcome": "raises:InvalidUpdateError"},
     ),
 )
 def test_no_reducer(obs: Observer) -> None:
@@ -56,6 +57,7 @@ def test_no_reducer(obs: Observer) -> None:
     claim=Claim(
         "The one-value-per-step rule counts writes, not distinct values: identical writes still raise.",
         CONCURRENT_UPDATE_DOC,
+        expect={"outcome": "raises:InvalidUpdateError"},
     ),
 )
 def test_same_value(obs: Observer) -> None:
@@ -96,6 +98,7 @@ def test_same_value(obs: Observer) -> None:
     claim=Claim(
         "max_concurrency limits how many tasks run at once, not the superstep: the writes still collide.",
         "https://docs.langchain.com/oss/python/langgraph/graph-api#parallelism",
+        expect={"outcome": "raises:InvalidUpdateError"},
     ),
 )
 def test_max_concurrency_1(obs: Observer) -> None:
@@ -136,6 +139,7 @@ def test_max_concurrency_1(obs: Observer) -> None:
     claim=Claim(
         "Without a reducer each superstep's single write replaces the value: the later node wins, no error.",
         "https://docs.langchain.com/oss/python/langgraph/graph-api#reducers",
+        expect={"value.final.value": "SECOND"},
     ),
 )
 def test_across_supersteps(obs: Observer) -> None:
@@ -176,6 +180,7 @@ def test_across_supersteps(obs: Observer) -> None:
         "State updates replace a key without a reducer; there is no deep merge: two parallel writes to one"
         " dict key are two values for one key in one step, and raise InvalidUpdateError.",
         CONCURRENT_UPDATE_DOC,
+        expect={"outcome": "raises:InvalidUpdateError"},
     ),
 )
 def test_nested_dict(obs: Observer) -> None:
@@ -219,6 +224,7 @@ def test_nested_dict(obs: Observer) -> None:
         "A node's return value is an update: returning the whole state writes every key again, so a sibling"
         " writing any key in the same step collides (InvalidUpdateError, langgraph #2336).",
         "https://github.com/langchain-ai/langgraph/issues/2336",
+        expect={"outcome": "raises:InvalidUpdateError"},
     ),
 )
 def test_full_state_return(obs: Observer) -> None:

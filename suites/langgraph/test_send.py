@@ -17,6 +17,7 @@ SEND_DOC = "https://docs.langchain.com/oss/python/langgraph/graph-api#send"
         "Send tasks of one superstep are folded in a deterministic order; map-reduce results come back in"
         " the order of the Send list, whatever the finishing order or target node names.",
         SEND_DOC,
+        expect={"label": "order: Send list order"},
     ),
 )
 def test_order(obs: Observer) -> None:
@@ -140,6 +141,7 @@ def test_pull_before_push(obs: Observer) -> None:
         "A conditional edge that returns an empty list of Sends schedules nothing: the graph ends there"
         " without running the reduce step, unless the edge routes to it explicitly.",
         SEND_DOC,
+        expect={"value.no fallback.ran": ["plan"], "value.fallback to join.ran": ["plan", "join"]},
     ),
 )
 def test_empty(obs: Observer) -> None:
@@ -203,6 +205,7 @@ def test_empty(obs: Observer) -> None:
         "Send workers run in one superstep, so their writes to a key without a reducer collide like any"
         " parallel writes: InvalidUpdateError.",
         "https://docs.langchain.com/oss/python/langgraph/errors/INVALID_CONCURRENT_GRAPH_UPDATE",
+        expect={"outcome": "raises:InvalidUpdateError"},
     ),
 )
 def test_reducer_required(obs: Observer) -> None:

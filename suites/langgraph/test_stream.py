@@ -15,6 +15,7 @@ from fanin.probe import Claim, Observer, probe
         "stream_mode=\"updates\" streams the updates after each step, one chunk per node keyed by the node"
         " name, so every parallel write can be attributed to its writer.",
         "https://docs.langchain.com/oss/python/langgraph/streaming#stream-graph-state",
+        expect={"hazard": "safe"},
     ),
 )
 def test_updates_attribution(obs: Observer) -> None:

@@ -17,6 +17,7 @@ SUBGRAPH_DOC = "https://docs.langchain.com/oss/python/langgraph/use-subgraphs"
         "A subgraph added as a node returns its whole output state, shared keys included; two parallel"
         " subgraphs therefore both write the unchanged shared plain keys and collide (langgraph #6446).",
         "https://github.com/langchain-ai/langgraph/issues/6446",
+        expect={"outcome": "raises:InvalidUpdateError"},
     ),
     sources=[SUBGRAPH_DOC],
 )
@@ -68,6 +69,7 @@ def test_shared_keys(obs: Observer) -> None:
         "A subgraph's output is its whole state, folded into the parent by the parent's reducer: with"
         " operator.add the items the subgraph received are appended again (langgraph #4007, #3648).",
         "https://github.com/langchain-ai/langgraph/issues/4007",
+        expect={"value.copies.input": 2},
     ),
     sources=["https://github.com/langchain-ai/langgraph/issues/3648"],
 )
