@@ -61,6 +61,7 @@ def describe(value: dict) -> tuple[str, str, str]:
         "When a sub-agent emits an event with actions.escalate = True, the ParallelAgent yields it and "
         "cancels the remaining sub-agents (the feature request; earlier versions let them run to completion).",
         "https://github.com/google/adk-python/issues/5104",
+        expect={"value.siblings.b": "cancelled", "value.siblings.c": "cancelled"},
     ),
 )
 async def test_direct_child(obs: Observer) -> None:
@@ -91,6 +92,7 @@ async def test_direct_child(obs: Observer) -> None:
         "adk-python stops a ParallelAgent only when the escalating event's author is a direct sub-agent; "
         "an escalation from deeper inside a branch ends that branch's loop and leaves the siblings running.",
         "https://github.com/google/adk-java/issues/1490",
+        expect={"value.gather_found": ["result_a", "result_b", "result_c"]},
     ),
 )
 async def test_nested_child(obs: Observer) -> None:

@@ -21,6 +21,7 @@ PARALLEL_AGENT_DOC = "https://google.github.io/adk-docs/agents/workflow-agents/p
         "Parallel sub-agents share session state; to avoid race conditions each one should write "
         "its result to a distinct output_key. A shared key keeps only one reply.",
         PARALLEL_AGENT_DOC,
+        expect={"label": "last reply wins"},
     ),
 )
 async def test_same_key(obs: Observer) -> None:
@@ -52,6 +53,7 @@ async def test_same_key(obs: Observer) -> None:
     claim=Claim(
         "Give each parallel sub-agent its own output_key; every reply is then kept in session state.",
         PARALLEL_AGENT_DOC,
+        expect={"value.final": {"result_a": "reply a", "result_b": "reply b", "result_c": "reply c"}},
     ),
 )
 async def test_distinct_keys(obs: Observer) -> None:

@@ -22,6 +22,7 @@ PARALLEL_AGENT_DOC = "https://google.github.io/adk-docs/agents/workflow-agents/p
         "Branches share session state and nothing merges their writes: each state_delta is applied "
         "as its event arrives, so the last arrival wins and the others are lost without an error.",
         PARALLEL_AGENT_DOC,
+        expect={"label": "last arrival wins"},
     ),
 )
 async def test_same_key(obs: Observer) -> None:
@@ -54,6 +55,7 @@ async def test_same_key(obs: Observer) -> None:
     claim=Claim(
         "Give each parallel branch its own output key so results do not overwrite each other.",
         PARALLEL_AGENT_DOC,
+        expect={"value.final": {"result_a": "A", "result_b": "B", "result_c": "C"}},
     ),
 )
 async def test_distinct_keys(obs: Observer) -> None:
@@ -81,6 +83,7 @@ async def test_distinct_keys(obs: Observer) -> None:
         "Sub-agents of a ParallelAgent run on separate branches: each sees the conversation history up to "
         "the fan-out and its own events, not its siblings' (isolated history), while session state is shared.",
         PARALLEL_AGENT_DOC,
+        expect={"value.b_prompt_has_a_reply": False, "value.b_reads_state_result_a": "A-REPORT"},
     ),
 )
 async def test_branch_state_visibility(obs: Observer) -> None:
@@ -130,6 +133,7 @@ async def test_branch_state_visibility(obs: Observer) -> None:
         "Branch isolation is a string-prefix test, so a sub-agent whose name starts with a sibling's name "
         "(agent_10 vs agent_1) receives that sibling's conversation history.",
         "https://github.com/google/adk-python/issues/2948",
+        expect={"label": "leak: worker_10 sees worker_1"},
     ),
 )
 async def test_branch_name_prefix(obs: Observer) -> None:
@@ -177,6 +181,7 @@ async def test_branch_name_prefix(obs: Observer) -> None:
         "ParallelAgent runs its sub-agents concurrently; the order of their events (and so of their "
         "writes to state) is the order in which they finish, not the order they are listed in.",
         PARALLEL_AGENT_DOC,
+        expect={"value.event_order": ["c", "b", "a"]},
     ),
 )
 async def test_completion_order(obs: Observer) -> None:
@@ -205,6 +210,7 @@ async def test_completion_order(obs: Observer) -> None:
         "Branches share session state and their writes are not merged: the surviving value is the one "
         "written last, so it depends only on which branch finishes last.",
         PARALLEL_AGENT_DOC,
+        expect={"value.gated": {"abc": "C", "acb": "B", "bac": "C", "bca": "A", "cab": "B", "cba": "A"}},
     ),
 )
 async def test_all_permutations(obs: Observer) -> None:
@@ -315,6 +321,7 @@ class ReadModifyWrite(BaseAgent):
         "A state_delta replaces the value of a key; there is no merge or reducer, so concurrent "
         "read-modify-write of one key loses an update.",
         "https://google.github.io/adk-docs/sessions/state/",
+        expect={"hazard": "silent"},
     ),
 )
 async def test_read_modify_write(obs: Observer) -> None:

@@ -40,6 +40,7 @@ class Reader(BaseAgent):
         "Session state persists across invocations of a session: a key written in an earlier run keeps "
         "its value until something overwrites it, so a branch that writes nothing leaves the old result.",
         STATE_DOC,
+        expect={"value.run-2.result_b": "run-1:B"},
     ),
 )
 async def test_stale_result(obs: Observer) -> None:
@@ -79,6 +80,7 @@ async def test_stale_result(obs: Observer) -> None:
         "Keys with the temp: prefix are specific to the current invocation and are discarded afterwards: "
         "they are never persisted to the session.",
         STATE_DOC,
+        expect={"value.persisted_state": None, "value.in_stored_event_delta": False},
     ),
 )
 async def test_temp_prefix(obs: Observer) -> None:
@@ -126,6 +128,7 @@ async def test_temp_prefix(obs: Observer) -> None:
         "app: keys are shared by all users and sessions of the application, user: keys by all sessions "
         "of that user; plain keys stay in their session.",
         STATE_DOC,
+        expect={"label": "scoped as documented"},
     ),
 )
 async def test_app_user_prefix(obs: Observer) -> None:
@@ -170,6 +173,7 @@ async def test_app_user_prefix(obs: Observer) -> None:
         "When two agents running concurrently write to the same session through InMemorySessionService, "
         "one agent's writes are silently dropped.",
         "https://github.com/google/adk-python/issues/5244",
+        expect={"label": "1 of 2 writes kept"},
     ),
 )
 async def test_concurrent_runs(obs: Observer) -> None:

@@ -51,6 +51,7 @@ def join_output_persisted(stored_events: list, received: Any) -> bool:
         "The node after a JoinNode receives a dict whose keys are the names of the upstream nodes and whose "
         "values are their outputs.",
         FAN_IN_SAMPLE,
+        expect={"value.received": [{"market": {"price": 10}, "risk": {"score": 3}}]},
     ),
 )
 async def test_join_inputs(obs: Observer) -> None:
@@ -95,6 +96,7 @@ async def test_join_inputs(obs: Observer) -> None:
         "without an output releases it too and appears in the joined record as its name mapped to no value "
         "(adk-js documents this as the adk-python behaviour).",
         "https://github.com/google/adk-js/pull/687",
+        expect={"value.released": True, "value.risk_key_present": True, "value.risk_value": None},
     ),
 )
 async def test_join_none_output(obs: Observer) -> None:
@@ -138,6 +140,7 @@ async def test_join_none_output(obs: Observer) -> None:
         "The joined dict is keyed by the names of the upstream nodes, so the key a successor reads follows "
         "the node's name, not the function it wraps.",
         FAN_IN_SAMPLE,
+        expect={"value.keys_seen_by_collect.risk_v2": ["market", "risk_v2"]},
     ),
 )
 async def test_join_renamed_node(obs: Observer) -> None:
@@ -178,6 +181,7 @@ async def test_join_renamed_node(obs: Observer) -> None:
         "adk-python's graph engine allows plain fan-in: it buffers one trigger per predecessor and runs the "
         "node once per trigger, never concurrently (the adk-go PR describes the Python behaviour).",
         "https://github.com/google/adk-go/pull/1041",
+        expect={"value.collect_runs": 2},
     ),
 )
 async def test_plain_fan_in(obs: Observer) -> None:
@@ -216,6 +220,7 @@ async def test_plain_fan_in(obs: Observer) -> None:
         "A node's input_schema validates and coerces its input; a JoinNode validates each predecessor's "
         "output against it.",
         "https://github.com/google/adk-python/blob/main/src/google/adk/workflow/_join_node.py",
+        expect={"value.invalid.run.raises": "ValidationError", "value.none.collect_runs": 0},
     ),
 )
 async def test_join_input_schema(obs: Observer) -> None:
