@@ -2,6 +2,7 @@
 
     ./noxw                                  every cell (in parallel), then the report (the main job)
     ./noxw -s tests                         harness tests, then every cell against the reference
+    ./noxw -s selftest                      the harness tests alone
     ./noxw -s "probe(langgraph-1.2.18)"     one cell;  -t smoke / -t langgraph / -t adk for groups
     ./noxw -s upgrade -- langgraph==1.2.20  a version outside the matrix, diffed with the newest reference
     ./noxw -s diff -- BASE NEW              two result sets (cell id = its reference, or a .json path)
@@ -237,8 +238,14 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session(python=HARNESS_PYTHON)
-def tests(session: nox.Session) -> None:
-    """The harness's own tests (no framework), then every cell must reproduce its committed reference."""
-    session.notify("matrix", posargs=[])
+def selftest(session: nox.Session) -> None:
+    """Only the harness's own tests (no framework installed): seconds, for work on fanin itself."""
     harness(session, "tests.txt")
     session.run("python", "-m", "pytest", str(ROOT / "tests"), *session.posargs, env=ENV)
+
+
+@nox.session(python=HARNESS_PYTHON)
+def tests(session: nox.Session) -> None:
+    """The harness's own tests, then every cell must reproduce its committed reference (the CI command)."""
+    session.notify("matrix", posargs=[])
+    selftest(session)

@@ -45,6 +45,9 @@ def classify(probe_id: str, before: Observation | None, after: Observation | Non
     if after is None:
         return Change(probe_id, MISSING, before, None)
     fields = tuple(name for name in (*_COMPARED, "label", "detail") if getattr(before, name) != getattr(after, name))
+    if before.hazard == after.hazard == "nondeterministic":
+        # Such a probe's detail carries the counts of its own repeats; only its outcome set is behaviour.
+        fields = tuple(name for name in fields if name != "detail")
     if not fields:
         kind = SAME
     elif any(name in _COMPARED for name in fields):

@@ -43,3 +43,9 @@ def test_describe_shows_the_changed_path_before_and_after() -> None:
 def test_value_differences_reports_absent_keys() -> None:
     diffs = list(compare.value_differences({"a": 1}, {"b": 2}))
     assert diffs == [("value.a", 1, "(absent)"), ("value.b", "(absent)", 2)]
+
+
+def test_counts_in_a_nondeterministic_detail_are_not_a_change() -> None:
+    first = Observation("ok", {"outcomes": ["A", "B"], "runs": 20}, "A or B", "A ×12, B ×8", "nondeterministic")
+    second = Observation("ok", {"outcomes": ["A", "B"], "runs": 20}, "A or B", "A ×9, B ×11", "nondeterministic")
+    assert compare.classify("p", first, second).kind == compare.SAME
