@@ -81,6 +81,12 @@ def harness(session: nox.Session, requirements: str = "harness.txt") -> None:
     session.install("-r", str(REQUIREMENTS / requirements))
 
 
+def fanin_cli(session: nox.Session, *args: str) -> None:
+    """`python -m fanin ...` in a venv with the harness's few dependencies (no framework)."""
+    harness(session)
+    session.run("python", "-m", "fanin", *args, env=ENV)
+
+
 CELL_PARAMS = [
     nox.param(
         pythons.find(cell.python) or cell.python,
@@ -145,40 +151,35 @@ def repeat(session: nox.Session, cell: fanin_matrix.Cell) -> None:
 @nox.session(python=HARNESS_PYTHON)
 def stability(session: nox.Session) -> None:
     """Compare the repeated runs of cells (directories under reports/repeat/); exit 1 if a probe is flaky."""
-    harness(session)
     targets = session.posargs or [str(p) for p in sorted((fanin_matrix.REPORTS / "repeat").glob("*")) if p.is_dir()]
     if not targets:
         session.error("no repeated runs in reports/repeat/; run ./noxw -s repeat -- N first")
-    session.run("python", "-m", "fanin", "stability", *targets, env=ENV)
+    fanin_cli(session, "stability", *targets)
 
 
 @nox.session(python=HARNESS_PYTHON)
 def report(session: nox.Session) -> None:
     """Render reference/REPORT.md + CHECKLIST.md + reports/matrix.html, and reports/run/ from a local run."""
-    harness(session)
-    session.run("python", "-m", "fanin", "report", *session.posargs, env=ENV)
+    fanin_cli(session, "report", *session.posargs)
 
 
 @nox.session(python=HARNESS_PYTHON)
 def diff(session: nox.Session) -> None:
     """Compare two result sets, or every local run with its reference; exit 1 on a breaking change."""
-    harness(session)
-    session.run("python", "-m", "fanin", "diff", *session.posargs, env=ENV)
+    fanin_cli(session, "diff", *session.posargs)
 
 
 @nox.session(python=HARNESS_PYTHON)
 def bless(session: nox.Session) -> None:
     """Promote reviewed local results into reference/results, then re-render reference/REPORT.md."""
-    harness(session)
-    session.run("python", "-m", "fanin", "bless", *session.posargs, env=ENV)
-    session.run("python", "-m", "fanin", "report", env=ENV)
+    fanin_cli(session, "bless", *session.posargs)
+    fanin_cli(session, "report")
 
 
 @nox.session(python=HARNESS_PYTHON)
 def lock(session: nox.Session) -> None:
     """Re-resolve cell locks (all, or the cells named) with uv, as of each cell's exclude_newer."""
-    harness(session)
-    session.run("python", "-m", "fanin", "lock", *session.posargs, env=ENV)
+    fanin_cli(session, "lock", *session.posargs)
 
 
 @nox.session(python=HARNESS_PYTHON)
