@@ -145,7 +145,7 @@ def repeat(session: nox.Session, cell: fanin_matrix.Cell) -> None:
     for seed in range(runs):
         run_probes(session, cell, cell.lock_path, cell.reference_path, work / f"run-{seed:03d}.json",
                    ["-q", "--fanin-accept-new"], success_codes=[0, 1], env={"PYTHONHASHSEED": str(seed)})
-    session.notify("stability")  # one check over every repeated cell, however many repeat sessions ran
+    session.notify("stability", posargs=[])  # one check over every repeated cell (not the run count)
 
 
 @nox.session(python=HARNESS_PYTHON)
