@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,10 +30,17 @@ sys.path.insert(0, str(ROOT))
 
 from fanin import matrix as fanin_matrix  # noqa: E402
 from fanin.model import ResultSet, load, save  # noqa: E402
+from fanin import source as fanin_source  # noqa: E402
 from fanin.render import outputs  # noqa: E402
 
 NOXW = [str(ROOT / "noxw")]
 UPGRADE_TARGET = os.environ.get("FANIN_BENCH_UPGRADE", "langgraph==1.2.20")
+# `import langgraph` alone loads an empty namespace package, and google.adk 2.9+ imports lazily:
+# the floor is what the probes import before their first line runs.
+FLOOR_IMPORTS = {
+    "langgraph": "import langgraph.graph",
+    "adk": "import google.adk.agents, google.adk.runners, google.adk.sessions",
+}
 COLD_CELL = os.environ.get("FANIN_BENCH_COLD_CELL", "adk-2.13.0")
 
 
@@ -56,7 +64,7 @@ def floors(matrix: fanin_matrix.Matrix) -> dict[str, float]:
         python = venv_python(cell)
         if not python.exists():
             raise SystemExit(f"bench: no venv for {cell.id}; run ./noxw once first")
-        result[cell.id] = min(timed([str(python), "-c", f"import {cell.framework.module}"]) for _ in range(3))
+        result[cell.id] = min(timed([str(python), "-c", FLOOR_IMPORTS[cell.framework.key]]) for _ in range(3))
     return result
 
 
@@ -70,6 +78,11 @@ def cold_cell(cell: fanin_matrix.Cell) -> dict[str, float]:
         timed(["uv", "venv", "--quiet", "--python", str(venv_python(cell).resolve()), str(target)])
         timed(["uv", "pip", "sync", "--quiet", "--compile-bytecode", "--python", str(target / "bin" / "python"), str(cell.lock_path)])
         figures["uv"] = time.perf_counter() - started
+        target = Path(tmp) / "uv-no-bytecode"
+        started = time.perf_counter()
+        timed(["uv", "venv", "--quiet", "--python", str(venv_python(cell).resolve()), str(target)])
+        timed(["uv", "pip", "sync", "--quiet", "--python", str(target / "bin" / "python"), str(cell.lock_path)])
+        figures["uv without bytecode"] = time.perf_counter() - started
         target = Path(tmp) / "pip"
         started = time.perf_counter()
         timed([python, "-m", "virtualenv", "--quiet", "--python", str(venv_python(cell).resolve()), str(target)])
@@ -93,12 +106,23 @@ def scaled_reference(factor: int, into: Path) -> None:
 
 
 def render_seconds(matrix: fanin_matrix.Matrix, source: Path) -> float:
+    """Median of three renders, each from cold caches (as a fresh `python -m fanin report` would be)."""
     samples = []
     for _ in range(3):
+        fanin_source._parse_file.cache_clear()
+        fanin_source._read_bytes.cache_clear()
         started = time.perf_counter()
         outputs.reference(matrix, source=source)
         samples.append(time.perf_counter() - started)
     return statistics.median(samples)
+
+
+def probe_seconds() -> float:
+    """Time pytest spent inside the probes of the last run (junit XML): work no harness can remove."""
+    total = 0.0
+    for path in (fanin_matrix.REPORTS / "junit").glob("*.xml"):
+        total += sum(float(case.get("time", 0)) for case in ET.parse(path).iter("testcase"))
+    return total
 
 
 def machine() -> str:
@@ -122,6 +146,7 @@ def main() -> None:
     floor = floors(matrix)
     print("bench: warm matrix ...", flush=True)
     warm = timed([*NOXW, "-s", "matrix"])
+    in_probes = probe_seconds()
     print("bench: cold cell ...", flush=True)
     cold = cold_cell(matrix.cell(COLD_CELL))
     print("bench: upgrade ...", flush=True)
@@ -166,9 +191,13 @@ def main() -> None:
         "",
         f"- Σ import floors over {len(floor)} cells: {floor_sum:.1f} s (per cell: "
         + ", ".join(f"{cell} {seconds:.2f}" for cell, seconds in floor.items()) + ")",
-        f"- warm matrix (`./noxw -s matrix`, venvs built): {warm:.1f} s",
-        f"- cold cell {COLD_CELL} from its lock, warm package caches: uv {cold['uv']:.1f} s, "
-        f"virtualenv + pip {cold['virtualenv+pip']:.1f} s",
+        f"- warm matrix (`./noxw -s matrix`, venvs built): {warm:.1f} s, of which {in_probes:.1f} s of CPU were the probes"
+        f" themselves (pytest's per-test times, summed over cells): the floor plus the probes' own work is"
+        f" {(floor_sum + in_probes) / cores:.1f} s on {cores} cores, so fanin's own overhead is about"
+        f" {warm - (floor_sum + in_probes) / cores:.1f} s ({(warm - (floor_sum + in_probes) / cores) / len(matrix.cells):.2f} s a cell)",
+        f"- cold cell {COLD_CELL} from its lock, warm package caches: uv {cold['uv']:.1f} s "
+        f"(without compiling bytecode: {cold['uv without bytecode']:.1f} s), virtualenv + pip {cold['virtualenv+pip']:.1f} s "
+        "(pip compiles bytecode by default)",
         f"- upgrade `{UPGRADE_TARGET}` end to end: {upgrade:.1f} s (its install alone: {install:.1f} s; "
         f"langgraph import floor {lg_floor:.2f} s)",
         f"- report from the reference: {today:.3f} s; from synthetic result sets with 10× the probes: {tenfold:.3f} s",

@@ -20,7 +20,7 @@ from fanin import bisect, compare, failures
 from fanin.errors import FaninError
 from fanin.matrix import Matrix
 from fanin.model import HAZARDS, Observation, ProbeInfo, ResultFileError, ResultSet, load
-from fanin.source import REPO_ROOT, probe_source, probe_source_hash, shown
+from fanin.source import REPO_ROOT, parse_file, probe_source_hash, shown
 
 REFERENCE = REPO_ROOT / "reference"
 FRAMEWORK_NAMES = {"langgraph": "LangGraph", "adk": "Google ADK"}
@@ -188,9 +188,8 @@ def _reproducer(info: ProbeInfo) -> tuple[str | None, bool]:
     path = REPO_ROOT / info.file
     if not info.file or not path.is_file():
         return None, False
-    text = path.read_text(encoding="utf-8")
     try:
-        return probe_source(text, info.function), probe_source_hash(path, info.function) == info.source_hash
+        return parse_file(path).function(info.function), probe_source_hash(path, info.function) == info.source_hash
     except LookupError:
         return None, False
 
