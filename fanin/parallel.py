@@ -8,6 +8,7 @@ reports/logs/<cell>.log and only a failing cell's tail is shown.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -35,13 +36,24 @@ def run_one(noxfile: Path, session: str, posargs: list[str], log: Path) -> Outco
     return Outcome(session, done.returncode, time.monotonic() - started, log)
 
 
+def pytest_summary(log: Path) -> str | None:
+    """The last pytest result line of a session log ("37 passed in 1.21s"), so CI shows real counts."""
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    for line in reversed(lines):
+        match = re.fullmatch(r"=+ (.* in [0-9.]+s.*?) =+", line.strip())
+        if match:
+            return match.group(1)
+    return None
+
+
 def run_all(noxfile: Path, sessions: list[str], posargs: list[str], logs: Path, jobs: int) -> list[Outcome]:
     """Longest-first is the caller's choice of order; results come back in that order."""
     def one(session: str) -> Outcome:
         name = session.removeprefix("probe(").removesuffix(")")
         outcome = run_one(noxfile, session, posargs, logs / f"{name}.log")
         state = "ok" if outcome.returncode == 0 else f"FAILED (exit {outcome.returncode})"
-        print(f"fanin: {session}: {state} in {outcome.seconds:.1f} s", flush=True)
+        summary = pytest_summary(outcome.log)
+        print(f"fanin: {session}: {state} in {outcome.seconds:.1f} s" + (f" ({summary})" if summary else ""), flush=True)
         if outcome.returncode:
             tail = outcome.log.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
             print("\n".join(f"    {line}" for line in tail), flush=True)
