@@ -1,5 +1,6 @@
 """The rendered report: deterministic, self-contained, every probe an anchor, every claim checked."""
 
+import json
 import re
 
 from fanin import matrix, report
@@ -52,3 +53,10 @@ def test_spans_collapse_identical_versions_and_changes_are_marked() -> None:
             spans = view.spans(row)
             assert sum(1 for c in view.columns if c.cell in row.observations) >= len(spans) >= 1
             assert len(row.changed_cells) <= len(spans) - 1
+
+
+def test_pretty_json_is_the_same_data_and_fits_short_values_on_one_line() -> None:
+    value = {"final": {"items": ["a", "b"]}, "runs": [{"saw": ["a"] * 30, "step": 2}]}
+    text = markdown.pretty_json(value)
+    assert json.loads(text) == value
+    assert '"final": {"items": ["a", "b"]}' in text

@@ -6,11 +6,10 @@ probe id is an anchor (`matrix.html#langgraph/join/separate-edges`).
 
 from __future__ import annotations
 
-import json
 from html import escape
 
 from fanin.model import Observation
-from fanin.render.markdown import CHANGED, MEANINGS, changed_text, claim_verdicts, cite
+from fanin.render.markdown import CHANGED, MEANINGS, changed_text, claim_verdicts, cite, pretty_json
 from fanin.report import Answer, FrameworkView, ProbeRow, Report, hazard_counts
 
 COLOURS = {
@@ -120,7 +119,7 @@ def _probe(report: Report, view: FrameworkView, row: ProbeRow) -> str:
     table = "".join(
         f'<tr><td>{escape(s.versions)}</td><td class="{hazard_class(s.observation.hazard)}">{escape(s.observation.label)}</td>'
         f"<td><code>{escape(s.observation.outcome)}</code></td><td>{escape(s.observation.detail)}</td>"
-        f"<td><pre>{escape(json.dumps(s.observation.value, indent=1, sort_keys=True, ensure_ascii=False))}</pre></td></tr>"
+        f"<td><pre>{escape(pretty_json(s.observation.value, width=60))}</pre></td></tr>"
         for s in spans
     )
     parts.append(f"<table><tr><th>versions</th><th>observed</th><th>outcome</th><th>detail</th><th>value</th></tr>{table}</table>")

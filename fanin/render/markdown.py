@@ -31,6 +31,19 @@ MEANINGS = {
 CHANGED = "Δ"
 
 
+def pretty_json(value: object, indent: str = "", width: int = 88) -> str:
+    """JSON that stays on one line while it fits, so observed values read like the probe's data."""
+    flat = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    if len(indent) + len(flat) <= width or not isinstance(value, (dict, list)) or not value:
+        return flat
+    inner = indent + " "
+    if isinstance(value, dict):
+        items = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {pretty_json(v, inner, width).lstrip()}" for k, v in sorted(value.items())]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    items = [inner + pretty_json(v, inner, width).lstrip() for v in value]
+    return "[\n" + ",\n".join(items) + f"\n{indent}]"
+
+
 def label(text: str, width: int = LABEL_WIDTH) -> str:
     """A cell label short enough for a table, escaped for Markdown."""
     text = text.replace("|", "\\|").replace("\n", " ")
@@ -155,7 +168,7 @@ def _probe_section(report: Report, view: FrameworkView, row: ProbeRow) -> str:
         lines.append(f"| {span.versions} | {cell_text(o)} | `{o.outcome}` | {label(o.detail, 200)} |")
     lines += ["", "<details><summary>observed values</summary>", ""]
     for span in view.spans(row):
-        lines += [f"{span.versions}:", "", "```json", json.dumps(span.observation.value, indent=1, sort_keys=True, ensure_ascii=False), "```", ""]
+        lines += [f"{span.versions}:", "", "```json", pretty_json(span.observation.value), "```", ""]
     lines += ["</details>", ""]
     where = f"{info.file}::{info.function}"
     if row.reproducer is None:
