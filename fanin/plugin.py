@@ -66,6 +66,14 @@ class Recorder:
     probes: dict[str, ProbeInfo] = field(default_factory=dict)
     observations: dict[str, Observation] = field(default_factory=dict)
     changes: dict[str, compare.Change] = field(default_factory=dict)
+    collected: set[str] = field(default_factory=set)  # every probe found, before -k/-m deselection
+
+    def vanished(self) -> list[str]:
+        """Probes the reference holds that no longer exist in the suite: the reference is stale."""
+        if self.reference is None:
+            return []
+        framework = self.framework or self.reference.framework
+        return sorted(pid for pid in self.reference.observations if pid.startswith(f"{framework}/") and pid not in self.collected)
 
 
 recorder_key = pytest.StashKey[Recorder]()
@@ -101,6 +109,12 @@ def pytest_configure(config: pytest.Config) -> None:
 def _terminate(signum: int, frame: Any) -> None:
     """SIGTERM ends the run like Ctrl-C: no half-written result set, the previous one stays."""
     raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    info = probe_info(item)
+    if info is not None:
+        item.config.stash[recorder_key].collected.add(info.id)
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -266,7 +280,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config.stash[exit_key] = int(exitstatus)
     if recorder is None:
         return
-    if recorder.reference_error and exitstatus == pytest.ExitCode.OK:
+    vanished = recorder.vanished()
+    if vanished:
+        sys.stderr.write(
+            f"fanin: error: the reference holds {len(vanished)} probe(s) that no longer exist "
+            f"({', '.join(vanished[:3])}{', …' if len(vanished) > 3 else ''}); re-run and bless the cell\n"
+        )
+    if (recorder.reference_error or vanished) and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         config.stash[exit_key] = int(session.exitstatus)
     if results is None:

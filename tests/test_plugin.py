@@ -209,3 +209,14 @@ def test_interrupted_run_leaves_the_previous_result_set(suite: pytest.Pytester) 
     result = run(suite, "-k", "test_ok or test_interrupt")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert (suite.path / "results.json").read_text() == "previous"
+
+
+def test_a_reference_probe_that_no_longer_exists_fails_the_run(suite: pytest.Pytester) -> None:
+    run(suite, "--fanin-accept-new")  # every probe, so the reference knows them all
+    reference = suite.path / "reference.json"
+    data = json.loads((suite.path / "results.json").read_text())
+    data["observations"]["langgraph/dummy/removed"] = data["observations"]["langgraph/dummy/ok"]
+    reference.write_text(json.dumps(data))
+    result = run(suite, "-k", "test_ok")  # the others are deselected, not gone
+    result.stderr.fnmatch_lines(["fanin: error: the reference holds 1 probe(s) that no longer exist (langgraph/dummy/removed)*"])
+    assert result.ret == 1
