@@ -5,7 +5,7 @@ import re
 
 from fanin import matrix, report
 from fanin.model import Claim, Observation
-from fanin.render import html, markdown, outputs
+from fanin.render import markdown, outputs
 
 MATRIX = matrix.load()
 
