@@ -90,7 +90,8 @@ def cmd_bless(args: argparse.Namespace, matrix: Matrix) -> int:
         errors = [pid for pid, o in run.observations.items() if o.outcome == "probe-error"]
         if errors and not args.force:
             raise FaninError(f"{cell.id} has probe errors ({', '.join(errors)}); fix the probes, or bless with --force")
-        absent = sorted({p.id for p in declared if p.framework == cell.framework.key} - set(run.observations))
+        wanted = {oid for p in declared if p.framework == cell.framework.key for oid in p.observation_ids()}
+        absent = sorted(wanted - set(run.observations))
         if absent and not args.force:
             raise FaninError(
                 f"{cell.id}: the run lacks {len(absent)} declared probe(s) ({', '.join(absent[:3])}"

@@ -7,7 +7,10 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from fanin.model import Claim, ProbeInfo, check_dimensions
 from fanin.source import REPO_ROOT, SUITES, probe_source_hash
+
+_DIMENSION_KEYWORDS = {"backends": "backend", "modes": "mode"}
 
 
 @dataclass(frozen=True)
@@ -16,10 +19,27 @@ class DeclaredProbe:
     file: str
     function: str
     source_hash: str
+    dimensions: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def framework(self) -> str:
         return self.id.split("/", 1)[0]
+
+    def observation_ids(self) -> list[str]:
+        """The ids of every variant this probe observes (the plain id alone when it has no dimensions)."""
+        return ProbeInfo(self.id, "", Claim("", ""), dimensions=self.dimensions).observation_ids()
+
+
+def _dimensions(decorator: ast.Call, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    declared = {}
+    for keyword in decorator.keywords:
+        if keyword.arg in _DIMENSION_KEYWORDS:
+            try:
+                values = ast.literal_eval(keyword.value)
+            except ValueError:
+                raise ValueError(f"{where}: {keyword.arg}= must be a literal tuple of strings") from None
+            declared[_DIMENSION_KEYWORDS[keyword.arg]] = values
+    return check_dimensions(declared)
 
 
 def _probe_id(decorator: ast.expr) -> str | None:
@@ -40,6 +60,8 @@ def declared(suites: Path = SUITES) -> list[DeclaredProbe]:
             for decorator in node.decorator_list:
                 probe_id = _probe_id(decorator)
                 if probe_id:
+                    assert isinstance(decorator, ast.Call)
                     shown = str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else path.name
-                    found.append(DeclaredProbe(probe_id, shown, node.name, probe_source_hash(path, node.name)))
+                    dimensions = _dimensions(decorator, f"{shown}:{node.name}")
+                    found.append(DeclaredProbe(probe_id, shown, node.name, probe_source_hash(path, node.name), dimensions))
     return found

@@ -31,7 +31,14 @@ FIXED_OUTCOMES = (OK, TIMEOUT, NOT_APPLICABLE, PROBE_ERROR, VACUOUS)
 HAZARDS = ("silent", "loud", "order-coupled", "nondeterministic", "safe", "n/a")
 LABEL_LIMIT = 40
 
-PROBE_ID = re.compile(r"^(langgraph|adk)/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$")
+# framework/topic/case; the framework prefix is checked against the registry in reference/matrix.toml.
+PROBE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$")
+# An observation id: the probe id, plus `[value,...]` for a variant other than the default one.
+OBSERVATION_ID = re.compile(r"^(?P<probe>[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*)(?:\[(?P<variant>[a-z0-9,-]+)\])?$")
+# The dimensions a probe may run under, in the order their values appear in an observation id.
+# The first value of each is the default: the variant whose observation id is the plain probe id.
+DIMENSIONS = ("backend", "mode")
+_DIMENSION_VALUE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _EXCEPTION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
@@ -146,6 +153,50 @@ def _lookup(observation: Observation, path: str) -> Any:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """One combination of dimension values a probe runs under (`{"backend": "postgres", "mode": "sync"}`)."""
+
+    probe_id: str
+    values: tuple[tuple[str, str], ...]
+    default: tuple[tuple[str, str], ...]
+
+    @property
+    def suffix(self) -> str:
+        """The non-default values, comma-joined: `postgres`, `async`, `postgres,async`; "" for the default."""
+        return ",".join(value for (name, value), (_, first) in zip(self.values, self.default) if value != first)
+
+    @property
+    def observation_id(self) -> str:
+        return f"{self.probe_id}[{self.suffix}]" if self.suffix else self.probe_id
+
+    def get(self, dimension: str, fallback: str) -> str:
+        return dict(self.values).get(dimension, fallback)
+
+
+def check_dimensions(dimensions: dict[str, Any]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Validate a probe's declared dimensions, in the canonical dimension order."""
+    unknown = set(dimensions) - set(DIMENSIONS)
+    if unknown:
+        raise ValueError(f"unknown dimension(s) {', '.join(sorted(unknown))}; known: {', '.join(DIMENSIONS)}")
+    checked = []
+    for name in DIMENSIONS:
+        if name not in dimensions:
+            continue
+        values = tuple(dimensions[name])
+        if not values or len(set(values)) != len(values) or not all(
+            isinstance(v, str) and _DIMENSION_VALUE.match(v) for v in values
+        ):
+            raise ValueError(f"dimension {name!r} needs distinct lower-case values, got {dimensions[name]!r}")
+        checked.append((name, values))
+    return tuple(checked)
+
+
+def probe_of(observation_id: str) -> str:
+    """The probe id an observation id belongs to (`a/b/c[postgres]` -> `a/b/c`)."""
+    return observation_id.split("[", 1)[0]
+
+
+@dataclass(frozen=True)
 class ProbeInfo:
     """A probe's metadata: what the report shows beside its observations (test262-style)."""
 
@@ -156,17 +207,29 @@ class ProbeInfo:
     file: str = ""
     function: str = ""
     source_hash: str = ""
+    dimensions: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def framework(self) -> str:
         return self.id.split("/", 1)[0]
+
+    def variants(self) -> list[Variant]:
+        """Every combination of the declared dimensions; the first is the default (plain probe id)."""
+        default = tuple((name, values[0]) for name, values in self.dimensions)
+        combos: list[tuple[tuple[str, str], ...]] = [()]
+        for name, values in self.dimensions:
+            combos = [(*combo, (name, value)) for combo in combos for value in values]
+        return [Variant(self.id, combo, default) for combo in combos]
+
+    def observation_ids(self) -> list[str]:
+        return [variant.observation_id for variant in self.variants()]
 
     @property
     def topic(self) -> str:
         return self.id.split("/")[1]
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "title": self.title,
             "claim": self.claim.to_json(),
             "sources": list(self.sources),
@@ -174,6 +237,9 @@ class ProbeInfo:
             "function": self.function,
             "source_hash": self.source_hash,
         }
+        if self.dimensions:
+            data["dimensions"] = {name: list(values) for name, values in self.dimensions}
+        return data
 
     @classmethod
     def from_json(cls, probe_id: str, data: dict[str, Any]) -> ProbeInfo:
@@ -185,6 +251,7 @@ class ProbeInfo:
             file=data.get("file", ""),
             function=data.get("function", ""),
             source_hash=data.get("source_hash", ""),
+            dimensions=check_dimensions(data.get("dimensions", {})),
         )
 
 

@@ -31,11 +31,12 @@ from fanin.model import (
     ProbeInfo,
     ResultFileError,
     ResultSet,
+    Variant,
     load,
     normalize_message,
     save,
 )
-from fanin.probe import FrameworkRaised, NotApplicable, Observer, Vacuous
+from fanin.probe import FrameworkRaised, MissingService, NotApplicable, Observer, Vacuous
 from fanin.source import shown
 
 FRAMEWORK_PACKAGES = {"langgraph": "langgraph", "adk": "google-adk"}
@@ -111,10 +112,25 @@ def _terminate(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A probe with dimensions runs once per variant; the default variant keeps the plain probe id."""
+    info: ProbeInfo | None = getattr(metafunc.function, "fanin_probe", None)
+    if info is None or not info.dimensions or "fanin_variant" not in metafunc.fixturenames:
+        return
+    variants = info.variants()
+    metafunc.parametrize("fanin_variant", variants, ids=[v.suffix or "default" for v in variants], indirect=True)
+
+
+@pytest.fixture
+def fanin_variant(request: pytest.FixtureRequest) -> Variant | None:
+    """The variant of a probe with dimensions (None: the probe has none)."""
+    return getattr(request, "param", None)
+
+
 def pytest_itemcollected(item: pytest.Item) -> None:
-    info = probe_info(item)
-    if info is not None:
-        item.config.stash[recorder_key].collected.add(info.id)
+    observation_id = observation_id_of(item)
+    if observation_id is not None:
+        item.config.stash[recorder_key].collected.add(observation_id)
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -122,13 +138,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     seen: dict[str, str] = {}
     for item in items:
         info = probe_info(item)
-        if info is None:
+        observation_id = observation_id_of(item)
+        if info is None or observation_id is None:
             continue
-        if info.id in seen:
-            raise pytest.UsageError(f"probe id {info.id} is declared twice: {seen[info.id]} and {item.nodeid}")
+        if observation_id in seen:
+            raise pytest.UsageError(f"probe id {observation_id} is declared twice: {seen[observation_id]} and {item.nodeid}")
         if recorder.framework and info.framework != recorder.framework:
             raise pytest.UsageError(f"{item.nodeid} is a {info.framework} probe in a {recorder.framework} run")
-        seen[info.id] = item.nodeid
+        seen[observation_id] = item.nodeid
         item.add_marker(pytest.mark.fanin_probe)
 
 
@@ -137,13 +154,26 @@ def probe_info(item: pytest.Item) -> ProbeInfo | None:
     return getattr(function, "fanin_probe", None)
 
 
+def variant_of(item: pytest.Item) -> Variant | None:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("fanin_variant") if callspec is not None else None
+
+
+def observation_id_of(item: pytest.Item) -> str | None:
+    info = probe_info(item)
+    if info is None:
+        return None
+    variant = variant_of(item)
+    return variant.observation_id if variant is not None else info.id
+
+
 @pytest.fixture
-def obs(request: pytest.FixtureRequest) -> Observer:
+def obs(request: pytest.FixtureRequest, fanin_variant: Variant | None, tmp_path_factory: pytest.TempPathFactory) -> Observer:
     """The observer a probe records into."""
     info = probe_info(request.node)
     if info is None:
         raise pytest.UsageError(f"{request.node.nodeid} uses `obs` but is not decorated with @probe")
-    return Observer(info)
+    return Observer(info, fanin_variant, scratch=lambda: tmp_path_factory.mktemp("probe", numbered=True))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -152,7 +182,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if info is None:
         return None
     observer: Observer = pyfuncitem.funcargs["obs"]
-    kwargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    kwargs = {name: pyfuncitem.funcargs[name] for name in inspect.signature(pyfuncitem.obj).parameters}
     netblock.attempts.clear()
     failure: BaseException | None = None
     try:
@@ -177,6 +207,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
             detail=f"no result within {seconds} s (hang)",
             hazard="loud",
         )
+    except MissingService as exc:
+        observer.observation = _probe_error(str(exc), None)
     except Exception as exc:  # noqa: BLE001 - a defect of the probe, kept with its traceback
         failure = exc
         observer.observation = _probe_error(f"{type(exc).__name__}: {normalize_message(str(exc))}", exc)
@@ -184,7 +216,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         observer.observation = _probe_error(f"network blocked: {', '.join(netblock.attempts)}", None)
     if observer.observation is None:
         observer.observation = _probe_error("the probe returned without recording an observation", None)
-    _remember(pyfuncitem, info, observer.observation)
+    _remember(pyfuncitem, info, observer.observation_id, observer.observation)
     if failure is not None:
         raise failure
     if observer.observation.outcome == PROBE_ERROR:
@@ -214,14 +246,14 @@ def _probe_error(message: str, exc: BaseException | None) -> Observation:
     return Observation(outcome=PROBE_ERROR, value=value, label="probe-error", detail=f"probe-error: {message}", hazard="n/a")
 
 
-def _remember(item: pytest.Item, info: ProbeInfo, observation: Observation) -> None:
+def _remember(item: pytest.Item, info: ProbeInfo, observation_id: str, observation: Observation) -> None:
     recorder = item.config.stash[recorder_key]
     recorder.probes[info.id] = info
-    recorder.observations[info.id] = observation
-    before = recorder.reference.observations.get(info.id) if recorder.reference else None
-    change = compare.classify(info.id, before, observation)
+    recorder.observations[observation_id] = observation
+    before = recorder.reference.observations.get(observation_id) if recorder.reference else None
+    change = compare.classify(observation_id, before, observation)
     item.stash[change_key] = change
-    recorder.changes[info.id] = change
+    recorder.changes[observation_id] = change
 
 
 @pytest.hookimpl(hookwrapper=True)

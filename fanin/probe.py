@@ -8,8 +8,11 @@ else an exception is a defect of the probe (`probe-error`), never a finding.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import inspect
+import os
+import re
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,20 +27,41 @@ from fanin.model import (
     Claim,
     Observation,
     ProbeInfo,
+    Variant,
     canonical,
+    check_dimensions,
     normalize_message,
 )
 from fanin.source import REPO_ROOT, probe_source_hash
 
 __all__ = ["Claim", "Observer", "probe"]
 
+# The harness sets this to a libpq DSN (without dbname) of the PostgreSQL server it runs for the cell.
+POSTGRES_ENV = "FANIN_POSTGRES_DSN"
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def probe(id: str, *, title: str, claim: Claim, sources: tuple[str, ...] | list[str] = ()) -> Callable[[F], F]:
-    """Declare a probe. The id is permanent: people cite it, so it is never reused or renamed."""
+def probe(
+    id: str,
+    *,
+    title: str,
+    claim: Claim,
+    sources: tuple[str, ...] | list[str] = (),
+    backends: tuple[str, ...] | None = None,
+    modes: tuple[str, ...] | None = None,
+) -> Callable[[F], F]:
+    """Declare a probe. The id is permanent: people cite it, so it is never reused or renamed.
+
+    `backends` / `modes` declare the dimensions it runs under (e.g. `("memory", "sqlite", "postgres")`,
+    `("sync", "async")`); the first value of each is the default, observed under the plain id, every
+    other combination under `id[value,...]` (`langgraph/x/y[postgres]`, `langgraph/x/y[sqlite,async]`).
+    Write them as literal tuples: the harness reads them from the source without importing it.
+    """
     if not PROBE_ID.match(id):
         raise ValueError(f"probe id {id!r} is not of the form framework/topic/case (lower-case, dashes)")
+    declared = {name: values for name, values in (("backend", backends), ("mode", modes)) if values is not None}
+    dimensions = check_dimensions(declared)
 
     def mark(fn: F) -> F:
         path = Path(inspect.getsourcefile(fn) or fn.__code__.co_filename).resolve()
@@ -53,6 +77,7 @@ def probe(id: str, *, title: str, claim: Claim, sources: tuple[str, ...] | list[
             file=shown,
             function=fn.__name__,
             source_hash=probe_source_hash(path, fn.__name__),
+            dimensions=dimensions,
         )
         return fn
 
@@ -78,11 +103,61 @@ class Vacuous(ProbeSignal):
 
 
 class Observer:
-    """Collects the single observation a probe makes."""
+    """Collects the single observation a probe makes, in one variant of its dimensions."""
 
-    def __init__(self, info: ProbeInfo) -> None:
+    def __init__(
+        self, info: ProbeInfo, variant: Variant | None = None, scratch: Callable[[], Path] | None = None
+    ) -> None:
         self.info = info
+        self.variant = variant or info.variants()[0]
         self.observation: Observation | None = None
+        self._scratch_factory = scratch
+        self._scratch: Path | None = None
+
+    @property
+    def observation_id(self) -> str:
+        """`probe-id` for the default variant, `probe-id[postgres]` etc. for the others."""
+        return self.variant.observation_id
+
+    @property
+    def backend(self) -> str:
+        """The storage this observation runs on: `memory` unless the probe declares `backends`."""
+        return self.variant.get("backend", "memory")
+
+    @property
+    def mode(self) -> str:
+        """`sync` or `async`: `sync` unless the probe declares `modes`."""
+        return self.variant.get("mode", "sync")
+
+    @property
+    def scratch(self) -> Path:
+        """An empty directory private to this observation (SQLite files live here), removed by pytest later."""
+        if self._scratch is None:
+            if self._scratch_factory is None:
+                import tempfile
+
+                self._scratch = Path(tempfile.mkdtemp(prefix="fanin-"))
+            else:
+                self._scratch = self._scratch_factory()
+        return self._scratch
+
+    @property
+    def database_name(self) -> str:
+        """A database name unique to this observation, for the PostgreSQL server the harness runs."""
+        slug = re.sub(r"[^a-z0-9]+", "_", self.observation_id.lower()).strip("_")
+        digest = hashlib.sha256(self.observation_id.encode("utf-8")).hexdigest()[:8]
+        return f"fanin_{slug[:40]}_{digest}"
+
+    def postgres_dsn(self, database: str = "postgres") -> str:
+        """A libpq connection string to the PostgreSQL server the harness started for this cell.
+
+        The harness (not the framework's venv) owns the server; a probe run without it is a
+        defect of the run, never an `n/a`: the probe becomes `probe-error`.
+        """
+        base = os.environ.get(POSTGRES_ENV)
+        if not base:
+            raise MissingService(f"no PostgreSQL server in this run ({POSTGRES_ENV} is unset); run the cell through ./noxw")
+        return f"{base} dbname={database}"
 
     def record(self, value: Any, *, label: str, detail: str, hazard: str, outcome: str = OK) -> None:
         """Record what the framework did: plain-data `value`, a short matrix `label`, a one-line `detail`."""
@@ -169,6 +244,10 @@ class Observer:
         self.observation = Observation(
             outcome=VACUOUS, value={"reason": reason}, label="vacuous", detail=f"vacuous: {reason}", hazard="n/a"
         )
+
+
+class MissingService(RuntimeError):
+    """Infrastructure the harness should have provided is absent: a defect of the run (probe-error)."""
 
 
 class FrameworkRaised(ProbeSignal):

@@ -19,7 +19,7 @@ from packaging.version import Version
 from fanin import bisect, compare, failures
 from fanin.errors import FaninError
 from fanin.matrix import Matrix
-from fanin.model import HAZARDS, Observation, ProbeInfo, ResultFileError, ResultSet, load
+from fanin.model import HAZARDS, Observation, ProbeInfo, ResultFileError, ResultSet, load, probe_of
 from fanin.source import REPO_ROOT, parse_file, probe_source_hash, shown
 
 REFERENCE = REPO_ROOT / "reference"
@@ -49,11 +49,17 @@ class Span:
 
 @dataclass
 class ProbeRow:
+    """One observation id (a probe, or one variant of it: `id[postgres]`) across the cells."""
+
     info: ProbeInfo
     reproducer: str | None
     reproducer_current: bool
     observations: dict[str, Observation]
     changes: list[tuple[Column, Column, compare.Change]] = field(default_factory=list)
+    id: str = ""
+
+    def __post_init__(self) -> None:
+        self.id = self.id or self.info.id
 
     @property
     def changed_cells(self) -> set[str]:
@@ -145,7 +151,7 @@ class Report:
     def probe(self, probe_id: str) -> tuple[FrameworkView, ProbeRow] | None:
         for view in self.frameworks:
             for row in view.probes:
-                if row.info.id == probe_id:
+                if row.id == probe_id:
                     return view, row
         return None
 
@@ -201,13 +207,15 @@ def _framework_view(key: str, sets: list[ResultSet], missing: dict[str, str]) ->
     for rs in sets:  # the newest declaration wins: it is the one the report shows
         infos.update(rs.probes)
     rows = []
-    for probe_id in sorted(infos):
-        reproducer, current = _reproducer(infos[probe_id])
-        observations = {rs.cell: rs.observations[probe_id] for rs in sets if probe_id in rs.observations}
-        row = ProbeRow(infos[probe_id], reproducer, current, observations)
+    observation_ids = sorted({oid for rs in sets for oid in rs.observations if probe_of(oid) in infos})
+    for observation_id in observation_ids:
+        info = infos[probe_of(observation_id)]
+        reproducer, current = _reproducer(info)
+        observations = {rs.cell: rs.observations[observation_id] for rs in sets if observation_id in rs.observations}
+        row = ProbeRow(info, reproducer, current, observations, id=observation_id)
         present = [c for c in columns if c.cell in observations]
         for before, after in zip(present, present[1:]):
-            change = compare.classify(probe_id, observations[before.cell], observations[after.cell])
+            change = compare.classify(observation_id, observations[before.cell], observations[after.cell])
             if change.kind != compare.SAME:
                 row.changes.append((before, after, change))
         rows.append(row)

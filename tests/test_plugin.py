@@ -220,3 +220,38 @@ def test_a_reference_probe_that_no_longer_exists_fails_the_run(suite: pytest.Pyt
     result = run(suite, "-k", "test_ok")  # the others are deselected, not gone
     result.stderr.fnmatch_lines(["fanin: error: the reference holds 1 probe(s) that no longer exist (langgraph/dummy/removed)*"])
     assert result.ret == 1
+
+
+DIMENSIONED = '''
+import os
+
+from fanin.probe import Claim, probe
+
+
+@probe("langgraph/dummy/dims", title="runs per backend and mode", claim=Claim("c", "https://example.org"),
+       backends=("memory", "sqlite", "postgres"), modes=("sync", "async"))
+def test_dims(obs):
+    if obs.backend == "postgres":
+        obs.postgres_dsn()  # no server in this run: the observation is probe-error, never n/a
+    (obs.scratch / "db.sqlite").write_text(obs.observation_id)
+    obs.record({"backend": obs.backend, "mode": obs.mode, "scratch": sorted(p.name for p in obs.scratch.iterdir())},
+               label=f"{obs.backend}/{obs.mode}", detail="ran", hazard="safe")
+'''
+
+
+def test_a_probe_with_dimensions_is_observed_once_per_variant(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".ini", pytest=INI)
+    pytester.makepyfile(test_dims=DIMENSIONED)
+    run(pytester, "--fanin-accept-new")
+    result = load(pytester.path / "results.json")
+    assert {oid: o.label for oid, o in result.observations.items() if o.outcome == "ok"} == {
+        "langgraph/dummy/dims": "memory/sync",
+        "langgraph/dummy/dims[async]": "memory/async",
+        "langgraph/dummy/dims[sqlite]": "sqlite/sync",
+        "langgraph/dummy/dims[sqlite,async]": "sqlite/async",
+    }
+    postgres = result.observations["langgraph/dummy/dims[postgres]"]
+    assert postgres.outcome == "probe-error" and "no PostgreSQL server" in postgres.detail
+    assert result.observations["langgraph/dummy/dims[sqlite]"].value["scratch"] == ["db.sqlite"]
+    assert result.probes["langgraph/dummy/dims"].dimensions == (
+        ("backend", ("memory", "sqlite", "postgres")), ("mode", ("sync", "async")))

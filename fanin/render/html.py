@@ -66,8 +66,8 @@ def _matrix(view: FrameworkView) -> str:
         for row in probes:
             cells = "".join(_obs_cell(row.observations.get(c.cell), c.cell in row.changed_cells) for c in view.columns)
             cells += "".join(f'<td class="obs">not run: {escape(view.missing[cell])}</td>' for cell in sorted(view.missing))
-            breakable = escape(row.info.id).replace("/", "/<wbr>")
-            rows.append(f'<tr><td><a href="#{escape(row.info.id)}"><code>{breakable}</code></a></td>{cells}</tr>')
+            breakable = escape(row.id).replace("/", "/<wbr>")
+            rows.append(f'<tr><td><a href="#{escape(row.id)}"><code>{breakable}</code></a></td>{cells}</tr>')
     return f'<div class="wrap"><table class="matrix"><tr><th>probe</th>{head}</tr>{"".join(rows)}</table></div>'
 
 
@@ -103,7 +103,7 @@ def _comparison(report: Report) -> str:
 def _probe(report: Report, view: FrameworkView, row: ProbeRow) -> str:
     info = row.info
     parts = [
-        f'<section class="probe" id="{escape(info.id)}"><h3><code>{escape(info.id)}</code></h3>',
+        f'<section class="probe" id="{escape(row.id)}"><h3><code>{escape(row.id)}</code></h3>',
         f"<p><strong>{escape(info.title)}</strong></p>",
         f'<p><strong>Claim:</strong> {escape(info.claim.text)} (<a href="{escape(info.claim.source)}">source</a>)<br>',
         f"<strong>Claim check:</strong> {escape(claim_verdicts(view, row))}</p>",

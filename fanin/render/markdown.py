@@ -90,7 +90,7 @@ def _matrix(view: FrameworkView) -> str:
         for row in probes:
             cells = [cell_text(row.observations.get(c.cell), c.cell in row.changed_cells) for c in view.columns]
             cells += [f"not run: {view.missing[cell]}" for cell in sorted(view.missing)]
-            rows.append([f"[`{row.info.id}`]({anchor(row.info.id)})", *cells])
+            rows.append([f"[`{row.id}`]({anchor(row.id)})", *cells])
     return tabulate(rows, headers=headers, tablefmt="github") + "\n"
 
 
@@ -127,7 +127,7 @@ def claim_verdicts(view: FrameworkView, row: ProbeRow) -> str:
 def cite(view: FrameworkView, row: ProbeRow, reference_date: str) -> str:
     version = view.newest.version if view.newest else "?"
     package = "google-adk" if view.key == "adk" else view.key
-    return f"fanin {row.info.id}@{row.info.source_hash} · {package} {version} · reference {reference_date}"
+    return f"fanin {row.id}@{row.info.source_hash} · {package} {version} · reference {reference_date}"
 
 
 def changed_text(report: Report, row: ProbeRow) -> str:
@@ -137,7 +137,7 @@ def changed_text(report: Report, row: ProbeRow) -> str:
         if not change.is_breaking:
             continue
         text = f"between {before.version} and {after.version} ({', '.join(change.fields)})"
-        first = report.first_changed(row.info.id, before.version, after.version)
+        first = report.first_changed(row.id, before.version, after.version)
         parts.append(text + (f", first in {first} (bisected)" if first else ""))
     return "; ".join(parts) or f"no behaviour change across {len(row.observations)} versions"
 
@@ -145,7 +145,7 @@ def changed_text(report: Report, row: ProbeRow) -> str:
 def _probe_section(report: Report, view: FrameworkView, row: ProbeRow) -> str:
     info = row.info
     lines = [
-        f'### <a id="{info.id}"></a>`{info.id}`',
+        f'### <a id="{row.id}"></a>`{row.id}`',
         "",
         f"**{info.title}**",
         "",
