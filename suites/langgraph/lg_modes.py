@@ -1,0 +1,128 @@
+"""Run a LangGraph probe in its mode: `sync` or `async` (`obs.mode`).
+
+Plumbing only, so that one probe function can state its scenario once and observe it both ways:
+
+- `sync`: plain `def` nodes, driven by `graph.invoke` / `graph.stream` (LangGraph runs the nodes
+  of a superstep in its thread pool);
+- `async`: the same node bodies as `async def` nodes, driven by `graph.ainvoke` / `graph.astream`
+  inside `asyncio.run` (LangGraph runs them as asyncio tasks on the event loop).
+
+What a probe observes (the graph, the writes, what it records) stays in the probe. In `sync` mode
+every helper here is the identity or the plain call, so a probe's default (sync) variant runs exactly
+the code it ran before it had an async variant.
+
+- `node(obs, fn)`: `fn` itself in `sync` mode; in `async` mode an `async def` with `fn`'s signature
+  (LangGraph reads `config` etc. from it) that returns `fn(...)`.
+- `invoke(obs, graph, input, ...)`: `invoke`, or `asyncio.run(ainvoke(...))`.
+- `stream(obs, graph, input, ..., on_chunk=...)`: every chunk of `stream` / `astream`, in order;
+  `on_chunk` sees each one as it arrives (gates are released from there).
+- `Gate(obs, order)`: `lg_kit.ThreadTurns` for sync nodes, `gates.Turns` for async ones, behind one
+  interface: `gate.node(name, fn)` makes a node that waits for its turn before running `fn`,
+  `gate.finished(name)` releases the next one, `gate.acted` / `gate.vacuous` as in both kits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from gates import Turns
+from lg_kit import ThreadTurns
+
+MODES = ("sync", "async")
+
+
+def node(obs, fn: Callable) -> Callable:
+    """`fn` in sync mode; an `async def` wrapper around it in async mode."""
+    if obs.mode != "async":
+        return fn
+
+    @functools.wraps(fn)
+    async def coroutine(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return coroutine
+
+
+def invoke(obs, graph, input: Any, config: dict | None = None, **kwargs) -> Any:
+    """`graph.invoke(...)`, or `graph.ainvoke(...)` on a fresh event loop in async mode."""
+    if obs.mode == "async":
+        return asyncio.run(graph.ainvoke(input, config, **kwargs))
+    return graph.invoke(input, config, **kwargs)
+
+
+def stream(
+    obs, graph, input: Any, config: dict | None = None, *, on_chunk: Callable[[Any], None] | None = None, **kwargs
+) -> list:
+    """Every chunk of `graph.stream(...)` (or `astream` in async mode), calling `on_chunk` on each as it arrives."""
+    if obs.mode == "async":
+
+        async def collect() -> list:
+            chunks = []
+            async for chunk in graph.astream(input, config, **kwargs):
+                if on_chunk is not None:
+                    on_chunk(chunk)
+                chunks.append(chunk)
+            return chunks
+
+        return asyncio.run(collect())
+    chunks = []
+    for chunk in graph.stream(input, config, **kwargs):
+        if on_chunk is not None:
+            on_chunk(chunk)
+        chunks.append(chunk)
+    return chunks
+
+
+class Gate:
+    """Force the order in which gated nodes finish, in either mode, without sleeping.
+
+    Sync mode uses `lg_kit.ThreadTurns` (a node blocks its worker thread until its turn); async mode
+    uses `gates.Turns` (a node awaits its turn on the event loop). Either way every gated node must
+    be in flight before the first is released, and the next is released by `finished(name)`, which
+    the probe calls when the previous node's update chunk arrives. Make one Gate per run.
+    """
+
+    def __init__(self, obs, order: list[str], patience: float = 10.0) -> None:
+        self.mode = obs.mode
+        self.order = list(order)
+        self._turns = Turns(order, patience) if self.mode == "async" else ThreadTurns(order, patience)
+
+    def node(self, name: str | Callable[..., str], fn: Callable) -> Callable:
+        """A node that waits for its turn, then returns `fn(...)`. `name` may be a function of the
+        node's input (a Send payload), called with the same arguments as `fn`."""
+        turn = name if callable(name) else (lambda *args, **kwargs: name)
+        if self.mode == "async":
+
+            @functools.wraps(fn)
+            async def waiting(*args, **kwargs):
+                await self._turns.wait(turn(*args, **kwargs))
+                return fn(*args, **kwargs)
+
+            return waiting
+
+        @functools.wraps(fn)
+        def blocking(*args, **kwargs):
+            self._turns.arrive(turn(*args, **kwargs))
+            return fn(*args, **kwargs)
+
+        return blocking
+
+    def finished(self, name: str) -> None:
+        """`name`'s writes exist: release the next node in the order (unknown names are ignored)."""
+        if name not in self.order:
+            return
+        if self.mode == "async":
+            self._turns.done(name)
+        else:
+            self._turns.finished(name)
+
+    @property
+    def acted(self) -> list[str]:
+        return self._turns.acted
+
+    @property
+    def vacuous(self) -> str | None:
+        return self._turns.vacuous
