@@ -5,6 +5,7 @@ from typing import Annotated, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
+import lg_modes
 from fanin.probe import Claim, Observer, probe
 
 BRANCHES_DOC = "https://docs.langchain.com/oss/python/langgraph/graph-api-control-flow"
@@ -23,6 +24,7 @@ def _join_hazard(runs: list) -> str:
         "https://langchain-ai.github.io/langgraph/how-tos/branching/",
         expect={"label": "join ×2"},
     ),
+    modes=("sync", "async"),
 )
 def test_separate_edges(obs: Observer) -> None:
     class State(TypedDict):
@@ -39,8 +41,8 @@ def test_separate_edges(obs: Observer) -> None:
 
     builder = StateGraph(State)
     for name in ["a", "b", "b2"]:
-        builder.add_node(name, writer(name))
-    builder.add_node("join", join)
+        builder.add_node(name, lg_modes.node(obs, writer(name)))
+    builder.add_node("join", lg_modes.node(obs, join))
     builder.add_edge(START, "a")
     builder.add_edge(START, "b")
     builder.add_edge("b", "b2")
@@ -49,7 +51,7 @@ def test_separate_edges(obs: Observer) -> None:
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"join_runs": join_runs}):
-        final = graph.invoke({"items": []})
+        final = lg_modes.invoke(obs, graph, {"items": []})
     obs.record(
         {"join_runs": join_runs, "final": final},
         label=f"join ×{len(join_runs)}",
@@ -67,6 +69,7 @@ def test_separate_edges(obs: Observer) -> None:
         "https://langchain-ai.github.io/langgraph/how-tos/branching/",
         expect={"label": "join ×1"},
     ),
+    modes=("sync", "async"),
 )
 def test_list_edge(obs: Observer) -> None:
     class State(TypedDict):
@@ -83,8 +86,8 @@ def test_list_edge(obs: Observer) -> None:
 
     builder = StateGraph(State)
     for name in ["a", "b", "b2"]:
-        builder.add_node(name, writer(name))
-    builder.add_node("join", join)
+        builder.add_node(name, lg_modes.node(obs, writer(name)))
+    builder.add_node("join", lg_modes.node(obs, join))
     builder.add_edge(START, "a")
     builder.add_edge(START, "b")
     builder.add_edge("b", "b2")
@@ -92,7 +95,7 @@ def test_list_edge(obs: Observer) -> None:
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"join_runs": join_runs}):
-        final = graph.invoke({"items": []})
+        final = lg_modes.invoke(obs, graph, {"items": []})
     obs.record(
         {"join_runs": join_runs, "final": final},
         label=f"join ×{len(join_runs)}",
@@ -110,6 +113,7 @@ def test_list_edge(obs: Observer) -> None:
         "https://docs.langchain.com/oss/python/langgraph/graph-api-control-flow#defer-node-execution",
         expect={"label": "join ×1"},
     ),
+    modes=("sync", "async"),
 )
 def test_defer(obs: Observer) -> None:
     class State(TypedDict):
@@ -127,8 +131,8 @@ def test_defer(obs: Observer) -> None:
     builder = StateGraph(State)
     obs.need_parameter(builder.add_node, "defer", "StateGraph.add_node")
     for name in ["a", "b", "b2"]:
-        builder.add_node(name, writer(name))
-    builder.add_node("join", join, defer=True)
+        builder.add_node(name, lg_modes.node(obs, writer(name)))
+    builder.add_node("join", lg_modes.node(obs, join), defer=True)
     builder.add_edge(START, "a")
     builder.add_edge(START, "b")
     builder.add_edge("b", "b2")
@@ -137,7 +141,7 @@ def test_defer(obs: Observer) -> None:
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"join_runs": join_runs}):
-        final = graph.invoke({"items": []})
+        final = lg_modes.invoke(obs, graph, {"items": []})
     obs.record(
         {"join_runs": join_runs, "final": final},
         label=f"join ×{len(join_runs)}",
@@ -155,6 +159,7 @@ def test_defer(obs: Observer) -> None:
         "https://github.com/langchain-ai/langgraph/issues/3249",
         expect={"value.ran": ["a"]},
     ),
+    modes=("sync", "async"),
 )
 def test_unselected_branch(obs: Observer) -> None:
     class State(TypedDict):
@@ -171,7 +176,7 @@ def test_unselected_branch(obs: Observer) -> None:
 
     builder = StateGraph(State)
     for name in ["a", "b", "join", "after_join"]:
-        builder.add_node(name, writer(name))
+        builder.add_node(name, lg_modes.node(obs, writer(name)))
     builder.add_conditional_edges(START, lambda state: ["a"], ["a", "b"])
     builder.add_edge(["a", "b"], "join")
     builder.add_edge("join", "after_join")
@@ -179,7 +184,7 @@ def test_unselected_branch(obs: Observer) -> None:
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"ran": ran}):
-        final = graph.invoke({"items": []})
+        final = lg_modes.invoke(obs, graph, {"items": []})
     joined = "join" in ran
     obs.record(
         {"ran": ran, "final": final},
@@ -199,6 +204,7 @@ def test_unselected_branch(obs: Observer) -> None:
         expect={"label": "d ×1, ×2, ×1"},
     ),
     sources=["https://github.com/langchain-ai/langgraph/issues/4026"],
+    modes=("sync", "async"),
 )
 def test_unequal_depth_docs_example(obs: Observer) -> None:
     class State(TypedDict):
@@ -216,14 +222,14 @@ def test_unequal_depth_docs_example(obs: Observer) -> None:
 
         builder = StateGraph(State)
         for name in ["a", "b", "b_2", "c"]:
-            builder.add_node(name, node(name))
+            builder.add_node(name, lg_modes.node(obs, node(name)))
         if wiring == "separate edges, defer=True on d":
             try:
-                builder.add_node("d", node("d"), defer=True)
+                builder.add_node("d", lg_modes.node(obs, node("d")), defer=True)
             except TypeError:
                 return {"n/a": "StateGraph.add_node has no parameter 'defer' in this version"}
         else:
-            builder.add_node("d", node("d"))
+            builder.add_node("d", lg_modes.node(obs, node("d")))
         builder.add_edge(START, "a")
         builder.add_edge("a", "b")
         builder.add_edge("a", "c")
@@ -234,7 +240,7 @@ def test_unequal_depth_docs_example(obs: Observer) -> None:
             builder.add_edge("b_2", "d")
             builder.add_edge("c", "d")
         builder.add_edge("d", END)
-        final = builder.compile().invoke({"aggregate": []})
+        final = lg_modes.invoke(obs, builder.compile(), {"aggregate": []})
         return {"node_steps": steps, "d_runs": len(steps.get("d", [])), "aggregate": final["aggregate"]}
 
     with obs.framework():
@@ -261,6 +267,7 @@ def test_unequal_depth_docs_example(obs: Observer) -> None:
         "https://github.com/langchain-ai/langgraph/issues/6005",
         expect={"value.runs.j2": 1},
     ),
+    modes=("sync", "async"),
 )
 def test_defer_after_defer(obs: Observer) -> None:
     class State(TypedDict):
@@ -281,9 +288,9 @@ def test_defer_after_defer(obs: Observer) -> None:
     builder = StateGraph(State)
     obs.need_parameter(builder.add_node, "defer", "StateGraph.add_node")
     for name in ["a", "b", "b2", "c", "c2", "c3"]:
-        builder.add_node(name, node(name))
-    builder.add_node("j1", node("j1"), defer=True)
-    builder.add_node("j2", node("j2"), defer=True)
+        builder.add_node(name, lg_modes.node(obs, node(name)))
+    builder.add_node("j1", lg_modes.node(obs, node("j1")), defer=True)
+    builder.add_node("j2", lg_modes.node(obs, node("j2")), defer=True)
     for start in ["a", "b", "c"]:
         builder.add_edge(START, start)
     builder.add_edge("b", "b2")
@@ -296,7 +303,7 @@ def test_defer_after_defer(obs: Observer) -> None:
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"node_steps": steps}):
-        final = graph.invoke({"items": []})
+        final = lg_modes.invoke(obs, graph, {"items": []})
     runs = {name: len(steps.get(name, [])) for name in ["j1", "j2"]}
     once = runs == {"j1": 1, "j2": 1}
     j2_missed_j1 = any("j1" not in seen for seen in seen_by_j2)
@@ -318,6 +325,7 @@ def test_defer_after_defer(obs: Observer) -> None:
         "https://github.com/langchain-ai/langgraph/issues/5182",
         expect={"label": "d ×1, e ×1 in both wirings"},
     ),
+    modes=("sync", "async"),
 )
 def test_defer_with_command(obs: Observer) -> None:
     Command = obs.need("langgraph.types", "Command")
@@ -348,26 +356,26 @@ def test_defer_with_command(obs: Observer) -> None:
         builder = StateGraph(State)
         obs.need_parameter(builder.add_node, "defer", "StateGraph.add_node")
         if wiring == "a: Command(goto=[b, c]); b_2, c: edges to d":
-            builder.add_node("a", goto("a", ["b", "c"]), destinations=("b", "c"))
-            builder.add_node("b_2", plain("b_2"))
-            builder.add_node("c", plain("c"))
+            builder.add_node("a", lg_modes.node(obs, goto("a", ["b", "c"])), destinations=("b", "c"))
+            builder.add_node("b_2", lg_modes.node(obs, plain("b_2")))
+            builder.add_node("c", lg_modes.node(obs, plain("c")))
             builder.add_edge("b_2", "d")
             builder.add_edge("c", "d")
         else:
-            builder.add_node("a", plain("a"))
-            builder.add_node("b_2", goto("b_2", "d"), destinations=("d",))
-            builder.add_node("c", plain("c"))
+            builder.add_node("a", lg_modes.node(obs, plain("a")))
+            builder.add_node("b_2", lg_modes.node(obs, goto("b_2", "d")), destinations=("d",))
+            builder.add_node("c", lg_modes.node(obs, plain("c")))
             builder.add_edge("a", "b")
             builder.add_edge("a", "c")
             builder.add_conditional_edges("c", lambda state: "d", ["d"])
-        builder.add_node("b", plain("b"))
-        builder.add_node("d", plain("d"), defer=True)
-        builder.add_node("e", plain("e"))
+        builder.add_node("b", lg_modes.node(obs, plain("b")))
+        builder.add_node("d", lg_modes.node(obs, plain("d")), defer=True)
+        builder.add_node("e", lg_modes.node(obs, plain("e")))
         builder.add_edge(START, "a")
         builder.add_edge("b", "b_2")
         builder.add_conditional_edges("d", lambda state: "e" if "b_2" in state["aggregate"] else END, ["e", END])
         builder.add_edge("e", END)
-        final = builder.compile().invoke({"aggregate": []})
+        final = lg_modes.invoke(obs, builder.compile(), {"aggregate": []})
         return {"node_steps": steps, "runs": {n: len(steps.get(n, [])) for n in ["d", "e"]}, "final": final}
 
     with obs.framework():
