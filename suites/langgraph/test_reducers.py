@@ -437,7 +437,7 @@ UPSTREAM_TESTS = "https://github.com/langchain-ai/langgraph/blob/f09cfe8ffc1eeff
             "value.two Overwrites.raises": "InvalidUpdateError",
         },
     ),
-    sources=[f"{UPSTREAM_TESTS}/test_pregel.py#L9334", "https://reference.langchain.com/python/langgraph/types/Overwrite"],
+    sources=[f"{UPSTREAM_TESTS}/test_pregel.py#L9334", "https://docs.langchain.com/oss/python/langgraph/graph-api#overwrite"],
     modes=("sync", "async"),
 )
 def test_overwrite_parallel(obs: Observer) -> None:
