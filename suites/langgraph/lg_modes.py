@@ -19,12 +19,15 @@ the code it ran before it had an async variant.
 - `Gate(obs, order)`: `lg_kit.ThreadTurns` for sync nodes, `gates.Turns` for async ones, behind one
   interface: `gate.node(name, fn)` makes a node that waits for its turn before running `fn`,
   `gate.finished(name)` releases the next one, `gate.acted` / `gate.vacuous` as in both kits.
+- `Hold(obs, names, held, patience)`: keep some tasks in flight (until cancelled, or `patience` runs
+  out when the framework waits for them) while a sibling fails; `hold.fates` says how each ended.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -46,11 +49,29 @@ def node(obs, fn: Callable) -> Callable:
     return coroutine
 
 
-def invoke(obs, graph, input: Any, config: dict | None = None, **kwargs) -> Any:
-    """`graph.invoke(...)`, or `graph.ainvoke(...)` on a fresh event loop in async mode."""
+def invoke(
+    obs, graph, input: Any, config: dict | None = None, *, on_return: Callable[[], None] | None = None, **kwargs
+) -> Any:
+    """`graph.invoke(...)`, or `graph.ainvoke(...)` on a fresh event loop in async mode.
+
+    `on_return` is called the moment the call returns or raises: in async mode still inside the event
+    loop, before `asyncio.run` cancels whatever tasks are left (so a probe can see what was still running).
+    """
     if obs.mode == "async":
-        return asyncio.run(graph.ainvoke(input, config, **kwargs))
-    return graph.invoke(input, config, **kwargs)
+
+        async def call() -> Any:
+            try:
+                return await graph.ainvoke(input, config, **kwargs)
+            finally:
+                if on_return is not None:
+                    on_return()
+
+        return asyncio.run(call())
+    try:
+        return graph.invoke(input, config, **kwargs)
+    finally:
+        if on_return is not None:
+            on_return()
 
 
 def stream(
@@ -126,3 +147,80 @@ class Gate:
     @property
     def vacuous(self) -> str | None:
         return self._turns.vacuous
+
+
+class Hold:
+    """Keep some concurrent tasks in flight until the framework cancels them, in either mode.
+
+    Every task named in `names` first waits until all of them have arrived (proof they are in flight
+    together; after `patience_all` seconds `vacuous` says which never came). Those in `held` then wait
+    for a release that never comes: in async mode a cancellation ends the wait (`fates[name] ==
+    "cancelled"`, and the CancelledError propagates); otherwise, after `patience` seconds, the task goes
+    on and runs its body (`fates[name] == "finished"`): the only way out when the framework waits for
+    running tasks, as threads cannot be cancelled. The delay breaks that deadlock; it orders nothing.
+    The other tasks run their body as soon as everyone has arrived. Make one Hold per run.
+    """
+
+    def __init__(self, obs, names: list[str], held: list[str], patience: float, patience_all: float = 10.0) -> None:
+        self.mode = obs.mode
+        self.names = set(names)
+        self.held = set(held)
+        self.patience = patience
+        self.patience_all = patience_all
+        self.fates: dict[str, str] = {}
+        self.vacuous: str | None = None
+        self._arrived: set[str] = set()
+        self._lock = threading.Lock()
+        if self.mode == "async":
+            self._all_in: Any = asyncio.Event()
+            self._never: Any = asyncio.Event()
+        else:
+            self._all_in = threading.Event()
+            self._never = threading.Event()
+
+    def _arrive(self, name: str) -> None:
+        with self._lock:
+            self._arrived.add(name)
+            if self._arrived >= self.names:
+                self._all_in.set()
+
+    def _missing(self, name: str) -> None:
+        self.vacuous = f"tasks {sorted(self.names - self._arrived)} were never in flight while {name} waited"
+
+    def node(self, name: str | Callable[..., str], fn: Callable) -> Callable:
+        """A task or node body that arrives, is held if its name is in `held`, then returns `fn(...)`."""
+        turn = name if callable(name) else (lambda *args, **kwargs: name)
+        if self.mode == "async":
+
+            @functools.wraps(fn)
+            async def waiting(*args, **kwargs):
+                me = turn(*args, **kwargs)
+                self._arrive(me)
+                try:
+                    await asyncio.wait_for(self._all_in.wait(), self.patience_all)
+                except asyncio.TimeoutError:
+                    self._missing(me)
+                if me in self.held:
+                    try:
+                        await asyncio.wait_for(self._never.wait(), self.patience)
+                    except asyncio.TimeoutError:
+                        self.fates[me] = "finished"
+                    except asyncio.CancelledError:
+                        self.fates[me] = "cancelled"
+                        raise
+                return fn(*args, **kwargs)
+
+            return waiting
+
+        @functools.wraps(fn)
+        def blocking(*args, **kwargs):
+            me = turn(*args, **kwargs)
+            self._arrive(me)
+            if not self._all_in.wait(self.patience_all):
+                self._missing(me)
+            if me in self.held:
+                self._never.wait(self.patience)
+                self.fates[me] = "finished"
+            return fn(*args, **kwargs)
+
+        return blocking
