@@ -425,7 +425,7 @@ UPSTREAM_TESTS = "https://github.com/langchain-ai/langgraph/blob/f09cfe8ffc1eeff
 @probe(
     "langgraph/reducers/overwrite-parallel",
     title="One branch returns Overwrite([...]) while its siblings append to the same operator.add list in one"
-    " superstep (Overwrite folded first, then last); then two Overwrites in one superstep",
+    " superstep (Overwrite folded first, then last, then after a JSON round trip); then two Overwrites",
     claim=Claim(
         "Overwrite bypasses the reducer and replaces the value; LangGraph's own test expects the siblings'"
         " appends of the same superstep to be dropped (\"a, c are overwritten by b\"), and two Overwrites in"
@@ -442,6 +442,8 @@ UPSTREAM_TESTS = "https://github.com/langchain-ai/langgraph/blob/f09cfe8ffc1eeff
 )
 def test_overwrite_parallel(obs: Observer) -> None:
     Overwrite = obs.need("langgraph.types", "Overwrite")
+    import dataclasses
+    import json
 
     class State(TypedDict):
         items: Annotated[list, operator.add]
@@ -469,10 +471,17 @@ def test_overwrite_parallel(obs: Observer) -> None:
         "Overwrite folded first": run({"a_over": Overwrite(["over"]), "b": ["b"], "c": ["c"]}),
         "Overwrite folded last": run({"a": ["a"], "b": ["b"], "z_over": Overwrite(["over"])}),
         "two Overwrites": run({"a_over": Overwrite(["over-a"]), "b_over": Overwrite(["over-b"]), "c": ["c"]}),
+        # what an Overwrite becomes after crossing JSON (e.g. a state update sent through the API server)
+        "Overwrite after a JSON round trip": run(
+            {"a": ["a"], "b": ["b"], "z_over": json.loads(json.dumps(dataclasses.asdict(Overwrite(["over"]))))}
+        ),
     }
 
     def items(result: dict) -> list | None:
         return result["returned"]["items"] if "returned" in result else None
+
+    def said(result: dict) -> str:
+        return f"raises {result['raises']}" if "raises" in result else f"returns {items(result)}"
 
     single = [cases["Overwrite folded first"], cases["Overwrite folded last"]]
     dropped = [sorted(set(appends) - set(items(r) or [])) for r, appends in zip(single, [["b", "c"], ["a", "b"]])]
@@ -490,11 +499,12 @@ def test_overwrite_parallel(obs: Observer) -> None:
     else:
         hazard = "loud" if raised or "raises" in two else "safe"
     label = f"{first}; {second}"
-    two_text = f"raises {two['raises']}" if "raises" in two else f"returns {items(two)}"
+
     obs.record(
         cases,
         label=label if len(label) <= 40 else first,
         detail=f"one Overwrite beside two appends leaves {[items(r) for r in single]} (folded first, folded last);"
-        f" appends dropped: {dropped}; two Overwrites in one step: {two_text}",
+        f" appends dropped: {dropped}; two Overwrites in one step: {said(two)};"
+        f" Overwrite after a JSON round trip: {said(cases['Overwrite after a JSON round trip'])}",
         hazard=hazard,
     )
