@@ -8,8 +8,8 @@ Plumbing only, so that one probe function can state its scenario once and observ
   inside `asyncio.run` (LangGraph runs them as asyncio tasks on the event loop).
 
 What a probe observes (the graph, the writes, what it records) stays in the probe. In `sync` mode
-every helper here is the identity or the plain call, so a probe's default (sync) variant runs exactly
-the code it ran before it had an async variant.
+`node` is the identity, `invoke` / `stream` are the plain calls and `Gate` is `lg_kit.ThreadTurns`, so
+a probe's default (sync) variant observes exactly what it did before it had an async variant.
 
 - `node(obs, fn)`: `fn` itself in `sync` mode; in `async` mode an `async def` with `fn`'s signature
   (LangGraph reads `config` etc. from it) that returns `fn(...)`.
@@ -33,8 +33,6 @@ from typing import Any
 
 from gates import Turns
 from lg_kit import ThreadTurns
-
-MODES = ("sync", "async")
 
 
 def node(obs, fn: Callable) -> Callable:
