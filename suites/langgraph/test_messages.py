@@ -128,7 +128,7 @@ def test_remove_in_parallel(obs: Observer) -> None:
     plain, absent, first, last = cases.values()
     both_applied = plain.get("returned") == ["m1", "m3"]
     lost_silently = not both_applied and "raises" not in plain
-    label = f"absent: {short(absent)}; same-step: {short(first)}|{short(last)}"
+    label = f"absent: {short(absent)}; same-step: {short(first)}/{short(last)}"
     obs.record(
         cases,
         label=f"remove + append: {short(plain)}" if lost_silently or len(label) > 40 else label,
