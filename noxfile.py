@@ -87,13 +87,13 @@ CELLS = _cells()
 @nox.parametrize("cell", [nox.param(cid, id=cid, tags=[fw, *(["smoke"] if smoke else [])]) for cid, fw, smoke in CELLS])
 def probe(session: nox.Session, cell: str) -> None:
     """Run one cell's probes against its reference; writes reports/results/<cell>.json."""
-    fanin(session, "probe", cell, *(["--", *session.posargs] if session.posargs else []))
+    fanin(session, "probe", cell, *session.posargs)
 
 
 @nox.session
 def matrix(session: nox.Session) -> None:
     """Every cell side by side, one per core (FANIN_JOBS to change); logs in reports/logs/."""
-    fanin(session, "probe", *(["--", *session.posargs] if session.posargs else []))
+    fanin(session, "probe", *session.posargs)
 
 
 @nox.session

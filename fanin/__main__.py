@@ -213,10 +213,10 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument("cells", nargs="*", help="cell ids (default: every cell of the matrix)")
     probe.add_argument("--framework", help="only this framework's cells")
     probe.add_argument("--smoke", action="store_true", help="only the newest cell of each framework")
-    probe.add_argument("--accept-new", action="store_true", help="probes without a reference do not fail the run")
+    probe.add_argument("--accept-new", "--fanin-accept-new", action="store_true",
+                       help="probes without a reference do not fail the run")
     probe.add_argument("--jobs", type=int, help="cells side by side (default: FANIN_JOBS or the number of cores)")
-    probe.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: passed to pytest (e.g. -k same_key)")
-    probe.set_defaults(func=cmd_probe)
+    probe.set_defaults(func=cmd_probe, pytest_args=[])
 
     rep = sub.add_parser("report", help="render reference/REPORT.md, CHECKLIST.md, reports/matrix.html (and reports/run/)")
     rep.set_defaults(func=cmd_report)
@@ -262,9 +262,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if getattr(args, "pytest_args", None) and args.pytest_args[0] == "--":
-        args.pytest_args = args.pytest_args[1:]
+    words = list(sys.argv[1:] if argv is None else argv)
+    passed: list[str] = []
+    if words[:1] == ["probe"] and "--" in words:  # `probe [CELL...] [options] -- <pytest arguments>`
+        passed = words[words.index("--") + 1 :]
+        words = words[: words.index("--")]
+    args = build_parser().parse_args(words)
+    if passed:
+        args.pytest_args = passed
     try:
         return int(args.func(args, load_matrix()))
     except FaninError as exc:

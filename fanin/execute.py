@@ -19,7 +19,7 @@ from pathlib import Path
 from fanin import failures, identity, pythons, runner, venvs
 from fanin.errors import FaninError
 from fanin.matrix import REPORTS, Cell, Matrix
-from fanin.model import ResultFileError
+from fanin.model import ResultFileError, load
 from fanin.source import shown
 
 
@@ -145,11 +145,27 @@ def _not_run(cell: Cell, results: Path, reason: str) -> runner.CellOutcome:
     return runner.CellOutcome(cell.id, runner.NOT_RUN, reason + kept, 0, "")
 
 
-def describe(result: Result) -> str:
+def _new_count(result: Result, reference: Path) -> int:
+    """Observations the reference does not have (accepted as new, so they did not fail the run)."""
+    try:
+        made, known = load(result.results), load(reference)
+    except ResultFileError:
+        return 0
+    return len(set(made.observations) - set(known.observations))
+
+
+def describe(result: Result, reference: Path | None = None) -> str:
     verdict = {
         runner.SAME: "same as the reference",
         runner.CHANGED: "CHANGED (see the log)",
     }.get(result.code, f"NOT RUN: {result.outcome.reason}")
+    reference = reference or result.cell.reference_path
+    if result.code == runner.SAME:
+        new = _new_count(result, reference) if reference.exists() else None
+        if new is None:
+            verdict = "observed (no reference to compare with)"
+        elif new:
+            verdict = f"same as the reference, and {new} new observation(s) accepted"
     summary = junit_summary(result.junit) if result.code in (runner.SAME, runner.CHANGED) else None
     return f"fanin: {result.cell.id}: {verdict} in {result.seconds:.1f} s" + (f" ({summary})" if summary else "")
 

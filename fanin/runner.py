@@ -244,11 +244,25 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     continue
                 if code == 5:
                     return _not_run(run, NOT_RUN, "no probe was collected", attempts, mode)
-                return _not_run(run, NOT_RUN, f"pytest ended ({how}) without writing results; see the log", attempts, mode)
+                return _not_run(run, NOT_RUN, f"pytest ended ({how}) without writing results: {_last_error(log)}", attempts, mode)
     except FaninError as exc:
         return _not_run(run, NOT_RUN, str(exc), attempts, mode)
     finally:
         journal.unlink(missing_ok=True)
+
+
+def _last_error(log: IO[str]) -> str:
+    """pytest's own last complaint (a usage error, a collection error), from the cell's log."""
+    try:
+        log.flush()
+        lines = Path(log.name).read_text(encoding="utf-8", errors="replace").splitlines()
+    except (OSError, AttributeError, TypeError):
+        return "see the log"
+    for line in reversed(lines):
+        text = line.strip()
+        if text.lower().startswith(("error", "e ", "usage")) or "Error" in text:
+            return text[:200]
+    return "see the log"
 
 
 def _end(process: subprocess.Popen[bytes], grace: float = 10.0) -> None:
