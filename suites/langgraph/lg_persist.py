@@ -257,8 +257,16 @@ def pending_of(saved: Any, snapshot: Any, channels: tuple[str, ...] = ("items",)
     if snapshot is not None:
         names.update((task.id, task.name) for task in snapshot.tasks)
     rows = [
-        [names.get(str(task_id), "?"), channel, plain(value)]
+        [names.get(str(task_id), "?"), channel, _error_name(value) if channel == "__error__" else plain(value)]
         for task_id, channel, value in saved.pending_writes or []
         if channel in shown
     ]
     return sorted(rows, key=repr)
+
+
+def _error_name(value: Any) -> str:
+    """A saved error write (an exception, or its repr as some savers store it) as its class name only:
+    messages carry durations and addresses."""
+    if isinstance(value, BaseException):
+        return type(value).__name__
+    return str(value).split("(", 1)[0]
