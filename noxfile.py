@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -27,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 from fanin import bisect as fanin_bisect  # noqa: E402
 from fanin import catalog, environment, failures, locking, parallel, pythons  # noqa: E402
 from fanin import matrix as fanin_matrix  # noqa: E402
+from fanin import services as fanin_services  # noqa: E402
 from fanin import upgrade as fanin_upgrade  # noqa: E402
 from fanin.errors import FaninError  # noqa: E402
 from fanin.model import load  # noqa: E402
@@ -70,6 +72,16 @@ def install_lock(session: nox.Session, lock: Path) -> None:
 def run_probes(session: nox.Session, cell: fanin_matrix.Cell, lock: Path, reference: Path, results: Path,
                extra: list[str], success_codes: list[int] | None = None, target: str | None = None,
                env: dict[str, str] | None = None) -> None:
+    with contextlib.ExitStack() as stack:
+        try:
+            service_env = stack.enter_context(fanin_services.for_cell(cell.framework.key, target))
+        except FaninError as exc:
+            session.error(str(exc))
+        _pytest(session, cell, lock, results, reference, extra, success_codes, target, {**service_env, **(env or {})})
+
+
+def _pytest(session: nox.Session, cell: fanin_matrix.Cell, lock: Path, results: Path, reference: Path,
+            extra: list[str], success_codes: list[int] | None, target: str | None, env: dict[str, str]) -> None:
     session.run(
         "python", "-m", "pytest", "-p", "pytest_timeout",
         "-c", str(ROOT / "suites" / "pytest.ini"), "--rootdir", str(ROOT / "suites"),
@@ -78,7 +90,7 @@ def run_probes(session: nox.Session, cell: fanin_matrix.Cell, lock: Path, refere
         "--fanin-results", str(results), "--fanin-reference", str(reference), "--fanin-lock", str(lock),
         f"--junitxml={fanin_matrix.REPORTS / 'junit' / (cell.id + '.xml')}",
         *extra,
-        env={**PROBE_ENV, **(env or {})}, success_codes=success_codes or [0],
+        env={**PROBE_ENV, **env}, success_codes=success_codes or [0],
     )
 
 

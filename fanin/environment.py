@@ -18,6 +18,10 @@ from typing import Any
 from fanin.source import REPO_ROOT
 
 
+# Servers the harness ran for the cell, recorded with their versions (set by fanin.services).
+_SERVICES = {"postgresql": "FANIN_POSTGRES_VERSION"}
+
+
 def installed_packages() -> dict[str, str]:
     packages: dict[str, str] = {}
     for dist in metadata.distributions():
@@ -57,6 +61,9 @@ def collect(lock: Path | None) -> dict[str, Any]:
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
         "packages": installed_packages(),
     }
+    services = {name: os.environ[var] for name, var in _SERVICES.items() if os.environ.get(var)}
+    if services:
+        env["services"] = services
     if lock is not None and lock.is_file():
         try:
             shown = str(lock.resolve().relative_to(REPO_ROOT))

@@ -21,7 +21,7 @@ class LockError(FaninError):
 
 
 def requirements(cell: Cell, matrix: Matrix) -> str:
-    return "\n".join([cell.requirement, *matrix.harness_requirements]) + "\n"
+    return "\n".join([cell.requirement, *cell.framework.companions, *matrix.harness_requirements]) + "\n"
 
 
 def compile_command(cell: Cell, output: Path, uv: str = "uv") -> list[str]:

@@ -44,6 +44,9 @@ class Framework:
     key: str
     package: str
     module: str
+    # Packages locked into every cell of the framework beside it, resolved as of the cell's date:
+    # the client side of the backends its probes run on (checkpointers, database drivers).
+    companions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,12 @@ def parse(data: dict[str, Any], origin: str = "matrix.toml") -> Matrix:
     for key, table in _table(data.get("frameworks", {}), f"{origin} [frameworks]").items():
         where = f"{origin} [frameworks.{key}]"
         table = _table(table, where)
-        frameworks[key] = Framework(key, _string(table, "package", where), _string(table, "module", where))
+        companions = table.get("companions", [])
+        if not isinstance(companions, list) or not all(isinstance(c, str) and c.strip() for c in companions):
+            raise MatrixError(f"{where}: 'companions' must be a list of requirement strings")
+        frameworks[key] = Framework(
+            key, _string(table, "package", where), _string(table, "module", where), tuple(companions)
+        )
     cells: list[Cell] = []
     seen: dict[str, int] = {}
     raw_cells = data.get("cell", [])

@@ -79,3 +79,50 @@ def test_every_probe_the_report_data_cites_exists() -> None:
         text = (matrix.REFERENCE_RESULTS.parent / name).read_text()
         cited = set(re.findall(r'"((?:langgraph|adk)/[a-z0-9-]+/[a-z0-9-]+)"', text))
         assert cited <= declared, f"{name} cites probes that do not exist: {sorted(cited - declared)}"
+
+
+def _mentions(value: object, key: str) -> bool:
+    if isinstance(value, dict):
+        return key in value or any(_mentions(item, key) for item in value.values())
+    if isinstance(value, list):
+        return any(_mentions(item, key) for item in value)
+    return False
+
+
+def legend_violations(observations: dict) -> list[str]:
+    """The hazard rules of the legend that can be checked from an observation alone."""
+    found = []
+    for oid, o in observations.items():
+        if o.outcome.startswith("raises:") and o.hazard != "loud":
+            found.append(f"{oid}: the framework raised, so the run stopped: loud, not {o.hazard}")
+        if (o.hazard == "n/a") != (o.outcome in (NOT_APPLICABLE, "vacuous", PROBE_ERROR)):
+            found.append(f"{oid}: hazard n/a is for n/a, vacuous and probe-error outcomes only ({o.outcome}, {o.hazard})")
+        if o.outcome == "ok" and o.hazard == "loud" and not _mentions(o.value, "raises"):
+            found.append(f"{oid}: loud, but the value records no error")
+        if o.hazard == "nondeterministic" and not any(
+            isinstance(v, dict) and len(v.get("outcomes", [])) > 1 for v in [o.value, *o.value.values()]
+        ):
+            found.append(f"{oid}: nondeterministic needs the set of outcomes seen (value.*.outcomes, 2 or more)")
+        lost = o.value.get("lost") if isinstance(o.value, dict) else None
+        if lost and o.outcome == "ok" and o.hazard not in ("silent", "nondeterministic"):
+            found.append(f"{oid}: writes were lost ({lost}) with no error: silent, not {o.hazard}")
+        if o.hazard == "safe" and lost:
+            found.append(f"{oid}: safe means every write kept, but {lost} were lost")
+    return found
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_hazards_follow_the_legend(cell: matrix.Cell) -> None:
+    assert legend_violations(load(cell.reference_path).observations) == []
+
+
+def test_the_legend_check_catches_a_wrong_hazard() -> None:
+    from fanin.model import Observation
+
+    wrong = {
+        "x/a/raised-but-safe": Observation("raises:KeyError", {"exception": "KeyError"}, "l", "d", "safe"),
+        "x/a/lost-but-safe": Observation("ok", {"lost": ["A"]}, "l", "d", "safe"),
+        "x/a/loud-without-error": Observation("ok", {"final": 1}, "l", "d", "loud"),
+        "x/a/nondeterministic-once": Observation("ok", {"outcomes": ["A"]}, "l", "d", "nondeterministic"),
+    }
+    assert len(legend_violations(wrong)) == 5  # lost-but-safe breaks two rules

@@ -49,3 +49,25 @@ def test_editing_another_probe_leaves_the_hash_alone(tmp_path: Path) -> None:
     path.write_text(MODULE.replace("obs.record(2,", "obs.record(22,"))
     assert probe_source_hash(path, "test_one") == before
     assert probe_source_hash(path, "test_two") != before
+
+
+def test_appending_a_probe_or_blank_lines_changes_no_other_hash(tmp_path: Path) -> None:
+    path = suite(tmp_path)
+    before = {name: probe_source_hash(path, name) for name in ("test_one", "test_two")}
+    appended = MODULE.replace("\n\n@probe", "\n\n\n\n@probe") + (
+        '\n\n@probe("langgraph/x/three", title="t", claim=C)\ndef test_three(obs):\n    obs.record(3, label="l", detail="d", hazard="safe")\n'
+    )
+    path.write_text(appended.replace("from kit import helper", "from kit import helper, other"))
+    (tmp_path / "kit.py").write_text("def helper(n):\n    return n\n\n\ndef other():\n    return 0\n")
+    assert {name: probe_source_hash(path, name) for name in ("test_one", "test_two")} == before
+
+
+def test_the_hash_follows_kit_code_transitively_and_only_what_is_used(tmp_path: Path) -> None:
+    path = suite(tmp_path)
+    (tmp_path / "kit.py").write_text("from gates import Gate\n\n\ndef helper(n):\n    return Gate(n)\n\n\ndef unused():\n    return 1\n")
+    (tmp_path / "gates.py").write_text("class Gate:\n    def __init__(self, n):\n        self.n = n\n")
+    first = probe_source_hash(path, "test_one")
+    (tmp_path / "kit.py").write_text((tmp_path / "kit.py").read_text().replace("return 1", "return 2"))
+    assert probe_source_hash(path, "test_one") == first  # an unused kit function
+    (tmp_path / "gates.py").write_text("class Gate:\n    def __init__(self, n):\n        self.n = n + 1\n")
+    assert probe_source_hash(path, "test_one") != first  # a class the kit function uses

@@ -1,0 +1,38 @@
+"""The PostgreSQL server the harness runs for a cell: real, reachable on its Unix socket only, gone afterwards."""
+
+import subprocess
+from pathlib import Path
+
+import psutil
+import pytest
+
+from fanin import services
+
+pgserver = pytest.importorskip("pgserver", reason="pgserver is part of requirements/tests.txt")
+
+
+def postgres_processes(directory: str) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(attrs=["name", "cmdline"]):
+        if process.info["name"] == "postgres" and directory in " ".join(process.info["cmdline"] or []):
+            found.append(process)
+    return found
+
+
+def test_a_real_server_answers_on_its_socket_and_leaves_nothing_behind() -> None:
+    with services.postgres() as env:
+        dsn = env[services.POSTGRES_DSN]
+        host = dict(part.split("=", 1) for part in dsn.split())["host"]
+        psql = Path(pgserver.__file__).parent / "pginstall" / "bin" / "psql"
+        done = subprocess.run([str(psql), f"{dsn} dbname=postgres", "-tAc", "SHOW listen_addresses"],
+                              capture_output=True, text=True, check=True)
+        assert done.stdout.strip() == ""  # no TCP listener at all: the Unix socket only
+        assert env[services.POSTGRES_VERSION].split(".")[0].isdigit()
+        assert postgres_processes(host)
+    assert not Path(host).exists()
+    assert postgres_processes(host) == []
+
+
+def test_a_cell_without_postgres_probes_starts_nothing() -> None:
+    with services.for_cell("no-such-framework") as env:
+        assert env == {}
