@@ -64,7 +64,7 @@ def test_parallel_step(obs: Observer) -> None:
         return {
             "outcome": result.get("raises", "returned"),
             **({"next_after_update": returned["next_after_update"]} if "next_after_update" in returned else {}),
-            "ran": sorted(ran),
+            "ran": sorted([step - min(s for s, _ in ran), name] for step, name in ran),  # steps counted from the first
             "join_saw": list(join_saw),
             "final": sorted(items) if items is not None else None,
         }
@@ -96,14 +96,17 @@ def test_parallel_step(obs: Observer) -> None:
         doubled = sorted({item for item in final if final.count(item) > 1})
         if doubled:
             return f"doubles {', '.join(doubled)}"
+        as_a = [item for item in final if item.startswith("a")]
+        if len(as_a) > 1:
+            return "a applied twice"
         if "b" not in final:
             return "drops b"
         if len(seen["join_saw"]) != 1:
             return f"join ×{len(seen['join_saw'])}"
         return ""
 
-    problems = {name: problem(seen) for name, seen in (("update as a", update_as_a), ("fork", fork))}
-    broken = [f"{name} {what}" for name, what in problems.items() if what]
+    problems = {name: problem(seen) for name, seen in (("update", update_as_a), ("fork", fork))}
+    broken = [f"{name}: {what}" for name, what in problems.items() if what]
     obs.record(
         {"update_as_a": update_as_a, "fork": fork, "latest_on_thread": sorted(latest or [])},
         label="; ".join(broken) if broken else "update and fork each complete",
