@@ -23,7 +23,11 @@ ASYNC_TESTS = "https://github.com/langchain-ai/langgraph/blob/main/libs/langgrap
         " cancellation reaches them, so their cleanup runs) and the error propagates; the cancelled node"
         " leaves no write and runs again on resume.",
         ASYNC_TESTS,
-        expect={"outcome": "ok", "value.slow_log": ["started", "cancelled", "cleanup"], "value.slow_write_at_error": False},
+        expect={
+            "value.first_run.raises": "RuntimeError",
+            "value.slow_log": ["started", "cancelled", "cleanup"],
+            "value.slow_write_at_error": False,
+        },
     ),
     sources=["https://github.com/langchain-ai/langgraph/issues/8277"],
 )
@@ -95,13 +99,13 @@ async def test_async_sibling_cancelled(obs: Observer) -> None:
     )
     log_at_error = list(slow_log)
     hold.set()
-    with obs.framework(value=lambda: {"first_run": failed.get("raises", "returned"), "slow_log": slow_log}):
+    with obs.framework(value=lambda: {"first_run": failed if "raises" in failed else "returned", "slow_log": slow_log}):
         final = (await graph.ainvoke(None, config))["items"]
     leaked = not sibling["done"]
     clean = log_at_error[-1:] == ["cleanup"] and "cancelled" in log_at_error
     obs.record(
         {
-            "first_run": failed.get("raises", "returned"),
+            "first_run": failed if "raises" in failed else "returned",
             "slow_task_at_error": sibling,
             "slow_log": log_at_error,
             "slow_write_at_error": slow_write_at_error,
@@ -114,7 +118,7 @@ async def test_async_sibling_cancelled(obs: Observer) -> None:
         else "sibling cancelled, cleanup ran"
         if clean
         else f"sibling: {', '.join(log_at_error)}",
-        detail=f"run {failed.get('raises', 'returned')}; slow {sibling}, log {log_at_error}; pending {pending};"
+        detail=f"first run {failed.get('raises', 'returned')}; slow {sibling}, log {log_at_error}; pending {pending};"
         f" after resume runs {runs}, final {final}",
         hazard="silent" if leaked or slow_write_at_error or not clean else "loud",
     )
@@ -130,7 +134,7 @@ async def test_async_sibling_cancelled(obs: Observer) -> None:
         " write is discarded; the finished sibling's write is kept as a pending write for the resume.",
         "https://reference.langchain.com/python/langgraph/pregel/#langgraph.pregel.Pregel.step_timeout",
         expect={
-            "value.step_timeout_async.raised": "TimeoutError",
+            "value.step_timeout_async.first_run.raises": "TimeoutError",
             "value.step_timeout_async.slow_write_after_timeout": False,
             "value.step_timeout_async.runs_after_resume.fast": 1,
         },
@@ -197,7 +201,7 @@ async def test_timeout_discards_writes(obs: Observer) -> None:
         snapshot = await graph.aget_state(config)
         pending = lg_persist.pending_of(await graph.checkpointer.aget_tuple(config), snapshot)
         at_timeout = {
-            "raised": failed.get("raises", "returned"),
+            "first_run": failed if "raises" in failed else "returned",
             "slow_log": list(slow_log),
             "values_after_timeout": snapshot.values.get("items"),
             "pending_after_timeout": pending,
@@ -222,7 +226,7 @@ async def test_timeout_discards_writes(obs: Observer) -> None:
 
     scenarios = {name: seen for name, seen in observed.items() if isinstance(seen, dict)}
     kept_late = sorted(name for name, seen in scenarios.items() if seen["slow_write_after_timeout"])
-    no_error = sorted(name for name, seen in scenarios.items() if seen["raised"] == "returned")
+    no_error = sorted(name for name, seen in scenarios.items() if seen["first_run"] == "returned")
     fast_rerun = sorted(name for name, seen in scenarios.items() if seen["runs_after_resume"]["fast"] > 1)
     if kept_late:
         label = f"timed-out write kept: {', '.join(kept_late)}"
@@ -231,12 +235,12 @@ async def test_timeout_discards_writes(obs: Observer) -> None:
     elif fast_rerun:
         label = f"sibling re-runs: {', '.join(fast_rerun)}"
     else:
-        label = f"discarded, {'/'.join(sorted({seen['raised'] for seen in scenarios.values()}))}"
+        label = f"discarded, {'/'.join(sorted({seen['first_run']['raises'] for seen in scenarios.values()}))}"
     obs.record(
         observed,
         label=label,
         detail="; ".join(
-            f"{name}: raised {seen['raised']}, slow {seen['slow_log']}, pending {seen['pending_after_timeout']},"
+            f"{name}: first run {seen['first_run']}, slow {seen['slow_log']}, pending {seen['pending_after_timeout']},"
             f" after resume runs {seen['runs_after_resume']} final {seen['final']}"
             if isinstance(seen, dict)
             else f"{name}: {seen}"

@@ -110,6 +110,7 @@ async def test_consumer_disconnect(obs: Observer) -> None:
             "slow_log": log_at_close,
             "at_close": at_close,
             "fast_write_kept": kept,
+            "lost": [] if kept else ["fast"],
             "runs_after_resume": runs,
             "final": final,
         },

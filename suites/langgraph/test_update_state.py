@@ -107,8 +107,14 @@ def test_parallel_step(obs: Observer) -> None:
 
     problems = {name: problem(seen) for name, seen in (("update", update_as_a), ("fork", fork))}
     broken = [f"{name}: {what}" for name, what in problems.items() if what]
+    lost = sorted(
+        f"{name}: {item}"
+        for name, seen in (("update", update_as_a), ("fork", fork))
+        for item in ("b", "join")
+        if seen["outcome"] == "returned" and item not in (seen["final"] or [])
+    )
     obs.record(
-        {"update_as_a": update_as_a, "fork": fork, "latest_on_thread": sorted(latest or [])},
+        {"update_as_a": update_as_a, "fork": fork, "latest_on_thread": sorted(latest or []), "lost": lost},
         label="; ".join(broken) if broken else "update and fork each complete",
         detail=f"update_state(as_node=a) then resume: ran {update_as_a['ran']}, join saw {update_as_a['join_saw']},"
         f" final {update_as_a['final']}; fork: ran {fork['ran']}, join saw {fork['join_saw']}, final {fork['final']}",
