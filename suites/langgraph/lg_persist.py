@@ -257,11 +257,19 @@ def pending_of(saved: Any, snapshot: Any, channels: tuple[str, ...] = ("items",)
     if snapshot is not None:
         names.update((task.id, task.name) for task in snapshot.tasks)
     rows = [
-        [names.get(str(task_id), "?"), channel, _error_name(value) if channel == "__error__" else plain(value)]
+        [names.get(str(task_id), "?"), channel, _pending_value(channel, value)]
         for task_id, channel, value in saved.pending_writes or []
         if channel in shown
     ]
     return sorted(rows, key=repr)
+
+
+def _pending_value(channel: str, value: Any) -> Any:
+    if channel == "__error__":
+        return _error_name(value)
+    if channel == "__interrupt__":  # one Interrupt (0.2) or a list of them (0.3+): always the list of values
+        return [plain(i.value) for i in (value if isinstance(value, (list, tuple)) else [value])]
+    return plain(value)
 
 
 def _error_name(value: Any) -> str:
