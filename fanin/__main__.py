@@ -1,68 +1,98 @@
-"""`python -m fanin report|diff|bless|lock|cells`: what the nox sessions call.
+"""`python -m fanin` (or `fanin`): probe cells, check an upgrade, render the report, diff, bless, lock, bisect.
 
-Every user mistake ends as one line on stderr (`fanin: error: ...`) and exit 2;
-`diff` exits 1 when a change is breaking, so it can gate a merge.
+Exit codes, the same for every command:
+  0    same behaviour as the reference (or the command succeeded)
+  1    a behaviour changed, or a probe is new or broken: read the table
+  2    bad input: a malformed argument or file; nothing ran, nothing was written
+  3    could not run: an install, an import, a service, the disk; the cell's marker says why
+  130  interrupted (Ctrl-C, SIGTERM): every previous result set is as it was
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from fanin import catalog, compare, locking, stability
+from fanin import bisect as fanin_bisect
+from fanin import bless as fanin_bless
+from fanin import compare, execute, identity, locking, runner, stability, upgrade
 from fanin.errors import FaninError
-from fanin.matrix import RUN_RESULTS, Matrix, load as load_matrix
-from fanin.model import ResultFileError, load, save, write_atomic
+from fanin.matrix import REPORTS, RUN_RESULTS, Cell, Matrix
+from fanin.matrix import load as load_matrix
+from fanin.model import ResultSet, load
 from fanin.render import markdown, outputs
+from fanin.runner import BAD_INPUT, NOT_RUN
 from fanin.source import shown
+from fanin.staging import write_all
+
+PROG = "python -m fanin"
 
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"fanin: error: {message} (see `python -m fanin {self.prog.split()[-1]} --help`)\n")
-        sys.exit(2)
+        sys.stderr.write(f"fanin: error: {message} (see `{self.prog} --help`)\n")
+        sys.exit(BAD_INPUT)
 
 
-def _result_source(arg: str, matrix: Matrix) -> Path:
-    """A path to a result file, or a cell id meaning that cell's reference."""
+def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
+    """Render everything first; write only when every result set could be read (all files or none)."""
+    files: dict[Path, str] = {}
+    unreadable = 0
+    for render in (outputs.reference, outputs.local_run):
+        rendered, broken = render(matrix)
+        unreadable += broken
+        files.update(rendered)
+    if unreadable:
+        raise FaninError(f"{unreadable} result set(s) cannot be read (listed above); nothing was written")
+    write_all(files)
+    for path in files:
+        print(f"fanin: wrote {shown(path)}")
+    return 0
+
+
+def _source_path(arg: str, matrix: Matrix) -> Path:
     if arg.endswith(".json") or "/" in arg:
         return Path(arg)
     return matrix.cell(arg).reference_path
 
 
-def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
-    unreadable = 0
-    for render in (outputs.reference, outputs.local_run):
-        files, broken = render(matrix)
-        unreadable += broken
-        for path, text in files.items():
-            write_atomic(path, text)
-            print(f"fanin: wrote {shown(path)}")
-    return 1 if unreadable else 0
+def _load_source(arg: str, matrix: Matrix) -> ResultSet:
+    """A result file, or a cell id meaning that cell's reference; either is identity-checked against its cell."""
+    cells = {cell.id: cell for cell in matrix.cells}
+    if not (arg.endswith(".json") or "/" in arg):
+        cell = matrix.cell(arg)
+        return identity.load_reference(cell.reference_path, cell)
+    path = Path(arg)
+    result_set = load(path)
+    named: Cell | None = cells.get(path.stem)
+    if named is not None:
+        identity.check(result_set, named, shown(path))
+    return result_set
 
 
 def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
     if args.base is None:
-        pairs = [(cell.reference_path, cell.results_path) for cell in matrix.cells if cell.results_path.exists()]
+        pairs = [(cell.id, str(cell.results_path)) for cell in matrix.cells if cell.results_path.exists()]
         if not pairs:
             raise FaninError(f"no local results in {shown(RUN_RESULTS)}; run a probe session first")
     else:
         if args.new is None:
             raise FaninError("diff takes two result sets (BASE NEW), or none to compare every local run with the reference")
-        base, new = _result_source(args.base, matrix), _result_source(args.new, matrix)
-        if args.base == args.new or base.resolve() == new.resolve():
+        if args.base == args.new or _source_path(args.base, matrix).resolve() == _source_path(args.new, matrix).resolve():
             raise FaninError(f"diff names {args.base!r} twice; give two different result sets")
         cells = {cell.id: cell for cell in matrix.cells}
         if args.base in cells and args.new in cells:
             older, newer = cells[args.base], cells[args.new]
             if older.framework == newer.framework and older.sort_key > newer.sort_key:
                 raise FaninError(f"diff arguments in the wrong order: {args.base} is newer than {args.new}; give the older first")
-        pairs = [(base, new)]
+        pairs = [(args.base, args.new)]
+    loaded = [(_load_source(base, matrix), _load_source(new, matrix)) for base, new in pairs]
     breaking = False
-    for base_path, new_path in pairs:
-        base, new = load(base_path), load(new_path)
+    for base, new in loaded:
         if base.framework != new.framework:
             raise FaninError(f"cannot diff a {base.framework} result set with a {new.framework} one")
         changes = compare.diff(base, new)
@@ -75,38 +105,39 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
             for change in changes:
                 print(compare.describe(change) + "\n")
         breaking |= any(change.is_breaking for change in changes)
-    return 1 if breaking else 0
+    return runner.CHANGED if breaking else runner.SAME
 
 
 def cmd_bless(args: argparse.Namespace, matrix: Matrix) -> int:
-    """Check every named cell first, then write them all: a bad cell never leaves the reference half-updated."""
-    cells = [matrix.cell(c) for c in args.cells] if args.cells else [c for c in matrix.cells if c.results_path.exists()]
-    if not cells:
-        raise FaninError(f"nothing to bless: no local results in {shown(RUN_RESULTS)}")
-    declared = catalog.declared()
-    accepted = []
-    for cell in cells:
-        run = load(cell.results_path, expect_cell=cell.id)
-        errors = [pid for pid, o in run.observations.items() if o.outcome == "probe-error"]
-        if errors and not args.force:
-            raise FaninError(f"{cell.id} has probe errors ({', '.join(errors)}); fix the probes, or bless with --force")
-        wanted = {oid for p in declared if p.framework == cell.framework.key for oid in p.observation_ids()}
-        absent = sorted(wanted - set(run.observations))
-        if absent and not args.force:
-            raise FaninError(
-                f"{cell.id}: the run lacks {len(absent)} declared probe(s) ({', '.join(absent[:3])}"
-                f"{', …' if len(absent) > 3 else ''}); a partial run (-k, or another session's output) is not a reference"
-            )
-        try:
-            changes = compare.diff(load(cell.reference_path, expect_cell=cell.id), run)
-            note = f"blessing {len(changes)} change(s)" + (f"\n{markdown.changes(changes)}" if changes else "")
-        except ResultFileError as exc:
-            note = f"new reference with {len(run.observations)} probes (replacing: {exc})"
-        accepted.append((cell, run, note))
-    for cell, run, note in accepted:
-        save(run, cell.reference_path)
-        print(f"{cell.id}: {note}")
+    for accepted in fanin_bless.bless(matrix, args.cells, args.force):
+        print(f"{accepted.cell.id}: {accepted.note}")
+    print("fanin: reference/REPORT.md and reference/CHECKLIST.md re-rendered in the same step")
     return 0
+
+
+def _select(matrix: Matrix, names: list[str], framework: str | None, smoke: bool) -> list[Cell]:
+    cells = [matrix.cell(name) for name in names] if names else list(matrix.cells)
+    if framework:
+        key = matrix.framework(framework).key
+        cells = [c for c in cells if c.framework.key == key]
+    if smoke:
+        cells = [c for c in cells if c.id in matrix.smoke()]
+    if not cells:
+        raise FaninError("no cell matches the selection")
+    return cells
+
+
+def cmd_probe(args: argparse.Namespace, matrix: Matrix) -> int:
+    """Run cells against their references."""
+    cells = _select(matrix, args.cells, args.framework, args.smoke)
+    options = execute.Options(accept_new=args.accept_new, pytest_args=tuple(args.pytest_args), jobs=args.jobs or 0)
+    execute.jobs(options.jobs)  # a malformed FANIN_JOBS is bad input before anything runs
+    results = execute.run_cells(cells, matrix, options)
+    failed = [r.cell.id for r in results if r.code != runner.SAME]
+    if failed:
+        print(f"fanin: {len(failed)} of {len(results)} cells not as the reference: {', '.join(failed)} "
+              f"(logs in {shown(REPORTS / 'logs')}/)")
+    return execute.exit_code(results)
 
 
 def cmd_lock(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -117,10 +148,32 @@ def cmd_lock(args: argparse.Namespace, matrix: Matrix) -> int:
     return 0
 
 
+def cmd_repeat(args: argparse.Namespace, matrix: Matrix) -> int:
+    """Run one cell N times in separate processes with PYTHONHASHSEED 0..N-1; results in reports/repeat/<cell>/."""
+    cell = matrix.cell(args.cell)
+    if args.runs < 2:
+        raise FaninError(f"repeat needs at least 2 runs to compare, got {args.runs}")
+    work = REPORTS / "repeat" / cell.id
+    shutil.rmtree(work, ignore_errors=True)
+    with runner.signals_end_children():
+        for seed in range(args.runs):
+            options = execute.Options(results_dir=work / f"run-{seed:03d}", accept_new=True, pytest_args=("-q",),
+                                      env={"PYTHONHASHSEED": str(seed)})
+            result = execute.run_one(cell, matrix, options)
+            print(execute.describe(result).replace(f"{cell.id}:", f"{cell.id} run {seed + 1}/{args.runs}:"), flush=True)
+            if result.code not in (runner.SAME, runner.CHANGED):
+                return result.code
+    return runner.SAME
+
+
 def cmd_stability(args: argparse.Namespace, matrix: Matrix) -> int:
+    dirs = args.dirs or sorted(p for p in (REPORTS / "repeat").glob("*") if p.is_dir())
+    if not dirs:
+        raise FaninError(f"no repeated runs in {shown(REPORTS / 'repeat')}/; run ./noxw -s 'repeat(<cell>)' -- N first")
     flaky_total = 0
-    for directory in args.dirs:
-        result = stability.check(sorted(Path(directory).glob("*.json")))
+    for directory in dirs:
+        runs = sorted(Path(directory).glob("run-*/*.json")) or sorted(Path(directory).glob("*.json"))
+        result = stability.check(runs)
         flaky_total += len(result.flaky)
         print(
             f"{result.cell}: {result.runs} runs; {len(result.exact)} probes exact, "
@@ -130,55 +183,100 @@ def cmd_stability(args: argparse.Namespace, matrix: Matrix) -> int:
         for probe_id, observations in result.flaky.items():
             labels = " | ".join(sorted({f"{o.outcome} {o.label}" for o in observations}))
             print(f"  flaky {probe_id}: {labels}")
-    return 1 if flaky_total else 0
+    return runner.CHANGED if flaky_total else runner.SAME
 
 
 def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
     smoke = matrix.smoke()
-    for cell in sorted(matrix.cells, key=lambda c: c.sort_key):
-        if (args.framework and cell.framework.key != args.framework) or (args.smoke and cell.id not in smoke):
-            continue
+    key = matrix.framework(args.framework).key if args.framework else None
+    chosen = [
+        cell for cell in sorted(matrix.cells, key=lambda c: c.sort_key)
+        if (key is None or cell.framework.key == key) and not (args.smoke and cell.id not in smoke)
+    ]
+    if args.json:
+        print(json.dumps([
+            {"id": c.id, "framework": c.framework.key, "package": c.framework.package, "version": c.version,
+             "python": c.python, "resolution": c.resolution, "smoke": c.id in smoke}
+            for c in chosen
+        ], indent=1))
+        return 0
+    for cell in chosen:
         print(f"{cell.id}\tpython {cell.python}\t{cell.resolution} ({cell.exclude_newer})\t{cell.note}")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="python -m fanin", description=__doc__)
+    parser = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    rep = sub.add_parser(
-        "report",
-        help="render reference/REPORT.md, reference/CHECKLIST.md, reports/matrix.html (and reports/run/ from a local run)",
-    )
+
+    probe = sub.add_parser("probe", help="run cells (default: all) against their references")
+    probe.add_argument("cells", nargs="*", help="cell ids (default: every cell of the matrix)")
+    probe.add_argument("--framework", help="only this framework's cells")
+    probe.add_argument("--smoke", action="store_true", help="only the newest cell of each framework")
+    probe.add_argument("--accept-new", action="store_true", help="probes without a reference do not fail the run")
+    probe.add_argument("--jobs", type=int, help="cells side by side (default: FANIN_JOBS or the number of cores)")
+    probe.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: passed to pytest (e.g. -k same_key)")
+    probe.set_defaults(func=cmd_probe)
+
+    rep = sub.add_parser("report", help="render reference/REPORT.md, CHECKLIST.md, reports/matrix.html (and reports/run/)")
     rep.set_defaults(func=cmd_report)
+
     diff = sub.add_parser("diff", help="compare two result sets (cell ids mean their reference)")
     diff.add_argument("base", nargs="?", help="result file or cell id (its reference); omit to diff every local run")
     diff.add_argument("new", nargs="?", help="result file or cell id")
     diff.add_argument("-q", "--quiet", action="store_true", help="the table only, without each change's before/after")
     diff.set_defaults(func=cmd_diff)
-    bless = sub.add_parser("bless", help="promote reviewed local results into reference/results")
+
+    upg = sub.add_parser("upgrade", help="probe FRAMEWORK==VERSION outside the matrix; diff with the newest reference")
+    upg.add_argument("spec", nargs="*", help="e.g. langgraph==1.2.20 or google-adk==latest")
+    upg.set_defaults(func=lambda a, m: upgrade.run(a.spec, m))
+
+    bless = sub.add_parser("bless", help="promote reviewed local results into reference/results (all or nothing)")
     bless.add_argument("cells", nargs="*", help="cell ids (default: every cell with a local result)")
     bless.add_argument("--force", action="store_true", help="bless even with probe errors or missing probes")
     bless.set_defaults(func=cmd_bless)
+
     lock = sub.add_parser("lock", help="(re)resolve cell locks with uv")
     lock.add_argument("cells", nargs="*", help="cell ids (default: all)")
     lock.set_defaults(func=cmd_lock)
-    stable = sub.add_parser("stability", help="compare N runs of a cell (directories of result sets); exit 1 if any probe is flaky")
-    stable.add_argument("dirs", nargs="+", type=Path)
+
+    bis = sub.add_parser("bisect", help="FRAMEWORK PROBE-ID GOOD BAD: the first release whose observation changed")
+    bis.add_argument("words", nargs="*")
+    bis.set_defaults(func=lambda a, m: fanin_bisect.run(a.words, m))
+
+    rpt = sub.add_parser("repeat", help="run one cell N times with different hash seeds (then `stability`)")
+    rpt.add_argument("cell")
+    rpt.add_argument("runs", nargs="?", type=int, default=5)
+    rpt.set_defaults(func=cmd_repeat)
+
+    stable = sub.add_parser("stability", help="compare repeated runs of cells; exit 1 if any probe is flaky")
+    stable.add_argument("dirs", nargs="*", type=Path, help="default: every cell under reports/repeat/")
     stable.set_defaults(func=cmd_stability)
+
     cells = sub.add_parser("cells", help="list the matrix")
     cells.add_argument("--framework")
     cells.add_argument("--smoke", action="store_true")
+    cells.add_argument("--json", action="store_true", help="one JSON list (for CI job matrices)")
     cells.set_defaults(func=cmd_cells)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "pytest_args", None) and args.pytest_args[0] == "--":
+        args.pytest_args = args.pytest_args[1:]
     try:
-        return args.func(args, load_matrix())
+        return int(args.func(args, load_matrix()))
     except FaninError as exc:
         sys.stderr.write(f"fanin: error: {exc}\n")
-        return 2
+        return exc.exit_code
+    except OSError as exc:  # a full disk, a read-only or missing directory: the environment, not the input
+        where = f" ({exc.filename})" if exc.filename else ""
+        sys.stderr.write(f"fanin: error: cannot write or read{where}: {exc.strerror or exc}; nothing was committed\n")
+        return NOT_RUN
+    except KeyboardInterrupt as exc:
+        sys.stderr.write(f"fanin: interrupted ({exc or 'SIGINT'}); every cell's previous result set is as it was\n")
+        return runner.INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from packaging.version import InvalidVersion, Version
 from fanin import catalog, compare, pypi
 from fanin.errors import FaninError
 from fanin.matrix import Framework, Matrix
-from fanin.model import Observation, write_atomic
+from fanin.model import Observation, probe_of, write_atomic
 from fanin.source import REPO_ROOT
 
 FINDINGS = REPO_ROOT / "reference" / "bisect.json"
@@ -32,6 +32,7 @@ class BisectPlan:
     good: pypi.Release
     bad: pypi.Release
     between: tuple[pypi.Release, ...]
+    skipped: tuple[pypi.Release, ...] = ()  # yanked releases in the range: never installable, so never run
 
 
 def plan(args: list[str], matrix: Matrix) -> BisectPlan:
@@ -42,7 +43,7 @@ def plan(args: list[str], matrix: Matrix) -> BisectPlan:
         )
     name, probe_id, good, bad = args
     framework = matrix.framework(name)
-    declared = {p.id for p in catalog.declared()}
+    declared = {oid for p in catalog.declared() for oid in p.observation_ids()}
     if probe_id not in declared:
         raise FaninError(f"no probe {probe_id!r} in suites/; `python -m fanin cells` lists cells, REPORT.md lists probes")
     if not probe_id.startswith(f"{framework.key}/"):
@@ -57,11 +58,10 @@ def plan(args: list[str], matrix: Matrix) -> BisectPlan:
     if Version(good) > Version(bad):
         raise FaninError(f"the versions are in the wrong order: good {good} is newer than bad {bad}; give GOOD first")
     good_release, bad_release = pypi.resolve(framework.package, good), pypi.resolve(framework.package, bad)
-    between = tuple(
-        r for r in pypi.releases(framework.package)
-        if not r.yanked and Version(good) < Version(r.version) < Version(bad)
-    )
-    return BisectPlan(framework, probe_id, good_release, bad_release, between)
+    in_range = [r for r in pypi.releases(framework.package) if Version(good) < Version(r.version) < Version(bad)]
+    between = tuple(r for r in in_range if not r.yanked)
+    skipped = tuple(r for r in in_range if r.yanked)
+    return BisectPlan(framework, probe_id, good_release, bad_release, between, skipped)
 
 
 def search(
@@ -88,13 +88,15 @@ def search(
     return first, seen
 
 
-def record(probe_id: str, good: str, bad: str, first: str, seen: dict[str, Observation], path: Path = FINDINGS) -> None:
+def record(probe_id: str, good: str, bad: str, first: str, seen: dict[str, Observation], path: Path = FINDINGS,
+           skipped: list[str] | None = None) -> None:
     findings: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
     entries = [e for e in findings.get(probe_id, []) if (e["good"], e["bad"]) != (good, bad)]
     entries.append({
         "good": good,
         "bad": bad,
         "first_changed": first,
+        "skipped_yanked": sorted(skipped or [], key=Version),
         "observed": {v: {"outcome": o.outcome, "label": o.label} for v, o in sorted(seen.items(), key=lambda i: Version(i[0]))},
     })
     findings[probe_id] = sorted(entries, key=lambda e: Version(e["good"]))
@@ -103,3 +105,43 @@ def record(probe_id: str, good: str, bad: str, first: str, seen: dict[str, Obser
 
 def findings(path: Path = FINDINGS) -> dict[str, list[dict[str, Any]]]:
     return json.loads(path.read_text()) if path.exists() else {}
+
+
+def run(args: list[str], matrix: Matrix) -> int:
+    """Bisect from the command line: lock and probe releases between GOOD and BAD, record the finding."""
+    from fanin import execute, locking, runner
+    from fanin.matrix import REPORTS
+    from fanin.model import ResultFileError, load
+
+    bisect_plan = plan(args, matrix)
+    declared = next(p for p in catalog.declared() if p.id == probe_of(bisect_plan.probe_id))
+    releases = {r.version: r for r in (bisect_plan.good, *bisect_plan.between, bisect_plan.bad)}
+    work = REPORTS / "bisect"
+    target = f"{REPO_ROOT / declared.file}::{declared.function}"
+
+    def observe(version: str) -> Observation:
+        release = releases[version]
+        cell = matrix.make_cell(bisect_plan.framework, version, matrix.default_python, "as-released", release.as_released)
+        lock_path = work / "locks" / f"{cell.id}.txt"
+        locking.lock(cell, matrix, lock_path)
+        options = execute.Options(lock=lock_path, results_dir=work, reference_dir=work / "none", target=target,
+                                  accept_new=True, pytest_args=("-q",))
+        with runner.signals_end_children():
+            result = execute.run_one(cell, matrix, options)
+        if result.code not in (runner.SAME, runner.CHANGED):
+            raise FaninError(f"{cell.id} could not run: {result.outcome.reason}")
+        try:
+            observation = load(result.results, expect_cell=cell.id).observations[bisect_plan.probe_id]
+        except (ResultFileError, KeyError) as exc:
+            raise FaninError(f"{cell.id}: no observation of {bisect_plan.probe_id} ({exc})") from None
+        print(f"fanin: {version}: {observation.outcome} [{observation.hazard}] {observation.label}", flush=True)
+        return observation
+
+    first, seen = search(bisect_plan.good.version, [r.version for r in bisect_plan.between], bisect_plan.bad.version, observe)
+    record(bisect_plan.probe_id, bisect_plan.good.version, bisect_plan.bad.version, first, seen,
+           skipped=[r.version for r in bisect_plan.skipped])
+    print(f"fanin: {bisect_plan.probe_id}: first changed in {bisect_plan.framework.package} {first} "
+          f"({len(seen)} of {len(releases)} releases run"
+          + (f"; yanked, skipped: {', '.join(r.version for r in bisect_plan.skipped)}" if bisect_plan.skipped else "")
+          + "); recorded in reference/bisect.json")
+    return 0

@@ -61,6 +61,8 @@ def collect(lock: Path | None) -> dict[str, Any]:
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
         "packages": installed_packages(),
     }
+    # Which guard kept the run off the network (fanin.isolation sets it; a bare pytest run has only the in-process one).
+    env["network_isolation"] = os.environ.get("FANIN_NETWORK_ISOLATION", "in-process block only (not run by the harness)")
     services = {name: os.environ[var] for name, var in _SERVICES.items() if os.environ.get(var)}
     if services:
         env["services"] = services

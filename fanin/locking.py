@@ -12,11 +12,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from fanin.errors import FaninError
+from fanin.errors import EnvironmentFault
 from fanin.matrix import Cell, Matrix
 
 
-class LockError(FaninError):
+class LockError(EnvironmentFault):
     """uv could not resolve a cell; the message carries uv's last lines."""
 
 

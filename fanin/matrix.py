@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from fanin.errors import FaninError
@@ -33,6 +34,7 @@ RESOLUTIONS = ("as-released", "current")
 _CELL_KEYS = {"framework", "version", "python", "resolution", "exclude_newer", "note"}
 _REQUIRED = ("framework", "version", "resolution", "exclude_newer")
 _TOP_KEYS = {"defaults", "frameworks", "harness", "cell"}
+_FRAMEWORK_KEYS = {"package", "display", "import", "companions"}
 
 
 class MatrixError(FaninError):
@@ -41,11 +43,19 @@ class MatrixError(FaninError):
 
 @dataclass(frozen=True)
 class Framework:
+    """One entry of the framework registry ([frameworks.<key>] in matrix.toml).
+
+    `key` is the probe-id prefix and the suite directory (suites/<key>/); `package` the
+    distribution on PyPI; `display` the name the report shows; `import_check` a module
+    that must import before any probe runs (a cell where it fails says so, with the
+    error); `companions` are locked into every cell beside the framework, resolved as of
+    the cell's date: the client side of the backends its probes run on.
+    """
+
     key: str
     package: str
-    module: str
-    # Packages locked into every cell of the framework beside it, resolved as of the cell's date:
-    # the client side of the backends its probes run on (checkpointers, database drivers).
+    display: str
+    import_check: str
     companions: tuple[str, ...] = ()
 
 
@@ -112,9 +122,10 @@ class Matrix:
         return {self.newest(key).id for key in self.frameworks if self.of(key)}
 
     def framework(self, name: str) -> Framework:
-        """Accept the key (`adk`) or the package (`google-adk`)."""
+        """Accept the key (`adk`) or the package, by PyPI's name rules (`google-adk`, `google_adk`, `Google.ADK`)."""
+        wanted = canonicalize_name(name)
         for fw in self.frameworks.values():
-            if name.lower() in (fw.key, fw.package):
+            if wanted in (fw.key, canonicalize_name(fw.package)):
                 return fw
         known = ", ".join(f"{fw.key} ({fw.package})" for fw in self.frameworks.values())
         raise MatrixError(f"unknown framework {name!r}; expected one of {known}")
@@ -151,11 +162,18 @@ def parse(data: dict[str, Any], origin: str = "matrix.toml") -> Matrix:
     for key, table in _table(data.get("frameworks", {}), f"{origin} [frameworks]").items():
         where = f"{origin} [frameworks.{key}]"
         table = _table(table, where)
+        unknown = set(table) - _FRAMEWORK_KEYS
+        if unknown:
+            raise MatrixError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(_FRAMEWORK_KEYS))}")
         companions = table.get("companions", [])
         if not isinstance(companions, list) or not all(isinstance(c, str) and c.strip() for c in companions):
             raise MatrixError(f"{where}: 'companions' must be a list of requirement strings")
         frameworks[key] = Framework(
-            key, _string(table, "package", where), _string(table, "module", where), tuple(companions)
+            key,
+            _string(table, "package", where),
+            _string(table, "display", where),
+            _string(table, "import", where),
+            tuple(companions),
         )
     cells: list[Cell] = []
     seen: dict[str, int] = {}
@@ -211,6 +229,12 @@ def load(path: Path = MATRIX_FILE) -> Matrix:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise MatrixError(f"{path}: no matrix file") from None
+    except IsADirectoryError:
+        raise MatrixError(f"{path}: is a directory, not a matrix file (check FANIN_MATRIX)") from None
+    except UnicodeDecodeError as exc:
+        raise MatrixError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except OSError as exc:
+        raise MatrixError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise MatrixError(f"{path}: not valid TOML ({exc})") from None
     return parse(data, origin=shown(path))

@@ -8,9 +8,7 @@ every result set; a file of another version is refused, never half-read.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -349,18 +347,10 @@ def dumps(result_set: ResultSet) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write via a temporary file and rename, so a reader never sees half a file (normal permissions)."""
+    from fanin.staging import write_atomic as staged_write
+
+    staged_write(path, text)
 
 
 def save(result_set: ResultSet, path: Path) -> None:
@@ -379,6 +369,8 @@ def load(path: Path, expect_cell: str | None = None) -> ResultSet:
         raise ResultFileError(f"{shown(path)}: empty file; re-run the cell to regenerate it")
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise ResultFileError(f"{shown(path)}: nested too deeply to be a fanin result set") from None
     except json.JSONDecodeError as exc:
         raise ResultFileError(
             f"{shown(path)}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); truncated or corrupt, re-run the cell"

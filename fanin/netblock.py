@@ -1,5 +1,11 @@
 """Probes never touch the network: a connection attempt raises, and is remembered.
 
+This is the in-process guard, inside the probe's own interpreter: it catches what Python
+code does through `socket` (TCP/UDP connect, UDP sendto, DNS). The harness also runs the
+whole probe process in a network namespace with only loopback (fanin.isolation), which is
+what stops raw `_socket` calls and subprocesses; this guard is what *detects* an attempt
+and turns the probe into `probe-error` instead of letting it swallow the failure.
+
 The probe then becomes `probe-error` ("network blocked: ..."), so a probe that
 quietly depended on a service can never pass. Unix sockets stay allowed:
 asyncio's self-pipe and local IPC are not the network.
@@ -29,6 +35,7 @@ def _refuse(target: Any) -> NetworkBlocked:
 
 _original_connect = socket.socket.connect
 _original_connect_ex = socket.socket.connect_ex
+_original_sendto = socket.socket.sendto
 _original_getaddrinfo = socket.getaddrinfo
 
 
@@ -44,6 +51,12 @@ def _connect_ex(self: socket.socket, address: Any) -> int:
     raise _refuse(address)
 
 
+def _sendto(self: socket.socket, data: Any, *args: Any) -> int:
+    if _is_local_unix(self):
+        return _original_sendto(self, data, *args)  # type: ignore[no-any-return]
+    raise _refuse(args[-1])
+
+
 def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
     raise _refuse((host, port))
 
@@ -51,10 +64,12 @@ def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
 def install() -> None:
     socket.socket.connect = _connect  # type: ignore[method-assign]
     socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign]
+    socket.socket.sendto = _sendto  # type: ignore[method-assign,assignment]
     socket.getaddrinfo = _getaddrinfo  # type: ignore[assignment]
 
 
 def uninstall() -> None:
     socket.socket.connect = _original_connect  # type: ignore[method-assign]
     socket.socket.connect_ex = _original_connect_ex  # type: ignore[method-assign]
+    socket.socket.sendto = _original_sendto  # type: ignore[method-assign]
     socket.getaddrinfo = _original_getaddrinfo

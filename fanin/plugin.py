@@ -10,6 +10,7 @@ Loaded with `-p fanin.plugin` (see suites/pytest.ini).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import os
 import signal
@@ -24,6 +25,7 @@ from typing import Any
 import pytest
 
 from fanin import compare, environment, netblock
+from fanin import journal as journal_log
 from fanin.model import (
     PROBE_ERROR,
     TIMEOUT,
@@ -40,6 +42,8 @@ from fanin.probe import FrameworkRaised, MissingService, NotApplicable, Observer
 from fanin.source import shown
 
 FRAMEWORK_PACKAGES = {"langgraph": "langgraph", "adk": "google-adk"}
+# pytest's own codes are 0-5; this one says the framework itself does not import in the cell.
+IMPORT_FAILED_EXIT = 6
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -51,6 +55,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--fanin-lock", type=Path, help="the lock the venv was built from (recorded, hashed)")
     group.addoption(
         "--fanin-accept-new", action="store_true", help="report probes without a reference as new, without failing"
+    )
+    group.addoption("--fanin-package", help="the framework's distribution name (recorded version), e.g. google-adk")
+    group.addoption("--fanin-import", help="a module that must import before any probe runs, e.g. google.adk.agents")
+    group.addoption("--fanin-reference-error", help="the harness refused the reference: record every probe, fail the run")
+    group.addoption("--fanin-journal", type=Path, help="append each probe's start and observation here as it happens")
+    group.addoption(
+        "--fanin-resume", action="store_true", help="reuse the observations already in the journal; run only the rest"
     )
 
 
@@ -68,6 +79,9 @@ class Recorder:
     observations: dict[str, Observation] = field(default_factory=dict)
     changes: dict[str, compare.Change] = field(default_factory=dict)
     collected: set[str] = field(default_factory=set)  # every probe found, before -k/-m deselection
+    journal: Path | None = None
+    resumed: journal_log.State = field(default_factory=journal_log.State)
+    running: str | None = None
 
     def vanished(self) -> list[str]:
         """Probes the reference holds that no longer exist in the suite: the reference is stale."""
@@ -94,6 +108,10 @@ def pytest_configure(config: pytest.Config) -> None:
             # Still run and record every probe (nothing is lost), but the run cannot pass.
             reference_error = str(exc)
             sys.stderr.write(f"fanin: error: unusable reference, every probe is reported as new: {exc}\n")
+    refused = config.getoption("fanin_reference_error")
+    if refused:
+        reference, reference_error = None, refused
+        sys.stderr.write(f"fanin: error: unusable reference, every probe is reported as new: {refused}\n")
     cell = config.getoption("fanin_cell") or "unnamed"
     config.stash[recorder_key] = Recorder(
         cell=cell,
@@ -102,14 +120,42 @@ def pytest_configure(config: pytest.Config) -> None:
         reference_path=reference_path,
         reference_error=reference_error,
         accept_new=config.getoption("fanin_accept_new"),
+        journal=config.getoption("fanin_journal"),
     )
+    recorder = config.stash[recorder_key]
+    if recorder.journal is not None:
+        if config.getoption("fanin_resume"):
+            recorder.resumed = journal_log.read(recorder.journal)
+        else:
+            recorder.journal.unlink(missing_ok=True)
     netblock.install()
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _terminate)
+
+
+_signals_seen: list[str] = []
 
 
 def _terminate(signum: int, frame: Any) -> None:
     """SIGTERM ends the run like Ctrl-C: no half-written result set, the previous one stays."""
-    raise KeyboardInterrupt(f"signal {signum}")
+    name = signal.Signals(signum).name
+    _signals_seen.append(name)
+    raise KeyboardInterrupt(name)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A framework that does not import in this cell is one line naming the error, never 60 collection errors."""
+    module = session.config.getoption("fanin_import")
+    if not module:
+        return
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # noqa: BLE001 - any failure to import is the finding for the whole cell
+        error = f"{type(exc).__name__}: {normalize_message(str(exc))}"
+        recorder = session.config.stash[recorder_key]
+        if recorder.journal is not None:
+            journal_log.append(recorder.journal, journal_log.IMPORT_FAILED, error=error, module=module)
+        pytest.exit(f"fanin: error: {module} does not import in this cell: {error}", returncode=IMPORT_FAILED_EXIT)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -147,6 +193,27 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             raise pytest.UsageError(f"{item.nodeid} is a {info.framework} probe in a {recorder.framework} run")
         seen[observation_id] = item.nodeid
         item.add_marker(pytest.mark.fanin_probe)
+    _skip_resumed(config, items)
+
+
+def _skip_resumed(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On resume, probes the journal already holds are not run again; their observations count as made."""
+    recorder = config.stash[recorder_key]
+    done = recorder.resumed.observations
+    if not done:
+        return
+    keep, skipped = [], []
+    for item in items:
+        observation_id = observation_id_of(item)
+        info = probe_info(item)
+        if observation_id in done and info is not None:
+            _record(recorder, recorder.resumed.probes.get(info.id, info), observation_id, done[observation_id])
+            skipped.append(item)
+        else:
+            keep.append(item)
+    if skipped:
+        config.hook.pytest_deselected(items=skipped)
+        items[:] = keep
 
 
 def probe_info(item: pytest.Item) -> ProbeInfo | None:
@@ -182,6 +249,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if info is None:
         return None
     observer: Observer = pyfuncitem.funcargs["obs"]
+    recorder = pyfuncitem.config.stash[recorder_key]
+    recorder.running = observer.observation_id
+    if recorder.journal is not None:
+        journal_log.record_start(recorder.journal, observer.observation_id, pyfuncitem.nodeid)
     kwargs = {name: pyfuncitem.funcargs[name] for name in inspect.signature(pyfuncitem.obj).parameters}
     netblock.attempts.clear()
     failure: BaseException | None = None
@@ -248,12 +319,19 @@ def _probe_error(message: str, exc: BaseException | None) -> Observation:
 
 def _remember(item: pytest.Item, info: ProbeInfo, observation_id: str, observation: Observation) -> None:
     recorder = item.config.stash[recorder_key]
+    item.stash[change_key] = _record(recorder, info, observation_id, observation)
+    if recorder.journal is not None:
+        journal_log.record_observation(recorder.journal, observation_id, info, observation)
+    recorder.running = None
+
+
+def _record(recorder: Recorder, info: ProbeInfo, observation_id: str, observation: Observation) -> compare.Change:
     recorder.probes[info.id] = info
     recorder.observations[observation_id] = observation
     before = recorder.reference.observations.get(observation_id) if recorder.reference else None
     change = compare.classify(observation_id, before, observation)
-    item.stash[change_key] = change
     recorder.changes[observation_id] = change
+    return change
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -318,19 +396,28 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             f"fanin: error: the reference holds {len(vanished)} probe(s) that no longer exist "
             f"({', '.join(vanished[:3])}{', …' if len(vanished) > 3 else ''}); re-run and bless the cell\n"
         )
-    if (recorder.reference_error or vanished) and exitstatus == pytest.ExitCode.OK:
+    resumed_failures = [
+        oid for oid in recorder.resumed.observations
+        if oid in recorder.changes and (recorder.changes[oid].is_breaking or recorder.observations[oid].outcome == PROBE_ERROR)
+    ]
+    if (recorder.reference_error or vanished or resumed_failures) and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         config.stash[exit_key] = int(session.exitstatus)
-    if results is None:
-        return
     if exitstatus == pytest.ExitCode.INTERRUPTED:
-        sys.stderr.write(f"fanin: run interrupted; {results} left as it was\n")
+        cause = f"interrupted by {_signals_seen[-1]}" if _signals_seen else "interrupted"
+        where = f" while {recorder.running} ran" if recorder.running else ""
+        if recorder.journal is not None:
+            journal_log.append(recorder.journal, journal_log.INTERRUPTED, reason=f"{cause}{where}")
+        if results is not None:
+            sys.stderr.write(f"fanin: run {cause}{where}; {shown(results)} left as it was\n")
+        return
+    if results is None or exitstatus == IMPORT_FAILED_EXIT:
         return
     if not recorder.observations:
         sys.stderr.write(f"fanin: no probe ran; {results} not written\n")
         return
     framework = recorder.framework or next(iter(recorder.probes.values())).framework
-    package = FRAMEWORK_PACKAGES[framework]
+    package = config.getoption("fanin_package") or FRAMEWORK_PACKAGES.get(framework, framework)
     try:
         version = metadata.version(package)
     except metadata.PackageNotFoundError:
@@ -344,6 +431,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         observations=dict(recorder.observations),
     )
     save(result_set, results)
+    if recorder.journal is not None:
+        journal_log.append(recorder.journal, journal_log.SAVED, results=str(results))
 
 
 exit_key = pytest.StashKey[int]()

@@ -20,7 +20,13 @@ INDEX = "https://pypi.org/pypi"
 
 
 class RegistryError(FaninError):
-    """PyPI could not answer, or answered that the release does not exist."""
+    """PyPI answered that the package or release does not exist (bad input)."""
+
+
+class RegistryUnreachable(RegistryError):
+    """PyPI could not be asked, or answered with an error (could not run)."""
+
+    exit_code = 3
 
 
 @dataclass(frozen=True)
@@ -28,6 +34,7 @@ class Release:
     version: str
     uploaded: str
     yanked: bool
+    prerelease: bool = False
 
     @property
     def as_released(self) -> str:
@@ -36,8 +43,8 @@ class Release:
         return moment.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def releases(package: str, timeout: float = 20.0) -> list[Release]:
-    """Every final release with files, oldest first."""
+def releases(package: str, timeout: float = 20.0, prereleases: bool = False) -> list[Release]:
+    """Every release with files, oldest first: final releases only unless `prereleases`."""
     url = f"{INDEX}/{package}/json"
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
@@ -45,12 +52,12 @@ def releases(package: str, timeout: float = 20.0) -> list[Release]:
     except urllib.error.HTTPError as exc:
         if exc.code == 404:
             raise RegistryError(f"PyPI has no package {package!r}") from None
-        raise RegistryError(f"PyPI answered HTTP {exc.code} for {package}; try again later") from None
+        raise RegistryUnreachable(f"PyPI answered HTTP {exc.code} for {package}; try again later") from None
     except (urllib.error.URLError, OSError, TimeoutError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise RegistryError(f"cannot reach PyPI to look up {package} ({reason}); check the network or name an exact version") from None
+        raise RegistryUnreachable(f"cannot reach PyPI to look up {package} ({reason}); check the network or name an exact version") from None
     except json.JSONDecodeError:
-        raise RegistryError(f"PyPI sent a malformed answer for {package}; try again later") from None
+        raise RegistryUnreachable(f"PyPI sent a malformed answer for {package}; try again later") from None
     found: list[tuple[Version, Release]] = []
     for version, files in data.get("releases", {}).items():
         if not files:
@@ -59,18 +66,19 @@ def releases(package: str, timeout: float = 20.0) -> list[Release]:
             parsed = Version(version)
         except InvalidVersion:
             continue
-        if parsed.is_prerelease or parsed.is_devrelease:
+        early = parsed.is_prerelease or parsed.is_devrelease
+        if early and not prereleases:
             continue
         uploaded = min(f["upload_time_iso_8601"] for f in files)
-        found.append((parsed, Release(version, uploaded, all(f.get("yanked") for f in files))))
+        found.append((parsed, Release(version, uploaded, all(f.get("yanked") for f in files), early)))
     return [release for _, release in sorted(found, key=lambda pair: pair[0])]
 
 
 def resolve(package: str, wanted: str) -> Release:
-    """`wanted` is an exact version or `latest`; refuse unknown and yanked releases."""
-    known = releases(package)
-    available = [r for r in known if not r.yanked]
-    if wanted == "latest":
+    """`wanted` is an exact version (pre-releases included when named) or `latest` (final releases only)."""
+    known = releases(package, prereleases=True)
+    available = [r for r in known if not r.yanked and not r.prerelease]
+    if wanted.lower() == "latest":
         if not available:
             raise RegistryError(f"{package} has no installable release on PyPI")
         return available[-1]

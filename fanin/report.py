@@ -170,18 +170,34 @@ def _same(a: Observation, b: Observation) -> bool:
     return (a.outcome, a.value, a.hazard, a.label) == (b.outcome, b.value, b.hazard, b.label)
 
 
-def load_dir(source: Path, matrix: Matrix) -> tuple[list[ResultSet], dict[str, str]]:
-    """Result sets in matrix order, and a reason for every matrix cell that has none."""
+UNREADABLE = "unreadable result set"
+
+
+def load_dir(
+    source: Path, matrix: Matrix, replace: dict[str, ResultSet] | None = None
+) -> tuple[list[ResultSet], dict[str, str]]:
+    """Result sets in matrix order, and a reason for every matrix cell that has none.
+
+    A cell whose last run failed (a `<cell>.error` marker beside its result set) is shown as
+    not run, with the marker's reason: its previous result set is kept on disk but is stale.
+    `replace` puts result sets in place of files (bless renders what the reference is about to be).
+    """
     order = {cell.id: index for index, cell in enumerate(sorted(matrix.cells, key=lambda c: c.sort_key))}
-    paths = sorted(source.glob("*.json"), key=lambda p: (order.get(p.stem, len(order)), p.stem))
+    replace = replace or {}
+    names = {p.stem for p in source.glob("*.json")} | set(replace)
     sets: list[ResultSet] = []
     missing: dict[str, str] = {}
-    for path in paths:
+    for name in sorted(names, key=lambda n: (order.get(n, len(order)), n)):
+        path = source / f"{name}.json"
+        marker = None if name in replace else failures.reason(path)
+        if marker is not None:
+            missing[name] = marker
+            continue
         try:
-            sets.append(load(path, expect_cell=path.stem))
+            sets.append(replace[name] if name in replace else load(path, expect_cell=name))
         except ResultFileError as exc:
-            missing[path.stem] = "unreadable result set"
-            sys.stderr.write(f"fanin: skipped {exc}\n")
+            missing[name] = UNREADABLE
+            sys.stderr.write(f"fanin: error: {exc}\n")
     seen = {rs.cell for rs in sets}
     for cell in matrix.cells:
         if cell.id not in seen and cell.id not in missing:
@@ -233,8 +249,8 @@ def _read_toml(name: str) -> dict[str, Any]:
         raise FaninError(f"{shown(path)}: not valid TOML ({exc})") from None
 
 
-def build(source: Path, matrix: Matrix, reference: bool) -> Report:
-    sets, missing = load_dir(source, matrix)
+def build(source: Path, matrix: Matrix, reference: bool, replace: dict[str, ResultSet] | None = None) -> Report:
+    sets, missing = load_dir(source, matrix, replace)
     keys = sorted({rs.framework for rs in sets} | set(matrix.frameworks), key=lambda k: (k != "langgraph", k))
     views = [_framework_view(key, [rs for rs in sets if rs.framework == key], missing) for key in keys]
     dates = sorted(str(rs.environment.get("date", "")) for rs in sets)
@@ -247,7 +263,7 @@ def build(source: Path, matrix: Matrix, reference: bool) -> Report:
         checklist=[],
         mitigations={k: dict(v) for k, v in _read_toml("mitigations.toml").get("probe", {}).items()},
         bisected=bisect.findings(),
-        unreadable=sum(reason == "unreadable result set" for reason in missing.values()),
+        unreadable=sum(reason == UNREADABLE for reason in missing.values()),
     )
     for row in _read_toml("comparison.toml").get("question", []):
         answers = {key: [report.newest_answer(pid) for pid in row.get(key, [])] for key in keys}

@@ -17,13 +17,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from fanin.errors import FaninError
+from fanin.errors import EnvironmentFault
 
 POSTGRES_DSN = "FANIN_POSTGRES_DSN"
 POSTGRES_VERSION = "FANIN_POSTGRES_VERSION"
 
 
-class ServiceError(FaninError):
+class ServiceError(EnvironmentFault):
     """A service the cell needs could not be started."""
 
 

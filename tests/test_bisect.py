@@ -34,7 +34,7 @@ def test_bad_arguments_are_one_line(args: list[str], message: str) -> None:
 
 
 def test_plan_lists_the_unyanked_releases_in_between(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pypi, "releases", lambda package, timeout=20.0: RELEASES)
+    monkeypatch.setattr(pypi, "releases", lambda package, timeout=20.0, prereleases=False: RELEASES)
     plan = bisect.plan(["langgraph", "langgraph/same-key/no-reducer", "0.3.34", "0.4.10"], MATRIX)
     assert [r.version for r in plan.between] == ["0.4.0", "0.4.1", "0.4.2", "0.4.9"]
 

@@ -8,16 +8,20 @@ import fanin.__main__ as cli
 from fanin import catalog, matrix, pypi, upgrade
 from fanin.render import outputs
 from fanin.errors import FaninError
-from fanin.model import Claim, Observation, ProbeInfo, ResultSet, save
+from fanin.model import Claim, Observation, ProbeInfo, ResultSet, load, save
 
 MATRIX = matrix.load()
 PID = "langgraph/same-key/no-reducer"
+REAL_REFERENCE = matrix.REFERENCE_RESULTS
 
 
 def result_set(cell: str, observation: Observation) -> ResultSet:
-    info = ProbeInfo(PID, "title", Claim("claim", "https://example.org"), (), "f.py", "test_f", "abcdef")
+    """A run of a real cell: the environment (packages, lock hash) of its committed reference, one observation."""
+    today = next(p for p in catalog.declared() if p.id == PID)
+    info = ProbeInfo(PID, "title", Claim("claim", "https://example.org"), (), today.file, today.function, today.source_hash)
     version = cell.split("-", 1)[1]
-    return ResultSet(cell, "langgraph", version, {}, {PID: info}, {PID: observation})
+    environment = load(REAL_REFERENCE / f"{cell}.json").environment
+    return ResultSet(cell, "langgraph", version, environment, {PID: info}, {PID: observation})
 
 
 LOUD = Observation("raises:InvalidUpdateError", {"exception": "InvalidUpdateError"}, "InvalidUpdateError", "raises InvalidUpdateError", "loud")
@@ -102,6 +106,9 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point the reference and the local results at a temporary tree."""
     monkeypatch.setattr(matrix, "REFERENCE_RESULTS", tmp_path / "reference")
     monkeypatch.setattr(matrix, "RUN_RESULTS", tmp_path / "run")
+    monkeypatch.setattr(matrix, "REPORTS", tmp_path / "reports")
+    monkeypatch.setattr(matrix, "REFERENCE_REPORT", tmp_path / "REPORT.md")
+    monkeypatch.setattr(matrix, "REFERENCE_CHECKLIST", tmp_path / "CHECKLIST.md")
     return tmp_path
 
 
@@ -115,7 +122,21 @@ def test_report_is_deterministic_and_survives_a_corrupt_file(tmp_path: Path, cap
     text = next(t for p, t in first.items() if p.suffix == ".md")
     assert "1.2.9" in text and "1.2.18" in text
     assert "not run: unreadable result set" in text and "not run: no result set" in text
-    assert "skipped" in capsys.readouterr().err
+    assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_a_report_that_cannot_read_a_result_set_writes_nothing(
+    sandbox: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    targets = {name: sandbox / name for name in ("REPORT.md", "CHECKLIST.md")}
+    for path in targets.values():
+        path.write_text("before\n")
+    (sandbox / "reference").mkdir()
+    write(sandbox / "reference", "langgraph-1.2.9", LOUD)
+    (sandbox / "reference" / "langgraph-1.2.24.json").write_text('{"schema": 2, "cell": ')
+    assert cli.main(["report"]) == 2
+    assert "nothing was written" in capsys.readouterr().err.splitlines()[-1]
+    assert all(path.read_text() == "before\n" for path in targets.values())
 
 
 def test_bless_promotes_whole_runs_only(sandbox: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -162,7 +183,7 @@ RELEASES = [
 
 
 def test_upgrade_resolves_against_pypi(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pypi, "releases", lambda package, timeout=20.0: RELEASES)
+    monkeypatch.setattr(pypi, "releases", lambda package, timeout=20.0, prereleases=False: RELEASES)
     plan = upgrade.plan(["langgraph==latest"], MATRIX)
     assert plan.cell.version == "1.2.24" and plan.cell.resolution == "current"
     assert plan.baseline == MATRIX.newest("langgraph")
@@ -179,3 +200,75 @@ def test_unreachable_registry_is_one_line(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(pypi, "INDEX", "http://127.0.0.1:9/pypi")
     with pytest.raises(pypi.RegistryError, match="cannot reach PyPI to look up langgraph"):
         pypi.resolve("langgraph", "latest")
+
+
+def test_bless_refuses_a_run_that_is_not_what_its_name_says(sandbox: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Identity, lock, drift, edited probe code, a failed last run: each refused with one line, nothing written."""
+    cases = []
+    other = result_set("langgraph-1.2.18", SILENT)
+    other.cell = "langgraph-1.2.9"  # a 1.2.18 run copied under the 1.2.9 name
+    cases.append((other, "holds cell 'langgraph-1.2.9', but its name says 'langgraph-1.2.18'"))
+    drifted = result_set("langgraph-1.2.18", SILENT)
+    drifted.environment = {**drifted.environment, "packages": {**drifted.environment["packages"], "langchain-core": "0.0.1"}}
+    cases.append((drifted, "the run's packages differ from reference/locks/langgraph-1.2.18.txt: langchain-core 0.0.1"))
+    relocked = result_set("langgraph-1.2.18", SILENT)
+    relocked.environment = {**relocked.environment, "lock_sha256": "0" * 64}
+    cases.append((relocked, "was made from another lock"))
+    upgraded = result_set("langgraph-1.2.18", SILENT)
+    upgraded.version = "1.2.20"
+    cases.append((upgraded, "holds langgraph 1.2.20, but langgraph-1.2.18 is langgraph 1.2.18"))
+    edited = result_set("langgraph-1.2.18", SILENT)
+    edited.probes[PID] = ProbeInfo(PID, "t", Claim("c", "s"), (), "f.py", "f", "000000")
+    cases.append((edited, "probe code changed since the run"))
+    for run, message in cases:
+        save(run, sandbox / "run" / "langgraph-1.2.18.json")
+        assert cli.main(["bless", "langgraph-1.2.18", "--force"]) == 2
+        assert message in one_line_error(capsys), message
+        assert not (sandbox / "reference").exists()
+    save(result_set("langgraph-1.2.18", SILENT), sandbox / "run" / "langgraph-1.2.18.json")
+    (sandbox / "run" / "langgraph-1.2.18.error").write_text("interrupted by SIGTERM (previous result set kept)\n")
+    assert cli.main(["bless", "langgraph-1.2.18", "--force"]) == 2
+    assert "its last run did not finish (interrupted by SIGTERM" in one_line_error(capsys)
+
+
+def test_bless_is_all_or_nothing_when_the_disk_fills_half_way(
+    sandbox: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fanin import staging
+
+    location = _declared_location()
+    monkeypatch.setattr(catalog, "declared", lambda: [catalog.DeclaredProbe(PID, *location)])
+    for cell in ("langgraph-1.2.9", "langgraph-1.2.18"):
+        write(sandbox / "run", cell, SILENT)
+        write(sandbox / "reference", cell, LOUD)
+    before = {p.name: p.read_bytes() for p in (sandbox / "reference").iterdir()}
+    real_stage, staged = staging._stage, []
+
+    def stage_then_fill(path: Path, text: str) -> Path:
+        if staged:
+            raise OSError(28, "No space left on device", str(path))
+        staged.append(path)
+        return real_stage(path, text)
+
+    monkeypatch.setattr(staging, "_stage", stage_then_fill)
+    assert cli.main(["bless", "langgraph-1.2.9", "langgraph-1.2.18"]) == 3
+    assert "No space left on device" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in (sandbox / "reference").iterdir()} == before  # no temp file left either
+
+
+def _declared_location() -> tuple[str, str, str]:
+    today = next(p for p in catalog.declared() if p.id == PID)
+    return today.file, today.function, today.source_hash
+
+
+def test_written_files_have_normal_permissions(tmp_path: Path) -> None:
+    import os
+
+    from fanin.staging import write_all
+
+    old = os.umask(0o022)
+    try:
+        write_all({tmp_path / "a.md": "a", tmp_path / "sub" / "b.json": "b"})
+    finally:
+        os.umask(old)
+    assert {oct(p.stat().st_mode & 0o777) for p in (tmp_path / "a.md", tmp_path / "sub" / "b.json")} == {"0o644"}

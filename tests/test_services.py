@@ -3,12 +3,10 @@
 import subprocess
 from pathlib import Path
 
+import pgserver
 import psutil
-import pytest
 
 from fanin import services
-
-pgserver = pytest.importorskip("pgserver", reason="pgserver is part of requirements/tests.txt")
 
 
 def postgres_processes(directory: str) -> list[psutil.Process]:

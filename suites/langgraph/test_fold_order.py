@@ -5,6 +5,7 @@ from typing import Annotated, TypedDict
 
 from langgraph.graph import START, StateGraph
 
+import lg_modes
 from fanin.probe import Claim, Observer, probe
 
 @probe(
@@ -18,6 +19,7 @@ from fanin.probe import Claim, Observer, probe
         expect={"label": "order: by name (code point)"},
     ),
     sources=["https://reference.langchain.com/python/langgraph.checkpoint/base/writes_sort_key"],
+    modes=("sync", "async"),
 )
 def test_node_names(obs: Observer) -> None:
     class State(TypedDict):
@@ -41,13 +43,13 @@ def test_node_names(obs: Observer) -> None:
     observed = {}
     for case, names in name_sets.items():
         builder = StateGraph(State)
-        builder.add_node("plan", lambda state: {"items": []})
+        builder.add_node("plan", lg_modes.node(obs, lambda state: {"items": []}))
         builder.add_edge(START, "plan")
         for name in names:
-            builder.add_node(name, retriever(name))
+            builder.add_node(name, lg_modes.node(obs, retriever(name)))
             builder.add_edge("plan", name)
         with obs.framework(value=lambda: {"observed": observed, "writer_steps": steps}):
-            items = builder.compile().invoke({"items": []})["items"]
+            items = lg_modes.invoke(obs, builder.compile(), {"items": []})["items"]
         if len({steps[name] for name in names}) != 1:
             obs.vacuous(f"{case}: the retrievers did not share one superstep: {steps}")
         if items == sorted(names):
@@ -80,6 +82,7 @@ def test_node_names(obs: Observer) -> None:
         "https://langchain-ai.github.io/langgraph/how-tos/branching/#stable-sorting",
         expect={"value.order_changed": True},
     ),
+    modes=("sync", "async"),
 )
 def test_rename(obs: Observer) -> None:
     class State(TypedDict):
@@ -96,13 +99,13 @@ def test_rename(obs: Observer) -> None:
 
     def run(docs_node: str) -> list:
         builder = StateGraph(State)
-        builder.add_node("plan", lambda state: {"items": []})
+        builder.add_node("plan", lg_modes.node(obs, lambda state: {"items": []}))
         builder.add_edge(START, "plan")
         for name, item in [(docs_node, "docs"), ("search_news", "news"), ("KBSearch", "kb")]:
-            builder.add_node(name, retriever(name, item))
+            builder.add_node(name, lg_modes.node(obs, retriever(name, item)))
             builder.add_edge("plan", name)
         steps.clear()
-        items = builder.compile().invoke({"items": []})["items"]
+        items = lg_modes.invoke(obs, builder.compile(), {"items": []})["items"]
         if len(set(steps.values())) != 1 or len(steps) != 3:
             obs.vacuous(f"the retrievers did not share one superstep: {steps}")
         return items
@@ -128,34 +131,35 @@ def test_rename(obs: Observer) -> None:
         "https://docs.langchain.com/oss/python/pregel",
         expect={"value.finish a, b, c.items": ["a", "b", "c"], "value.finish c, b, a.items": ["a", "b", "c"]},
     ),
+    modes=("sync", "async"),
 )
 def test_completion_time(obs: Observer) -> None:
-    from lg_kit import ThreadTurns
-
     class State(TypedDict):
         items: Annotated[list, operator.add]
 
     def run(order: list[str]) -> dict:
-        turns = ThreadTurns(order)
+        turns = lg_modes.Gate(obs, order)
 
         def writer(name: str):
             def node(state: State) -> dict:
-                turns.arrive(name)
                 return {"items": [name]}
 
             return node
 
+        def release(chunk) -> None:
+            mode, data = chunk
+            if mode == "updates":
+                for node in data:
+                    turns.finished(node)
+
         builder = StateGraph(State)
         for name in ["a", "b", "c"]:
-            builder.add_node(name, writer(name))
+            builder.add_node(name, turns.node(name, writer(name)))
             builder.add_edge(START, name)
-        final = None
-        for mode, chunk in builder.compile().stream({"items": []}, stream_mode=["updates", "values"]):
-            if mode == "updates":
-                for node in chunk:
-                    turns.finished(node)
-            else:
-                final = chunk
+        chunks = lg_modes.stream(
+            obs, builder.compile(), {"items": []}, stream_mode=["updates", "values"], on_chunk=release
+        )
+        final = [data for mode, data in chunks if mode == "values"][-1]
         if turns.vacuous:
             obs.vacuous(turns.vacuous)
         return {"finished": turns.acted, "items": final["items"]}
@@ -188,6 +192,7 @@ def test_completion_time(obs: Observer) -> None:
         "https://docs.langchain.com/oss/python/langgraph/graph-api#graphs",
         expect={"value.final.items": ["z_shallow", "a_deep"]},
     ),
+    modes=("sync", "async"),
 )
 def test_across_supersteps(obs: Observer) -> None:
     class State(TypedDict):
@@ -203,16 +208,16 @@ def test_across_supersteps(obs: Observer) -> None:
         return node
 
     builder = StateGraph(State)
-    builder.add_node("z_shallow", writer("z_shallow", ["z_shallow"]))
-    builder.add_node("a_hop", writer("a_hop", []))
-    builder.add_node("a_deep", writer("a_deep", ["a_deep"]))
+    builder.add_node("z_shallow", lg_modes.node(obs, writer("z_shallow", ["z_shallow"])))
+    builder.add_node("a_hop", lg_modes.node(obs, writer("a_hop", [])))
+    builder.add_node("a_deep", lg_modes.node(obs, writer("a_deep", ["a_deep"])))
     builder.add_edge(START, "z_shallow")
     builder.add_edge(START, "a_hop")
     builder.add_edge("a_hop", "a_deep")
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
-        final = graph.invoke({"items": []})
+        final = lg_modes.invoke(obs, graph, {"items": []})
     if steps.get("z_shallow") == steps.get("a_deep"):
         obs.vacuous(f"the writers ran in the same superstep: {steps}")
     items = final["items"]

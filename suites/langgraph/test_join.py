@@ -5,6 +5,7 @@ from typing import Annotated, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
+import lg_modes
 from fanin.probe import Claim, Observer, probe
 
 BRANCHES_DOC = "https://docs.langchain.com/oss/python/langgraph/graph-api-control-flow"
@@ -23,6 +24,7 @@ def _join_hazard(runs: list) -> str:
         "https://langchain-ai.github.io/langgraph/how-tos/branching/",
         expect={"label": "join ×2"},
     ),
+    modes=("sync", "async"),
 )
 def test_separate_edges(obs: Observer) -> None:
     class State(TypedDict):
@@ -39,8 +41,8 @@ def test_separate_edges(obs: Observer) -> None:
 
     builder = StateGraph(State)
     for name in ["a", "b", "b2"]:
-        builder.add_node(name, writer(name))
-    builder.add_node("join", join)
+        builder.add_node(name, lg_modes.node(obs, writer(name)))
+    builder.add_node("join", lg_modes.node(obs, join))
     builder.add_edge(START, "a")
     builder.add_edge(START, "b")
     builder.add_edge("b", "b2")
@@ -49,7 +51,7 @@ def test_separate_edges(obs: Observer) -> None:
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"join_runs": join_runs}):
-        final = graph.invoke({"items": []})
+        final = lg_modes.invoke(obs, graph, {"items": []})
     obs.record(
         {"join_runs": join_runs, "final": final},
         label=f"join ×{len(join_runs)}",
@@ -67,6 +69,7 @@ def test_separate_edges(obs: Observer) -> None:
         "https://langchain-ai.github.io/langgraph/how-tos/branching/",
         expect={"label": "join ×1"},
     ),
+    modes=("sync", "async"),
 )
 def test_list_edge(obs: Observer) -> None:
     class State(TypedDict):
@@ -83,8 +86,8 @@ def test_list_edge(obs: Observer) -> None:
 
     builder = StateGraph(State)
     for name in ["a", "b", "b2"]:
-        builder.add_node(name, writer(name))
-    builder.add_node("join", join)
+        builder.add_node(name, lg_modes.node(obs, writer(name)))
+    builder.add_node("join", lg_modes.node(obs, join))
     builder.add_edge(START, "a")
     builder.add_edge(START, "b")
     builder.add_edge("b", "b2")
@@ -92,7 +95,7 @@ def test_list_edge(obs: Observer) -> None:
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"join_runs": join_runs}):
-        final = graph.invoke({"items": []})
+        final = lg_modes.invoke(obs, graph, {"items": []})
     obs.record(
         {"join_runs": join_runs, "final": final},
         label=f"join ×{len(join_runs)}",
@@ -110,6 +113,7 @@ def test_list_edge(obs: Observer) -> None:
         "https://docs.langchain.com/oss/python/langgraph/graph-api-control-flow#defer-node-execution",
         expect={"label": "join ×1"},
     ),
+    modes=("sync", "async"),
 )
 def test_defer(obs: Observer) -> None:
     class State(TypedDict):
@@ -127,8 +131,8 @@ def test_defer(obs: Observer) -> None:
     builder = StateGraph(State)
     obs.need_parameter(builder.add_node, "defer", "StateGraph.add_node")
     for name in ["a", "b", "b2"]:
-        builder.add_node(name, writer(name))
-    builder.add_node("join", join, defer=True)
+        builder.add_node(name, lg_modes.node(obs, writer(name)))
+    builder.add_node("join", lg_modes.node(obs, join), defer=True)
     builder.add_edge(START, "a")
     builder.add_edge(START, "b")
     builder.add_edge("b", "b2")
@@ -137,7 +141,7 @@ def test_defer(obs: Observer) -> None:
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"join_runs": join_runs}):
-        final = graph.invoke({"items": []})
+        final = lg_modes.invoke(obs, graph, {"items": []})
     obs.record(
         {"join_runs": join_runs, "final": final},
         label=f"join ×{len(join_runs)}",
@@ -155,6 +159,7 @@ def test_defer(obs: Observer) -> None:
         "https://github.com/langchain-ai/langgraph/issues/3249",
         expect={"value.ran": ["a"]},
     ),
+    modes=("sync", "async"),
 )
 def test_unselected_branch(obs: Observer) -> None:
     class State(TypedDict):
@@ -171,7 +176,7 @@ def test_unselected_branch(obs: Observer) -> None:
 
     builder = StateGraph(State)
     for name in ["a", "b", "join", "after_join"]:
-        builder.add_node(name, writer(name))
+        builder.add_node(name, lg_modes.node(obs, writer(name)))
     builder.add_conditional_edges(START, lambda state: ["a"], ["a", "b"])
     builder.add_edge(["a", "b"], "join")
     builder.add_edge("join", "after_join")
@@ -179,7 +184,7 @@ def test_unselected_branch(obs: Observer) -> None:
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"ran": ran}):
-        final = graph.invoke({"items": []})
+        final = lg_modes.invoke(obs, graph, {"items": []})
     joined = "join" in ran
     obs.record(
         {"ran": ran, "final": final},
@@ -199,6 +204,7 @@ def test_unselected_branch(obs: Observer) -> None:
         expect={"label": "d ×1, ×2, ×1"},
     ),
     sources=["https://github.com/langchain-ai/langgraph/issues/4026"],
+    modes=("sync", "async"),
 )
 def test_unequal_depth_docs_example(obs: Observer) -> None:
     class State(TypedDict):
@@ -216,14 +222,14 @@ def test_unequal_depth_docs_example(obs: Observer) -> None:
 
         builder = StateGraph(State)
         for name in ["a", "b", "b_2", "c"]:
-            builder.add_node(name, node(name))
+            builder.add_node(name, lg_modes.node(obs, node(name)))
         if wiring == "separate edges, defer=True on d":
             try:
-                builder.add_node("d", node("d"), defer=True)
+                builder.add_node("d", lg_modes.node(obs, node("d")), defer=True)
             except TypeError:
                 return {"n/a": "StateGraph.add_node has no parameter 'defer' in this version"}
         else:
-            builder.add_node("d", node("d"))
+            builder.add_node("d", lg_modes.node(obs, node("d")))
         builder.add_edge(START, "a")
         builder.add_edge("a", "b")
         builder.add_edge("a", "c")
@@ -234,7 +240,7 @@ def test_unequal_depth_docs_example(obs: Observer) -> None:
             builder.add_edge("b_2", "d")
             builder.add_edge("c", "d")
         builder.add_edge("d", END)
-        final = builder.compile().invoke({"aggregate": []})
+        final = lg_modes.invoke(obs, builder.compile(), {"aggregate": []})
         return {"node_steps": steps, "d_runs": len(steps.get("d", [])), "aggregate": final["aggregate"]}
 
     with obs.framework():
@@ -261,6 +267,7 @@ def test_unequal_depth_docs_example(obs: Observer) -> None:
         "https://github.com/langchain-ai/langgraph/issues/6005",
         expect={"value.runs.j2": 1},
     ),
+    modes=("sync", "async"),
 )
 def test_defer_after_defer(obs: Observer) -> None:
     class State(TypedDict):
@@ -281,9 +288,9 @@ def test_defer_after_defer(obs: Observer) -> None:
     builder = StateGraph(State)
     obs.need_parameter(builder.add_node, "defer", "StateGraph.add_node")
     for name in ["a", "b", "b2", "c", "c2", "c3"]:
-        builder.add_node(name, node(name))
-    builder.add_node("j1", node("j1"), defer=True)
-    builder.add_node("j2", node("j2"), defer=True)
+        builder.add_node(name, lg_modes.node(obs, node(name)))
+    builder.add_node("j1", lg_modes.node(obs, node("j1")), defer=True)
+    builder.add_node("j2", lg_modes.node(obs, node("j2")), defer=True)
     for start in ["a", "b", "c"]:
         builder.add_edge(START, start)
     builder.add_edge("b", "b2")
@@ -296,7 +303,7 @@ def test_defer_after_defer(obs: Observer) -> None:
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"node_steps": steps}):
-        final = graph.invoke({"items": []})
+        final = lg_modes.invoke(obs, graph, {"items": []})
     runs = {name: len(steps.get(name, [])) for name in ["j1", "j2"]}
     once = runs == {"j1": 1, "j2": 1}
     j2_missed_j1 = any("j1" not in seen for seen in seen_by_j2)
@@ -318,6 +325,7 @@ def test_defer_after_defer(obs: Observer) -> None:
         "https://github.com/langchain-ai/langgraph/issues/5182",
         expect={"label": "d ×1, e ×1 in both wirings"},
     ),
+    modes=("sync", "async"),
 )
 def test_defer_with_command(obs: Observer) -> None:
     Command = obs.need("langgraph.types", "Command")
@@ -348,26 +356,26 @@ def test_defer_with_command(obs: Observer) -> None:
         builder = StateGraph(State)
         obs.need_parameter(builder.add_node, "defer", "StateGraph.add_node")
         if wiring == "a: Command(goto=[b, c]); b_2, c: edges to d":
-            builder.add_node("a", goto("a", ["b", "c"]), destinations=("b", "c"))
-            builder.add_node("b_2", plain("b_2"))
-            builder.add_node("c", plain("c"))
+            builder.add_node("a", lg_modes.node(obs, goto("a", ["b", "c"])), destinations=("b", "c"))
+            builder.add_node("b_2", lg_modes.node(obs, plain("b_2")))
+            builder.add_node("c", lg_modes.node(obs, plain("c")))
             builder.add_edge("b_2", "d")
             builder.add_edge("c", "d")
         else:
-            builder.add_node("a", plain("a"))
-            builder.add_node("b_2", goto("b_2", "d"), destinations=("d",))
-            builder.add_node("c", plain("c"))
+            builder.add_node("a", lg_modes.node(obs, plain("a")))
+            builder.add_node("b_2", lg_modes.node(obs, goto("b_2", "d")), destinations=("d",))
+            builder.add_node("c", lg_modes.node(obs, plain("c")))
             builder.add_edge("a", "b")
             builder.add_edge("a", "c")
             builder.add_conditional_edges("c", lambda state: "d", ["d"])
-        builder.add_node("b", plain("b"))
-        builder.add_node("d", plain("d"), defer=True)
-        builder.add_node("e", plain("e"))
+        builder.add_node("b", lg_modes.node(obs, plain("b")))
+        builder.add_node("d", lg_modes.node(obs, plain("d")), defer=True)
+        builder.add_node("e", lg_modes.node(obs, plain("e")))
         builder.add_edge(START, "a")
         builder.add_edge("b", "b_2")
         builder.add_conditional_edges("d", lambda state: "e" if "b_2" in state["aggregate"] else END, ["e", END])
         builder.add_edge("e", END)
-        final = builder.compile().invoke({"aggregate": []})
+        final = lg_modes.invoke(obs, builder.compile(), {"aggregate": []})
         return {"node_steps": steps, "runs": {n: len(steps.get(n, [])) for n in ["d", "e"]}, "final": final}
 
     with obs.framework():
@@ -385,4 +393,284 @@ def test_defer_with_command(obs: Observer) -> None:
         label="d ×1, e ×1 in both wirings" if once else "; ".join(f"d ×{c['d']}, e ×{c['e']}" for c in counts),
         detail=f"run counts per wiring: {counts}",
         hazard="safe" if once else "silent",
+    )
+
+
+UPSTREAM_TESTS = "https://github.com/langchain-ai/langgraph/blob/f09cfe8ffc1eeffd68f4b628ed69c30f7cad229f/libs/langgraph/tests"
+
+
+@probe(
+    "langgraph/join/list-edge-in-loop",
+    title="A loop through `plan`, `a` and `b -> b2` into add_edge([\"a\", \"b2\"], \"join\"): three rounds;"
+    " then a round without `a` followed by a round without `b`",
+    claim=Claim(
+        "A list edge is a barrier that resets when the join runs, so in a loop the join runs once per round,"
+        " after both branches of that round (LangGraph's own test loops twice through such a barrier). The"
+        " barrier knows nothing of rounds: an arrival from a round that never joined still counts in the next.",
+        f"{UPSTREAM_TESTS}/test_pregel.py#L2808",
+        expect={"value.every round.join_rounds": [1, 2, 3], "value.round 1 without a, round 2 without b.join_rounds": [2]},
+    ),
+    sources=["https://github.com/langchain-ai/langgraph/issues/3249"],
+    modes=("sync", "async"),
+)
+def test_list_edge_in_loop(obs: Observer) -> None:
+    class State(TypedDict):
+        round: int
+        items: Annotated[list, operator.add]
+
+    def run(branches_by_round: dict[int, list[str]]) -> dict:
+        steps: dict[str, list[int]] = {}
+        join_runs: list[dict] = []
+
+        def plan(state: State, config) -> dict:
+            steps.setdefault("plan", []).append(config["metadata"]["langgraph_step"])
+            return {"round": state["round"] + 1}
+
+        def writer(name: str):
+            def node(state: State, config) -> dict:
+                steps.setdefault(name, []).append(config["metadata"]["langgraph_step"])
+                return {"items": [f"{name}@{state['round']}"]}
+
+            return node
+
+        def join(state: State, config) -> dict:
+            join_runs.append(
+                {"step": config["metadata"]["langgraph_step"], "round": state["round"], "saw": list(state["items"])}
+            )
+            return {}
+
+        last_round = max(branches_by_round)
+
+        def skipped_a(state: State) -> bool:
+            return "a" not in branches_by_round[state["round"]]
+
+        builder = StateGraph(State)
+        builder.add_node("plan", lg_modes.node(obs, plan))
+        for name in ["a", "b", "b2"]:
+            builder.add_node(name, lg_modes.node(obs, writer(name)))
+        builder.add_node("join", lg_modes.node(obs, join))
+        builder.add_edge(START, "plan")
+        builder.add_conditional_edges("plan", lambda state: branches_by_round[state["round"]], ["a", "b"])
+        builder.add_edge("b", "b2")
+        # a round without `a` cannot reach the join, so it loops back to `plan` from the end of its b branch
+        builder.add_conditional_edges("b2", lambda state: ["plan"] if skipped_a(state) else [], ["plan"])
+        builder.add_edge(["a", "b2"], "join")
+        builder.add_conditional_edges("join", lambda state: "plan" if state["round"] < last_round else END, ["plan", END])
+        final = lg_modes.invoke(obs, builder.compile(), {"round": 0, "items": []})
+        join_rounds = [r["round"] for r in join_runs]
+        return {"node_steps": steps, "join_runs": join_runs, "join_rounds": join_rounds, "final": final}
+
+    with obs.framework():
+        runs = {
+            "every round": run({1: ["a", "b"], 2: ["a", "b"], 3: ["a", "b"]}),
+            "round 1 without a, round 2 without b": run({1: ["b"], 2: ["a"]}),
+        }
+
+    def complete(join_run: dict) -> bool:
+        return all(f"{name}@{join_run['round']}" in join_run["saw"] for name in ["a", "b2"])
+
+    every, skipped = runs["every round"], runs["round 1 without a, round 2 without b"]
+    per_round = every["join_rounds"] == [1, 2, 3] and all(map(complete, every["join_runs"]))
+    stale = [r for r in skipped["join_runs"] if not complete(r)]
+    first = "once per round" if per_round else f"rounds {every['join_rounds']}"
+    second = "stale arrival joins" if stale else f"skips: join ×{len(skipped['join_runs'])}"
+    obs.record(
+        runs,
+        label=f"{first}; {second}",
+        detail=f"every round: join ran in rounds {every['join_rounds']}; a round without a, then one without b:"
+        f" join ran in rounds {skipped['join_rounds']} seeing {[r['saw'] for r in skipped['join_runs']]}",
+        hazard="silent" if stale or not per_round else "safe",
+    )
+
+
+@probe(
+    "langgraph/join/list-edge-plus-single-edge",
+    title="`join` waits on add_edge([\"a2\", \"b\"], \"join\") and also has a plain edge (from the fan-out node;"
+    " from `b`)",
+    claim=Claim(
+        "Edges into a node are alternatives, not a combined barrier: a plain edge into a join that also has a"
+        " list edge runs it as soon as that one predecessor finishes, on partial state, and again when the"
+        " barrier completes (LangGraph's own test expects an early run with an empty answer).",
+        f"{UPSTREAM_TESTS}/test_pregel.py#L2710",
+        expect={"value.plain edge from the fan-out node.runs": 2, "hazard": "silent"},
+    ),
+    modes=("sync", "async"),
+)
+def test_list_edge_plus_single_edge(obs: Observer) -> None:
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+
+    def run(plain_edge_from: str) -> dict:
+        steps: dict[str, list[int]] = {}
+        join_runs: list[dict] = []
+
+        def writer(name: str):
+            def node(state: State, config) -> dict:
+                steps.setdefault(name, []).append(config["metadata"]["langgraph_step"])
+                return {"items": [name]}
+
+            return node
+
+        def join(state: State, config) -> dict:
+            join_runs.append({"step": config["metadata"]["langgraph_step"], "saw": list(state["items"])})
+            return {}
+
+        builder = StateGraph(State)
+        for name in ["fan", "a1", "a2", "b"]:
+            builder.add_node(name, lg_modes.node(obs, writer(name)))
+        builder.add_node("join", lg_modes.node(obs, join))
+        builder.add_edge(START, "fan")
+        builder.add_edge("fan", "a1")
+        builder.add_edge("a1", "a2")
+        builder.add_edge("fan", "b")
+        builder.add_edge(["a2", "b"], "join")
+        builder.add_edge(plain_edge_from, "join")
+        final = lg_modes.invoke(obs, builder.compile(), {"items": []})
+        return {"node_steps": steps, "join_runs": join_runs, "runs": len(join_runs), "final": final}
+
+    with obs.framework():
+        runs = {
+            "plain edge from the fan-out node": run("fan"),
+            "plain edge from b": run("b"),
+        }
+    partial = {
+        case: [r["saw"] for r in result["join_runs"] if not {"a2", "b"} <= set(r["saw"])] for case, result in runs.items()
+    }
+    counts = ", ".join(f"×{result['runs']}" for result in runs.values())
+    early = any(partial.values())
+    obs.record(
+        runs,
+        label=f"join {counts}" + (", early on partial state" if early else ""),
+        detail=f"join runs per wiring (from fan, from b): {counts}; runs on partial state: {partial}",
+        hazard="silent" if early or any(r["runs"] != 1 for r in runs.values()) else "safe",
+    )
+
+
+@probe(
+    "langgraph/join/send-to-deferred",
+    title="Send straight to a node added with defer=True while a longer branch is still running",
+    claim=Claim(
+        "A node added with defer=True runs only when the run is about to end; the docs do not make an exception"
+        " for Send, which schedules the node as a push task rather than through its trigger channel.",
+        "https://docs.langchain.com/oss/python/langgraph/graph-api-control-flow#defer-node-execution",
+        expect={"value.Send only.join_steps": [5]},
+    ),
+    sources=["https://docs.langchain.com/oss/python/langgraph/graph-api#send"],
+    modes=("sync", "async"),
+)
+def test_send_to_deferred(obs: Observer) -> None:
+    Send = obs.need("langgraph.types", "Send")
+
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+
+    def run(edge_from_long_branch: bool) -> dict:
+        steps: dict[str, list[int]] = {}
+
+        def writer(name: str):
+            def node(state: State, config) -> dict:
+                steps.setdefault(name, []).append(config["metadata"]["langgraph_step"])
+                return {"items": [name]}
+
+            return node
+
+        def join(payload, config) -> dict:
+            steps.setdefault("join", []).append(config["metadata"]["langgraph_step"])
+            return {"items": ["join"]}
+
+        builder = StateGraph(State)
+        obs.need_parameter(builder.add_node, "defer", "StateGraph.add_node")
+        for name in ["plan", "a", "a2", "a3"]:
+            builder.add_node(name, lg_modes.node(obs, writer(name)))
+        builder.add_node("join", lg_modes.node(obs, join), defer=True)
+        builder.add_edge(START, "plan")
+        builder.add_edge("plan", "a")
+        builder.add_edge("a", "a2")
+        builder.add_edge("a2", "a3")
+        builder.add_conditional_edges("plan", lambda state: [Send("join", {"from": "plan"})], ["join"])
+        if edge_from_long_branch:
+            builder.add_edge("a3", "join")
+        final = lg_modes.invoke(obs, builder.compile(), {"items": []})
+        return {"node_steps": steps, "join_steps": steps.get("join", []), "final": final}
+
+    with obs.framework():
+        runs = {"Send only": run(False), "Send and an edge from a3": run(True)}
+    early = {
+        case: [s for s in r["join_steps"] if s <= max(r["node_steps"]["a3"])] for case, r in runs.items()
+    }
+    counts = ", ".join(f"×{len(r['join_steps'])}" for r in runs.values())
+    ran_early = any(early.values())
+    obs.record(
+        runs,
+        label=f"join {counts}" + ("; Send runs it early" if ran_early else " at the end"),
+        detail=f"join steps per case: {[r['join_steps'] for r in runs.values()]}; long branch ends at step"
+        f" {max(runs['Send only']['node_steps']['a3'])}",
+        hazard="silent" if ran_early or any(len(r["join_steps"]) != 1 for r in runs.values()) else "safe",
+    )
+
+
+@probe(
+    "langgraph/join/defer-unrelated-branch",
+    title="A deferred join of `a` and `b` next to an unrelated longer branch, then next to an unrelated loop",
+    claim=Claim(
+        "A node added with defer=True runs when the run is about to end, i.e. when nothing else is pending:"
+        " it waits for branches and loops that do not lead to it.",
+        "https://docs.langchain.com/oss/python/langgraph/graph-api-control-flow#defer-node-execution",
+        expect={"hazard": "safe"},
+    ),
+    modes=("sync", "async"),
+)
+def test_defer_unrelated_branch(obs: Observer) -> None:
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+        laps: Annotated[int, operator.add]
+
+    def run(unrelated: str) -> dict:
+        steps: dict[str, list[int]] = {}
+        join_runs: list[dict] = []
+
+        def writer(name: str):
+            def node(state: State, config) -> dict:
+                steps.setdefault(name, []).append(config["metadata"]["langgraph_step"])
+                return {"items": [name], "laps": 1 if name == "loop" else 0}
+
+            return node
+
+        def join(state: State, config) -> dict:
+            join_runs.append({"step": config["metadata"]["langgraph_step"], "saw": list(state["items"])})
+            return {}
+
+        builder = StateGraph(State)
+        obs.need_parameter(builder.add_node, "defer", "StateGraph.add_node")
+        for name in ["a", "b"]:
+            builder.add_node(name, lg_modes.node(obs, writer(name)))
+            builder.add_edge(START, name)
+            builder.add_edge(name, "join")
+        builder.add_node("join", lg_modes.node(obs, join), defer=True)
+        if unrelated == "branch":
+            for name, after in [("c", START), ("c2", "c"), ("c3", "c2"), ("c4", "c3")]:
+                builder.add_node(name, lg_modes.node(obs, writer(name)))
+                builder.add_edge(after, name)
+        else:
+            builder.add_node("loop", lg_modes.node(obs, writer("loop")))
+            builder.add_edge(START, "loop")
+            builder.add_conditional_edges("loop", lambda state: "loop" if state["laps"] < 4 else END, ["loop", END])
+        final = lg_modes.invoke(obs, builder.compile(), {"items": [], "laps": 0})
+        others = [s for name, node_steps in steps.items() for s in node_steps]
+        return {"node_steps": steps, "join_runs": join_runs, "last_other_step": max(others), "final": final}
+
+    with obs.framework():
+        runs = {"unrelated branch c..c4": run("branch"), "unrelated loop, 4 laps": run("loop")}
+    early = {
+        case: [j["step"] for j in r["join_runs"] if j["step"] <= r["last_other_step"]] for case, r in runs.items()
+    }
+    waited = not any(early.values()) and all(len(r["join_runs"]) == 1 for r in runs.values())
+    obs.record(
+        runs,
+        label="waits for branch and loop"
+        if waited
+        else "; ".join(f"×{len(r['join_runs'])}" + (" early" if early[c] else "") for c, r in runs.items()),
+        detail=f"join steps per case: {[[j['step'] for j in r['join_runs']] for r in runs.values()]};"
+        f" the unrelated work ended at steps {[r['last_other_step'] for r in runs.values()]}",
+        hazard="safe" if waited else "silent",
     )

@@ -5,6 +5,7 @@ from typing import Annotated, TypedDict
 
 from langgraph.graph import START, StateGraph
 
+import lg_modes
 from fanin.probe import Claim, Observer, probe
 
 
@@ -415,4 +416,95 @@ def test_commutativity(obs: Observer) -> None:
         label=f"{len(order_sensitive)} of {len(results)} order-sensitive",
         detail=f"order-sensitive: {', '.join(order_sensitive) or 'none'}",
         hazard="order-coupled" if order_sensitive else "safe",
+    )
+
+
+UPSTREAM_TESTS = "https://github.com/langchain-ai/langgraph/blob/f09cfe8ffc1eeffd68f4b628ed69c30f7cad229f/libs/langgraph/tests"
+
+
+@probe(
+    "langgraph/reducers/overwrite-parallel",
+    title="One branch returns Overwrite([...]) while its siblings append to the same operator.add list in one"
+    " superstep (Overwrite folded first, then last, then after a JSON round trip); then two Overwrites",
+    claim=Claim(
+        "Overwrite bypasses the reducer and replaces the value; LangGraph's own test expects the siblings'"
+        " appends of the same superstep to be dropped (\"a, c are overwritten by b\"), and two Overwrites in"
+        " one superstep to raise InvalidUpdateError.",
+        f"{UPSTREAM_TESTS}/test_pregel.py#L9294",
+        expect={
+            "value.Overwrite folded first.returned.items": ["over"],
+            "value.Overwrite folded last.returned.items": ["over"],
+            "value.two Overwrites.raises": "InvalidUpdateError",
+        },
+    ),
+    sources=[f"{UPSTREAM_TESTS}/test_pregel.py#L9334", "https://docs.langchain.com/oss/python/langgraph/graph-api#overwrite"],
+    modes=("sync", "async"),
+)
+def test_overwrite_parallel(obs: Observer) -> None:
+    Overwrite = obs.need("langgraph.types", "Overwrite")
+    import dataclasses
+    import json
+
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+
+    def run(writes: dict) -> dict:
+        steps: dict[str, int] = {}
+
+        def writer(name: str, update):
+            def node(state: State, config) -> dict:
+                steps[name] = config["metadata"]["langgraph_step"]
+                return {"items": update}
+
+            return node
+
+        builder = StateGraph(State)
+        for name, update in writes.items():
+            builder.add_node(name, lg_modes.node(obs, writer(name, update)))
+            builder.add_edge(START, name)
+        outcome = obs.attempt(lambda: lg_modes.invoke(obs, builder.compile(), {"items": ["seed"]}))
+        if len(set(steps.values())) != 1 or len(steps) != len(writes):
+            obs.vacuous(f"the writers did not share one superstep: {steps}")
+        return {"writer_steps": steps, **outcome}
+
+    cases = {
+        "Overwrite folded first": run({"a_over": Overwrite(["over"]), "b": ["b"], "c": ["c"]}),
+        "Overwrite folded last": run({"a": ["a"], "b": ["b"], "z_over": Overwrite(["over"])}),
+        "two Overwrites": run({"a_over": Overwrite(["over-a"]), "b_over": Overwrite(["over-b"]), "c": ["c"]}),
+        # what an Overwrite becomes after crossing JSON (e.g. a state update sent through the API server)
+        "Overwrite after a JSON round trip": run(
+            {"a": ["a"], "b": ["b"], "z_over": json.loads(json.dumps(dataclasses.asdict(Overwrite(["over"]))))}
+        ),
+    }
+
+    def items(result: dict) -> list | None:
+        return result["returned"]["items"] if "returned" in result else None
+
+    def said(result: dict) -> str:
+        return f"raises {result['raises']}" if "raises" in result else f"returns {items(result)}"
+
+    single = [cases["Overwrite folded first"], cases["Overwrite folded last"]]
+    dropped = [sorted(set(appends) - set(items(r) or [])) for r, appends in zip(single, [["b", "c"], ["a", "b"]])]
+    raised = [r["raises"] for r in single if "raises" in r]
+    two = cases["two Overwrites"]
+    if raised:
+        first = f"Overwrite + appends: {raised[0]}"
+    else:
+        first = "appends dropped" if any(dropped) else "appends kept"
+    second = "2 Overwrites raise" if "raises" in two else f"2 Overwrites: {items(two)} kept"
+    if (any(dropped) and not raised) or "raises" not in two:
+        hazard = "silent"
+    elif items(single[0]) != items(single[1]):
+        hazard = "order-coupled"
+    else:
+        hazard = "loud" if raised or "raises" in two else "safe"
+    label = f"{first}; {second}"
+
+    obs.record(
+        cases,
+        label=label if len(label) <= 40 else first,
+        detail=f"one Overwrite beside two appends leaves {[items(r) for r in single]} (folded first, folded last);"
+        f" appends dropped: {dropped}; two Overwrites in one step: {said(two)};"
+        f" Overwrite after a JSON round trip: {said(cases['Overwrite after a JSON round trip'])}",
+        hazard=hazard,
     )

@@ -4,6 +4,7 @@ from typing import TypedDict
 
 from langgraph.graph import START, StateGraph
 
+import lg_modes
 from fanin.probe import Claim, Observer, probe
 
 CONCURRENT_UPDATE_DOC = "https://docs.langchain.com/oss/python/langgraph/errors/INVALID_CONCURRENT_GRAPH_UPDATE"
@@ -17,6 +18,7 @@ CONCURRENT_UPDATE_DOC = "https://docs.langchain.com/oss/python/langgraph/errors/
         CONCURRENT_UPDATE_DOC,
         expect={"outcome": "raises:InvalidUpdateError"},
     ),
+    modes=("sync", "async"),
 )
 def test_no_reducer(obs: Observer) -> None:
     class State(TypedDict):
@@ -32,14 +34,14 @@ def test_no_reducer(obs: Observer) -> None:
         return node
 
     builder = StateGraph(State)
-    builder.add_node("a", writer("a", "A"))
-    builder.add_node("b", writer("b", "B"))
+    builder.add_node("a", lg_modes.node(obs, writer("a", "A")))
+    builder.add_node("b", lg_modes.node(obs, writer("b", "B")))
     builder.add_edge(START, "a")
     builder.add_edge(START, "b")
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
-        final = graph.invoke({"value": "init"})
+        final = lg_modes.invoke(obs, graph, {"value": "init"})
     if len(set(steps.values())) != 1 or len(steps) != 2:
         obs.vacuous(f"the writers did not share one superstep: {steps}")
     kept = final["value"]
@@ -60,6 +62,7 @@ def test_no_reducer(obs: Observer) -> None:
         CONCURRENT_UPDATE_DOC,
         expect={"outcome": "raises:InvalidUpdateError"},
     ),
+    modes=("sync", "async"),
 )
 def test_same_value(obs: Observer) -> None:
     class State(TypedDict):
@@ -75,14 +78,14 @@ def test_same_value(obs: Observer) -> None:
         return node
 
     builder = StateGraph(State)
-    builder.add_node("a", writer("a"))
-    builder.add_node("b", writer("b"))
+    builder.add_node("a", lg_modes.node(obs, writer("a")))
+    builder.add_node("b", lg_modes.node(obs, writer("b")))
     builder.add_edge(START, "a")
     builder.add_edge(START, "b")
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
-        final = graph.invoke({"value": "init"})
+        final = lg_modes.invoke(obs, graph, {"value": "init"})
     if len(set(steps.values())) != 1 or len(steps) != 2:
         obs.vacuous(f"the writers did not share one superstep: {steps}")
     kept = final["value"] == "same"
@@ -102,6 +105,7 @@ def test_same_value(obs: Observer) -> None:
         "https://docs.langchain.com/oss/python/langgraph/graph-api#parallelism",
         expect={"outcome": "raises:InvalidUpdateError"},
     ),
+    modes=("sync", "async"),
 )
 def test_max_concurrency_1(obs: Observer) -> None:
     class State(TypedDict):
@@ -117,14 +121,14 @@ def test_max_concurrency_1(obs: Observer) -> None:
         return node
 
     builder = StateGraph(State)
-    builder.add_node("a", writer("a", "A"))
-    builder.add_node("b", writer("b", "B"))
+    builder.add_node("a", lg_modes.node(obs, writer("a", "A")))
+    builder.add_node("b", lg_modes.node(obs, writer("b", "B")))
     builder.add_edge(START, "a")
     builder.add_edge(START, "b")
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
-        final = graph.invoke({"value": "init"}, {"max_concurrency": 1})
+        final = lg_modes.invoke(obs, graph, {"value": "init"}, {"max_concurrency": 1})
     if len(set(steps.values())) != 1 or len(steps) != 2:
         obs.vacuous(f"the writers did not share one superstep: {steps}")
     lost = sorted({"A", "B"} - {final["value"]})
@@ -144,6 +148,7 @@ def test_max_concurrency_1(obs: Observer) -> None:
         "https://docs.langchain.com/oss/python/langgraph/graph-api#reducers",
         expect={"value.final.value": "SECOND"},
     ),
+    modes=("sync", "async"),
 )
 def test_across_supersteps(obs: Observer) -> None:
     class State(TypedDict):
@@ -159,14 +164,14 @@ def test_across_supersteps(obs: Observer) -> None:
         return node
 
     builder = StateGraph(State)
-    builder.add_node("first", writer("first", "FIRST"))
-    builder.add_node("second", writer("second", "SECOND"))
+    builder.add_node("first", lg_modes.node(obs, writer("first", "FIRST")))
+    builder.add_node("second", lg_modes.node(obs, writer("second", "SECOND")))
     builder.add_edge(START, "first")
     builder.add_edge("first", "second")
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
-        final = graph.invoke({"value": "init"})
+        final = lg_modes.invoke(obs, graph, {"value": "init"})
     # By the legend a write that is gone with no error is `silent`, even when replacing it is the
     # documented semantics of a plain key: the report says so, the claim says it is by design.
     first_lost = final["value"] != "FIRST"
@@ -187,6 +192,7 @@ def test_across_supersteps(obs: Observer) -> None:
         CONCURRENT_UPDATE_DOC,
         expect={"outcome": "raises:InvalidUpdateError"},
     ),
+    modes=("sync", "async"),
 )
 def test_nested_dict(obs: Observer) -> None:
     class State(TypedDict):
@@ -202,14 +208,14 @@ def test_nested_dict(obs: Observer) -> None:
         return node
 
     builder = StateGraph(State)
-    builder.add_node("a", writer("a", {"a": 1}))
-    builder.add_node("b", writer("b", {"b": 2}))
+    builder.add_node("a", lg_modes.node(obs, writer("a", {"a": 1})))
+    builder.add_node("b", lg_modes.node(obs, writer("b", {"b": 2})))
     builder.add_edge(START, "a")
     builder.add_edge(START, "b")
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
-        final = graph.invoke({"results": {}})
+        final = lg_modes.invoke(obs, graph, {"results": {}})
     if len(set(steps.values())) != 1 or len(steps) != 2:
         obs.vacuous(f"the writers did not share one superstep: {steps}")
     results = final["results"]
@@ -231,6 +237,7 @@ def test_nested_dict(obs: Observer) -> None:
         "https://github.com/langchain-ai/langgraph/issues/2336",
         expect={"outcome": "raises:InvalidUpdateError"},
     ),
+    modes=("sync", "async"),
 )
 def test_full_state_return(obs: Observer) -> None:
     class State(TypedDict):
@@ -251,14 +258,14 @@ def test_full_state_return(obs: Observer) -> None:
         return {"b_result": "B"}
 
     builder = StateGraph(State)
-    builder.add_node("a", retrying)
-    builder.add_node("b", sibling)
+    builder.add_node("a", lg_modes.node(obs, retrying))
+    builder.add_node("b", lg_modes.node(obs, sibling))
     builder.add_edge(START, "a")
     builder.add_edge(START, "b")
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
-        final = graph.invoke({"attempts": 0, "a_result": "", "b_result": ""})
+        final = lg_modes.invoke(obs, graph, {"attempts": 0, "a_result": "", "b_result": ""})
     if len(set(steps.values())) != 1 or len(steps) != 2:
         obs.vacuous(f"the writers did not share one superstep: {steps}")
     kept = final["b_result"] == "B"

@@ -5,6 +5,7 @@ from typing import Annotated, TypedDict
 
 from langgraph.graph import START, StateGraph
 
+import lg_modes
 from fanin.probe import Claim, Observer, probe
 
 SEND_DOC = "https://docs.langchain.com/oss/python/langgraph/graph-api#send"
@@ -19,36 +20,38 @@ SEND_DOC = "https://docs.langchain.com/oss/python/langgraph/graph-api#send"
         SEND_DOC,
         expect={"label": "order: Send list order"},
     ),
+    modes=("sync", "async"),
 )
 def test_order(obs: Observer) -> None:
     Send = obs.need("langgraph.types", "Send")
-    from lg_kit import ThreadTurns
 
     class State(TypedDict):
         items: Annotated[list, operator.add]
 
     def run(sends: list[tuple[str, str]], finish: list[str]) -> dict:
-        turns = ThreadTurns(finish)
+        turns = lg_modes.Gate(obs, finish)
 
         def worker(payload: dict) -> dict:
-            turns.arrive(payload["x"])
             return {"items": [payload["x"]]}
 
-        builder = StateGraph(State)
-        builder.add_node("plan", lambda state: {"items": []})
-        targets = sorted({node for node, _ in sends})
-        for node in targets:
-            builder.add_node(node, worker)
-        builder.add_edge(START, "plan")
-        builder.add_conditional_edges("plan", lambda state: [Send(node, {"x": x}) for node, x in sends], targets)
-        final = None
-        for mode, chunk in builder.compile().stream({"items": []}, stream_mode=["updates", "values"]):
+        def release(chunk) -> None:
+            mode, data = chunk
             if mode == "updates":
-                for update in chunk.values():
+                for update in data.values():
                     for x in (update or {}).get("items", []):
                         turns.finished(x)
-            else:
-                final = chunk
+
+        builder = StateGraph(State)
+        builder.add_node("plan", lg_modes.node(obs, lambda state: {"items": []}))
+        targets = sorted({node for node, _ in sends})
+        for node in targets:
+            builder.add_node(node, turns.node(lambda payload: payload["x"], worker))
+        builder.add_edge(START, "plan")
+        builder.add_conditional_edges("plan", lambda state: [Send(node, {"x": x}) for node, x in sends], targets)
+        chunks = lg_modes.stream(
+            obs, builder.compile(), {"items": []}, stream_mode=["updates", "values"], on_chunk=release
+        )
+        final = [data for mode, data in chunks if mode == "values"][-1]
         if turns.vacuous:
             obs.vacuous(turns.vacuous)
         return {"sent": [x for _, x in sends], "finished": turns.acted, "items": final["items"]}
@@ -87,6 +90,7 @@ def test_order(obs: Observer) -> None:
         " the docs say nothing of which comes first, so a list mixing them is ordered by task kind.",
         SEND_DOC,
     ),
+    modes=("sync", "async"),
 )
 def test_pull_before_push(obs: Observer) -> None:
     Send = obs.need("langgraph.types", "Send")
@@ -105,9 +109,9 @@ def test_pull_before_push(obs: Observer) -> None:
         return {"items": [payload["x"]]}
 
     builder = StateGraph(State)
-    builder.add_node("fan", lambda state: {"items": []})
-    builder.add_node("zz_edge", edge_node)
-    builder.add_node("aa_send", send_node)
+    builder.add_node("fan", lg_modes.node(obs, lambda state: {"items": []}))
+    builder.add_node("zz_edge", lg_modes.node(obs, edge_node))
+    builder.add_node("aa_send", lg_modes.node(obs, send_node))
     builder.add_edge(START, "fan")
     builder.add_edge("fan", "zz_edge")
     builder.add_conditional_edges(
@@ -116,7 +120,7 @@ def test_pull_before_push(obs: Observer) -> None:
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
-        final = graph.invoke({"items": []})
+        final = lg_modes.invoke(obs, graph, {"items": []})
     if len(set(steps.values())) != 1 or len(steps) != 3:
         obs.vacuous(f"the edge and Send tasks did not share one superstep: {steps}")
     items = final["items"]
@@ -143,6 +147,7 @@ def test_pull_before_push(obs: Observer) -> None:
         SEND_DOC,
         expect={"value.no fallback.ran": ["plan"], "value.fallback to join.ran": ["plan", "join"]},
     ),
+    modes=("sync", "async"),
 )
 def test_empty(obs: Observer) -> None:
     Send = obs.need("langgraph.types", "Send")
@@ -171,13 +176,13 @@ def test_empty(obs: Observer) -> None:
             return (sends or ["join"]) if fallback else sends
 
         builder = StateGraph(State)
-        builder.add_node("plan", plan)
-        builder.add_node("worker", worker)
-        builder.add_node("join", join)
+        builder.add_node("plan", lg_modes.node(obs, plan))
+        builder.add_node("worker", lg_modes.node(obs, worker))
+        builder.add_node("join", lg_modes.node(obs, join))
         builder.add_edge(START, "plan")
         builder.add_conditional_edges("plan", route, ["worker", "join"])
         builder.add_edge("worker", "join")
-        outcome = obs.attempt(lambda: builder.compile().invoke({"jobs": [], "items": []}))
+        outcome = obs.attempt(lambda: lg_modes.invoke(obs, builder.compile(), {"jobs": [], "items": []}))
         return {"ran": ran, **outcome}
 
     with obs.framework():
@@ -207,6 +212,7 @@ def test_empty(obs: Observer) -> None:
         "https://docs.langchain.com/oss/python/langgraph/errors/INVALID_CONCURRENT_GRAPH_UPDATE",
         expect={"outcome": "raises:InvalidUpdateError"},
     ),
+    modes=("sync", "async"),
 )
 def test_reducer_required(obs: Observer) -> None:
     Send = obs.need("langgraph.types", "Send")
@@ -221,14 +227,14 @@ def test_reducer_required(obs: Observer) -> None:
         return {"result": payload["job"]}
 
     builder = StateGraph(State)
-    builder.add_node("plan", lambda state: {})
-    builder.add_node("worker", worker)
+    builder.add_node("plan", lg_modes.node(obs, lambda state: {}))
+    builder.add_node("worker", lg_modes.node(obs, worker))
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", lambda state: [Send("worker", {"job": j}) for j in ("j1", "j2")], ["worker"])
     graph = builder.compile()
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
-        final = graph.invoke({"result": "init"})
+        final = lg_modes.invoke(obs, graph, {"result": "init"})
     if len(set(steps.values())) != 1 or len(steps) != 2:
         obs.vacuous(f"the Send workers did not share one superstep: {steps}")
     obs.record(

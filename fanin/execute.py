@@ -1,0 +1,198 @@
+"""Probe cells: build each venv from its lock, run its probes (fanin.runner), one line per cell.
+
+Cells run side by side, one per core (`FANIN_JOBS`), in threads of this one process: a
+cell costs its own pytest process and nothing more. Output is kept per cell in
+reports/logs/<cell>.log; the line printed per cell carries pytest's real counts, read
+from the cell's junit XML.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fanin import failures, identity, pythons, runner, venvs
+from fanin.errors import FaninError
+from fanin.matrix import REPORTS, Cell, Matrix
+from fanin.model import ResultFileError
+from fanin.source import shown
+
+
+@dataclass(frozen=True)
+class Options:
+    accept_new: bool = False
+    pytest_args: tuple[str, ...] = ()
+    jobs: int = 0  # 0: FANIN_JOBS or the number of cores
+    results_dir: Path | None = None  # default: reports/results
+    reference_dir: Path | None = None  # default: the cell's reference; a directory holding <cell>.json otherwise
+    baseline: Cell | None = None  # compare with this matrix cell's reference instead (upgrade checks)
+    lock: Path | None = None  # a lock outside reference/locks (upgrade and bisect cells)
+    target: str | None = None  # one probe file or file::function instead of the framework's suite
+    env: dict[str, str] = field(default_factory=dict)
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
+class Result:
+    cell: Cell
+    outcome: runner.CellOutcome
+    seconds: float
+    log: Path
+    results: Path
+    junit: Path
+
+    @property
+    def code(self) -> int:
+        return self.outcome.code
+
+
+def jobs(requested: int = 0) -> int:
+    if requested:
+        return requested
+    raw = os.environ.get("FANIN_JOBS")
+    if raw is None or raw == "":
+        return os.cpu_count() or 1
+    try:
+        value = int(raw)
+    except ValueError:
+        raise FaninError(f"FANIN_JOBS={raw!r} is not a number of parallel cells (e.g. FANIN_JOBS=2)") from None
+    if value < 1:
+        raise FaninError(f"FANIN_JOBS={raw!r} must be at least 1")
+    return value
+
+
+def junit_summary(path: Path) -> str | None:
+    """pytest's counts for the cell, from its junit XML ("23 passed, 1 failed in 5.2 s")."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return None
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    if suite is None:
+        return None
+    tests = int(suite.get("tests", 0))
+    failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+    skipped = int(suite.get("skipped", 0))
+    parts = [f"{tests - failed - skipped} passed"] + ([f"{failed} failed"] if failed else []) + (
+        [f"{skipped} skipped"] if skipped else [])
+    return f"{', '.join(parts)} in {float(suite.get('time', 0)):.1f} s"
+
+
+def _reference(cell: Cell, options: Options) -> tuple[Path | None, str | None]:
+    """The reference to compare with, after its identity check; a refusal is reported by the run, never hidden."""
+    if options.reference_dir is not None:
+        path = options.reference_dir / f"{cell.id}.json"
+        return (path if path.exists() else None), None
+    owner = options.baseline or cell
+    if not owner.reference_path.exists():
+        return None, None
+    try:
+        identity.load_reference(owner.reference_path, owner)
+    except ResultFileError as exc:
+        return owner.reference_path, str(exc)
+    return owner.reference_path, None
+
+
+def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
+    results_dir = options.results_dir or (REPORTS / "results")
+    results = results_dir / f"{cell.id}.json"
+    log = (REPORTS / "logs" if options.results_dir is None else results_dir) / f"{cell.id}.log"
+    junit = (REPORTS / "junit" if options.results_dir is None else results_dir) / f"{cell.id}.xml"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    lock = options.lock or cell.lock_path
+    with log.open("w", encoding="utf-8") as handle:
+        python = pythons.find(cell.python)
+        if python is None:
+            outcome = _not_run(cell, results, f"Python {cell.python} is not installed (looked in pyenv and on PATH)")
+            return Result(cell, outcome, time.monotonic() - started, log, results, junit)
+        try:
+            venv = venvs.ensure(cell.id, python, lock)
+        except FaninError as exc:
+            handle.write(f"fanin: {exc}\n")
+            outcome = _not_run(cell, results, f"install failed: {exc}")
+            return Result(cell, outcome, time.monotonic() - started, log, results, junit)
+        reference, refused = _reference(cell, options)
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        extra = tuple(options.pytest_args) + ((f"--fanin-reference-error={refused}",) if refused else ())
+        run = runner.CellRun(
+            cell_id=cell.id,
+            framework=cell.framework.key,
+            package=cell.framework.package,
+            import_check=cell.framework.import_check,
+            python=venv.python,
+            lock=lock,
+            reference=reference,
+            results=results,
+            junit=junit,
+            target=options.target,
+            pytest_args=extra,
+            accept_new=options.accept_new,
+            env=options.env,
+        )
+        outcome = runner.run_cell(run, handle)
+    return Result(cell, outcome, time.monotonic() - started, log, results, junit)
+
+
+def _not_run(cell: Cell, results: Path, reason: str) -> runner.CellOutcome:
+    kept = " (previous result set kept)" if results.exists() else ""
+    failures.record(results, reason + kept)
+    return runner.CellOutcome(cell.id, runner.NOT_RUN, reason + kept, 0, "")
+
+
+def describe(result: Result) -> str:
+    verdict = {
+        runner.SAME: "same as the reference",
+        runner.CHANGED: "CHANGED (see the log)",
+    }.get(result.code, f"NOT RUN: {result.outcome.reason}")
+    summary = junit_summary(result.junit) if result.code in (runner.SAME, runner.CHANGED) else None
+    return f"fanin: {result.cell.id}: {verdict} in {result.seconds:.1f} s" + (f" ({summary})" if summary else "")
+
+
+def run_cells(cells: list[Cell], matrix: Matrix, options: Options) -> list[Result]:
+    """Every cell, slowest first, `jobs` at a time; a signal ends them all and leaves every previous result."""
+    order = sorted(cells, key=lambda c: (c.framework.key != "adk", c.sort_key))
+    done: list[Result] = []
+
+    def one(cell: Cell) -> Result:
+        result = run_one(cell, matrix, options)
+        print(describe(result), flush=True)
+        if result.code not in (runner.SAME, runner.INTERRUPTED) and not options.quiet:
+            tail = result.log.read_text(encoding="utf-8", errors="replace").splitlines()[-12:]
+            print("\n".join(f"    {line}" for line in tail), flush=True)
+        done.append(result)
+        return result
+
+    width = jobs(options.jobs)
+    with runner.signals_end_children():
+        pool = ThreadPoolExecutor(max_workers=max(1, width))
+        try:
+            futures = [pool.submit(one, cell) for cell in order]
+            for future in futures:
+                future.result()
+        except KeyboardInterrupt:
+            runner.stop_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+    return sorted(done, key=lambda r: order.index(r.cell))
+
+
+def exit_code(results: list[Result]) -> int:
+    codes = {r.code for r in results}
+    for code in (runner.INTERRUPTED, runner.NOT_RUN, runner.CHANGED):
+        if code in codes:
+            return code
+    return runner.SAME
+
+
+def print_stderr(message: str) -> None:
+    sys.stderr.write(message + "\n")
+
+
+__all__ = ["Options", "Result", "describe", "exit_code", "run_cells", "run_one", "shown"]

@@ -1,0 +1,349 @@
+"""The fault suite: interrupts, kills, crashes, hangs in C code, and the network, each against a real pytest run.
+
+Every case drives fanin.runner on a throw-away probe module, as a cell run does, and
+checks the README's promises: the previous result set survives byte for byte, the marker
+says why, no process is left behind, every other probe is still observed, and nothing
+leaves the machine. Network tests talk to loopback only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from fanin import failures, runner
+from fanin.model import load
+from fanin.source import REPO_ROOT
+
+HEADER = '''
+import ctypes
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from fanin.probe import Claim, probe
+
+CLAIM = Claim("c", "https://example.org")
+'''
+
+
+def probe_module(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "test_dummy.py"
+    path.write_text(HEADER + textwrap.dedent(body))
+    return path
+
+
+def cell_run(tmp_path: Path, module: Path, **overrides: object) -> runner.CellRun:
+    values: dict[str, object] = dict(
+        cell_id="langgraph-0.0.1", framework="langgraph", package="pytest", import_check="json",
+        python=Path(sys.executable), lock=tmp_path / "lock.txt", reference=None,
+        results=tmp_path / "results" / "langgraph-0.0.1.json", target=str(module),
+        pytest_args=("-o", "timeout=2", "-p", "no:cacheprovider"), accept_new=True, watchdog=4.0,
+    )
+    values.update(overrides)
+    return runner.CellRun(**values)  # type: ignore[arg-type]
+
+
+def run(tmp_path: Path, body: str, **overrides: object) -> tuple[runner.CellOutcome, str]:
+    spec = cell_run(tmp_path, probe_module(tmp_path, body), **overrides)
+    log = tmp_path / "cell.log"
+    with log.open("w") as handle:
+        outcome = runner.run_cell(spec, handle)
+    return outcome, log.read_text()
+
+
+def observations(tmp_path: Path) -> dict[str, tuple[str, str]]:
+    result = load(tmp_path / "results" / "langgraph-0.0.1.json")
+    return {oid: (o.outcome, o.detail) for oid, o in result.observations.items()}
+
+
+def processes_mentioning(text: str) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(attrs=["cmdline"]):
+        if text in " ".join(process.info["cmdline"] or []) and process.pid != os.getpid():
+            found.append(process)
+    return found
+
+
+# --- a process that dies outright keeps every other observation ------------------------
+
+CRASHES = '''
+@probe("langgraph/dummy/a-first", title="t", claim=CLAIM)
+def test_a_first(obs):
+    obs.record(1, label="ran", detail="ran", hazard="safe")
+
+
+@probe("langgraph/dummy/b-exits", title="os._exit mid-probe", claim=CLAIM)
+def test_b_exits(obs):
+    os._exit(3)
+
+
+@probe("langgraph/dummy/c-middle", title="t", claim=CLAIM)
+def test_c_middle(obs):
+    obs.record(2, label="ran", detail="ran", hazard="safe")
+
+
+@probe("langgraph/dummy/d-segfaults", title="a segfault in C", claim=CLAIM)
+def test_d_segfaults(obs):
+    ctypes.string_at(0)
+
+
+@probe("langgraph/dummy/e-last", title="t", claim=CLAIM)
+def test_e_last(obs):
+    obs.record(3, label="ran", detail="ran", hazard="safe")
+'''
+
+
+def test_a_process_that_dies_outright_keeps_every_other_observation_and_names_the_probe(tmp_path: Path) -> None:
+    outcome, log = run(tmp_path, CRASHES)
+    seen = observations(tmp_path)
+    assert {oid: o for oid, (o, _) in seen.items()} == {
+        "langgraph/dummy/a-first": "ok", "langgraph/dummy/b-exits": "probe-error", "langgraph/dummy/c-middle": "ok",
+        "langgraph/dummy/d-segfaults": "probe-error", "langgraph/dummy/e-last": "ok",
+    }
+    assert seen["langgraph/dummy/b-exits"][1] == "probe-error: the process died (exit 3) while this probe ran"
+    assert seen["langgraph/dummy/d-segfaults"][1] == "probe-error: the process died (SIGSEGV) while this probe ran"
+    assert outcome.code == runner.CHANGED and outcome.attempts == 3
+    assert "ended the process (exit 3); resuming the others" in log
+
+
+# --- a hang in C code that no signal reaches: the watchdog ------------------------------
+
+STUCK_IN_C = '''
+@probe("langgraph/dummy/stuck", title="blocks SIGALRM, then waits in C forever", claim=CLAIM)
+def test_stuck(obs):
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGTERM})
+    select.select([], [], [])
+
+
+@probe("langgraph/dummy/after", title="runs after", claim=CLAIM)
+def test_after(obs):
+    obs.record(1, label="ran", detail="ran", hazard="safe")
+'''
+
+
+def test_a_probe_stuck_in_c_code_is_killed_recorded_as_timeout_and_the_rest_run(tmp_path: Path) -> None:
+    outcome, log = run(tmp_path, STUCK_IN_C)
+    seen = observations(tmp_path)
+    assert seen["langgraph/dummy/stuck"][0] == "timeout" and "did not answer signals" in seen["langgraph/dummy/stuck"][1]
+    assert seen["langgraph/dummy/after"][0] == "ok"
+    assert outcome.code == runner.SAME  # a timeout is an observation like any other; no reference here
+    assert "watchdog: langgraph/dummy/stuck stalled" in log
+    assert processes_mentioning(str(tmp_path / "test_dummy.py")) == []
+
+
+# --- signals: the previous result set survives, byte for byte ---------------------------
+
+HANGS = '''
+@probe("langgraph/dummy/hang", title="waits until killed", claim=CLAIM)
+def test_hang(obs):
+    Path(os.environ["FANIN_TEST_STARTED"]).write_text(str(os.getpid()))
+    threading.Event().wait()
+'''
+
+DRIVER = '''
+import sys
+from pathlib import Path
+from fanin import runner
+spec = runner.CellRun(
+    cell_id="langgraph-0.0.1", framework="langgraph", package="pytest", import_check="json",
+    python=Path(sys.executable), lock=Path("lock.txt"), reference=None,
+    results=Path(sys.argv[1]), target=sys.argv[2], pytest_args=("-o", "timeout=60", "-p", "no:cacheprovider"),
+    accept_new=True, watchdog=60.0,
+)
+with runner.signals_end_children():
+    outcome = runner.run_cell(spec, sys.stdout)
+print("OUTCOME", outcome.code, outcome.reason, flush=True)
+sys.exit(outcome.code)
+'''
+
+
+def start_hanging_cell(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
+    module = probe_module(tmp_path, HANGS)
+    results = tmp_path / "results" / "langgraph-0.0.1.json"
+    results.parent.mkdir()
+    results.write_text('{"previous": "run"}\n')
+    started = tmp_path / "started"
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER)
+    process = subprocess.Popen(
+        [sys.executable, str(driver), str(results), str(module)], cwd=tmp_path, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        env={**os.environ, "FANIN_TEST_STARTED": str(started), "PYTHONPATH": str(REPO_ROOT)},
+    )
+    deadline = time.monotonic() + 60
+    while not (started.exists() and started.read_text()):
+        assert process.poll() is None, process.stdout.read() if process.stdout else ""
+        assert time.monotonic() < deadline, "the probe never started"
+        time.sleep(0.05)
+    return process, results, started
+
+
+@pytest.mark.parametrize("target", ["runner", "runner-group", "pytest-alone"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_mid_cell_keeps_the_previous_result_set_and_says_why(tmp_path: Path, target: str, signum: int) -> None:
+    process, results, started = start_hanging_cell(tmp_path)
+    pytest_pid = int(started.read_text())
+    if target == "runner":
+        process.send_signal(signum)
+    elif target == "runner-group":
+        os.killpg(process.pid, signum)
+    else:
+        os.kill(pytest_pid, signum)
+    out, _ = process.communicate(timeout=60)
+    assert process.returncode == runner.INTERRUPTED, out
+    assert results.read_text() == '{"previous": "run"}\n'
+    reason = failures.reason(results) or ""
+    assert f"interrupted by {signal.Signals(signum).name} while langgraph/dummy/hang ran" in reason, reason
+    assert reason.endswith("(previous result set kept)")
+    assert not psutil.pid_exists(pytest_pid) or psutil.Process(pytest_pid).status() == psutil.STATUS_ZOMBIE
+    assert sorted(p.name for p in results.parent.iterdir()) == ["langgraph-0.0.1.error", "langgraph-0.0.1.json"]
+
+
+def test_sigterm_to_the_matrix_parent_ends_every_cell_it_started(tmp_path: Path) -> None:
+    """Two cells in threads of one parent; SIGTERM to the parent ends both pytest runs, and neither writes later."""
+    cells = []
+    for name in ("one", "two"):
+        directory = tmp_path / name
+        directory.mkdir()
+        cells.append((directory, probe_module(directory, HANGS.replace("FANIN_TEST_STARTED", f"STARTED_{name.upper()}"))))
+    script = tmp_path / "matrix.py"
+    script.write_text(textwrap.dedent(f'''
+        import sys
+        from concurrent.futures import ThreadPoolExecutor
+        from pathlib import Path
+        from fanin import runner
+        def one(directory, module):
+            spec = runner.CellRun(cell_id="langgraph-0.0.1", framework="langgraph", package="pytest", import_check="json",
+                python=Path(sys.executable), lock=Path("lock.txt"), reference=None,
+                results=Path(directory) / "langgraph-0.0.1.json", target=module,
+                pytest_args=("-o", "timeout=60", "-p", "no:cacheprovider"), accept_new=True, watchdog=60.0)
+            return runner.run_cell(spec, open(Path(directory) / "log", "w"))
+        with runner.signals_end_children():
+            pool = ThreadPoolExecutor(2)
+            futures = [pool.submit(one, d, m) for d, m in {[(str(d), str(m)) for d, m in cells]!r}]
+            try:
+                print([f.result().code for f in futures])
+            except KeyboardInterrupt:
+                runner.stop_all()
+                pool.shutdown(wait=True)
+                sys.exit(130)
+    '''))
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT),
+           "STARTED_ONE": str(tmp_path / "one" / "started"), "STARTED_TWO": str(tmp_path / "two" / "started")}
+    process = subprocess.Popen([sys.executable, str(script)], env=env, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not all((tmp_path / n / "started").exists() and (tmp_path / n / "started").read_text() for n in ("one", "two")):
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    pids = [int((tmp_path / n / "started").read_text()) for n in ("one", "two")]
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 130
+    for pid in pids:
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    for name in ("one", "two"):
+        assert not (tmp_path / name / "langgraph-0.0.1.json").exists()
+        assert "interrupted by SIGTERM" in (failures.reason(tmp_path / name / "langgraph-0.0.1.json") or "")
+
+
+# --- a framework that does not import --------------------------------------------------
+
+def test_a_framework_that_does_not_import_is_one_reason_not_a_list_of_vanished_probes(tmp_path: Path) -> None:
+    previous = tmp_path / "results" / "langgraph-0.0.1.json"
+    outcome, log = run(tmp_path, CRASHES.split("@probe")[0], import_check="fanin_no_such_framework.graph")
+    assert outcome.code == runner.NOT_RUN
+    assert outcome.reason == ("fanin_no_such_framework.graph does not import: "
+                              "ModuleNotFoundError: No module named 'fanin_no_such_framework'")
+    assert failures.reason(previous) == outcome.reason
+    assert "no longer exist" not in log
+
+
+# --- the network: nothing leaves, and the attempt is caught ---------------------------
+
+NETWORK = '''
+@probe("langgraph/dummy/interfaces", title="lists interfaces", claim=CLAIM)
+def test_interfaces(obs):
+    names = sorted(name for _, name in socket.if_nameindex())
+    obs.record({"interfaces": names}, label="listed", detail=" ".join(names), hazard="safe")
+
+
+@probe("langgraph/dummy/raw-connect", title="a raw _socket connect to the test's loopback listener", claim=CLAIM)
+def test_raw_connect(obs):
+    import _socket
+    port = int(os.environ["FANIN_TEST_PORT"])
+    raw = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    raw.settimeout(2)
+    try:
+        raw.connect(("127.0.0.1", port))
+        result = "connected"
+    except OSError as exc:
+        result = type(exc).__name__
+    obs.record({"raw": result}, label=result, detail=result, hazard="safe")
+
+
+@probe("langgraph/dummy/subprocess", title="curl in a subprocess to the test's loopback listener", claim=CLAIM)
+def test_subprocess(obs):
+    port = os.environ["FANIN_TEST_PORT"]
+    code = subprocess.run([sys.executable, "-c", f"import _socket; s = _socket.socket(); s.settimeout(2); s.connect(('127.0.0.1', {port}))"],
+                          capture_output=True).returncode
+    obs.record({"exit": code}, label=str(code), detail=str(code), hazard="safe")
+
+
+@probe("langgraph/dummy/udp", title="a UDP datagram to loopback", claim=CLAIM)
+def test_udp(obs):
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        udp.sendto(b"x", ("127.0.0.1", int(os.environ["FANIN_TEST_PORT"])))
+    except OSError:
+        pass
+    obs.record({"sent": True}, label="sent", detail="swallowed", hazard="safe")
+'''
+
+
+def test_probes_run_in_a_namespace_with_only_loopback_and_reach_nothing_outside(tmp_path: Path) -> None:
+    from fanin import isolation
+
+    if not isolation.namespace_prefix():
+        pytest.skip("this machine allows no network namespace; the in-process block is tested in test_plugin")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    outcome, _ = run(tmp_path, NETWORK, env={"FANIN_TEST_PORT": str(port)})
+    result = load(tmp_path / "results" / "langgraph-0.0.1.json")
+    seen = {oid: o for oid, o in result.observations.items()}
+    assert seen["langgraph/dummy/interfaces"].value == {"interfaces": ["lo"]}
+    assert seen["langgraph/dummy/raw-connect"].value == {"raw": "ConnectionRefusedError"}  # another loopback
+    assert seen["langgraph/dummy/subprocess"].value == {"exit": 1}
+    assert seen["langgraph/dummy/udp"].outcome == "probe-error"  # caught in-process, not swallowed
+    assert "network blocked: 127.0.0.1" in seen["langgraph/dummy/udp"].detail
+    with pytest.raises(BlockingIOError):
+        listener.accept()  # nobody ever connected to the machine's loopback
+    listener.close()
+    assert result.environment["network_isolation"] == isolation.NAMESPACE
+    assert outcome.isolation == isolation.NAMESPACE
+
+
+def test_without_a_namespace_the_in_process_block_is_recorded(tmp_path: Path) -> None:
+    from fanin import isolation
+
+    outcome, _ = run(tmp_path, NETWORK.split("@probe")[0] + "@probe" + NETWORK.split("@probe")[1], isolate=False)
+    result = load(tmp_path / "results" / "langgraph-0.0.1.json")
+    assert result.environment["network_isolation"] == isolation.IN_PROCESS
+    assert json.dumps(result.observations["langgraph/dummy/interfaces"].value)  # recorded, whatever the host has
