@@ -1,0 +1,122 @@
+"""update_state and forking around a parallel superstep."""
+
+import operator
+from typing import Annotated, TypedDict
+
+from langgraph.graph import START, StateGraph
+
+import lg_persist
+from fanin.probe import Claim, Observer, probe
+
+
+@probe(
+    "langgraph/update-state/parallel-step",
+    title="After a run of `a` and `b` in parallel then join: update_state(as_node=\"a\") on the checkpoint"
+    " before the parallel step and resume from it, and invoke again from that checkpoint (fork)",
+    claim=Claim(
+        "update_state(config, values, as_node=...) applies the update as if that node had written it and"
+        " creates a new checkpoint from which the graph continues; invoking with an earlier checkpoint's"
+        " config re-executes the steps after it on a new fork.",
+        "https://docs.langchain.com/oss/python/langgraph/use-time-travel",
+        expect={
+            "value.update_as_a.final": ["a-patched", "b", "join"],
+            "value.fork.final": ["a", "b", "join"],
+        },
+    ),
+    sources=["https://docs.langchain.com/oss/python/langgraph/persistence#update-state"],
+    backends=("memory", "sqlite", "postgres"),
+    modes=("sync", "async"),
+)
+def test_parallel_step(obs: Observer) -> None:
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+
+    ran: list = []
+    join_saw: list = []
+
+    def writer(name: str):
+        def node(state: State, config) -> dict:
+            ran.append([config["metadata"]["langgraph_step"], name])
+            return {"items": [name]}
+
+        return node
+
+    def join(state: State, config) -> dict:
+        ran.append([config["metadata"]["langgraph_step"], "join"])
+        join_saw.append(sorted(state["items"]))
+        return {"items": ["join"]}
+
+    builder = StateGraph(State)
+    builder.add_node("a", writer("a"))
+    builder.add_node("b", writer("b"))
+    builder.add_node("join", join)
+    builder.add_edge(START, "a")
+    builder.add_edge(START, "b")
+    builder.add_edge(["a", "b"], "join")
+    config = {"configurable": {"thread_id": "update-state"}}
+
+    def part(action) -> dict:
+        ran.clear()
+        join_saw.clear()
+        result = obs.attempt(action)
+        returned = result.get("returned") or {}
+        items = returned.get("items")
+        return {
+            "outcome": result.get("raises", "returned"),
+            **({"next_after_update": returned["next_after_update"]} if "next_after_update" in returned else {}),
+            "ran": sorted([step - min(s for s, _ in ran), name] for step, name in ran),  # steps counted from the first
+            "join_saw": list(join_saw),
+            "final": sorted(items) if items is not None else None,
+        }
+
+    with lg_persist.checkpointer(obs) as saver:
+        run = lg_persist.driven(obs, builder.compile(checkpointer=saver))
+        with obs.framework():
+            run.invoke({"items": []}, config)
+            history = run.history(config)
+        before = [s for s in history if sorted(s.next) == ["a", "b"]]
+        if not before:
+            obs.vacuous(f"no checkpoint had next == [a, b]; nexts were {[sorted(s.next) for s in history]}")
+        fork_point = before[0].config
+
+        def update_then_resume() -> dict:
+            patched = run.update_state(fork_point, {"items": ["a-patched"]}, as_node="a")
+            next_after_update = sorted(run.get_state(patched).next)
+            output = run.invoke(None, patched)
+            return {"items": output.get("items"), "next_after_update": next_after_update}
+
+        update_as_a = part(update_then_resume)
+        fork = part(lambda: run.invoke(None, fork_point))
+        latest = run.get_state(config).values.get("items")
+
+    def problem(seen: dict) -> str:
+        final = seen["final"] or []
+        if seen["outcome"] != "returned":
+            return seen["outcome"]
+        doubled = sorted({item for item in final if final.count(item) > 1})
+        if doubled:
+            return f"doubles {', '.join(doubled)}"
+        as_a = [item for item in final if item.startswith("a")]
+        if len(as_a) > 1:
+            return "a applied twice"
+        if "b" not in final:
+            return "drops b"
+        if len(seen["join_saw"]) != 1:
+            return f"join ×{len(seen['join_saw'])}"
+        return ""
+
+    problems = {name: problem(seen) for name, seen in (("update", update_as_a), ("fork", fork))}
+    broken = [f"{name}: {what}" for name, what in problems.items() if what]
+    lost = sorted(
+        f"{name}: {item}"
+        for name, seen in (("update", update_as_a), ("fork", fork))
+        for item in ("b", "join")
+        if seen["outcome"] == "returned" and item not in (seen["final"] or [])
+    )
+    obs.record(
+        {"update_as_a": update_as_a, "fork": fork, "latest_on_thread": sorted(latest or []), "lost": lost},
+        label="; ".join(broken) if broken else "update and fork each complete",
+        detail=f"update_state(as_node=a) then resume: ran {update_as_a['ran']}, join saw {update_as_a['join_saw']},"
+        f" final {update_as_a['final']}; fork: ran {fork['ran']}, join saw {fork['join_saw']}, final {fork['final']}",
+        hazard="silent" if broken else "safe",
+    )
