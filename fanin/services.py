@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +26,11 @@ POSTGRES_VERSION = "FANIN_POSTGRES_VERSION"
 
 class ServiceError(EnvironmentFault):
     """A service the cell needs could not be started."""
+
+
+# pgserver guards its bookkeeping with an inter-process file lock that is not safe to share between
+# threads of one process; cells run in threads, so starting and stopping servers is serialised here.
+_PGSERVER = threading.Lock()
 
 
 @contextmanager
@@ -41,7 +47,8 @@ def postgres() -> Iterator[dict[str, str]]:
     server = None
     try:
         try:
-            server = pgserver.get_server(workdir / "data", cleanup_mode="delete")
+            with _PGSERVER:
+                server = pgserver.get_server(workdir / "data", cleanup_mode="delete")
             info = server.get_postmaster_info()
             version = server.psql("SHOW server_version;").splitlines()[2].strip()
         except Exception as exc:  # noqa: BLE001 - any failure to start is one line for the user
@@ -49,7 +56,8 @@ def postgres() -> Iterator[dict[str, str]]:
         yield {POSTGRES_DSN: f"host={info.socket_dir} port={info.port} user=postgres", POSTGRES_VERSION: version}
     finally:
         if server is not None:
-            server.cleanup()
+            with _PGSERVER:
+                server.cleanup()
         shutil.rmtree(workdir, ignore_errors=True)
 
 

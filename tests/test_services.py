@@ -34,3 +34,16 @@ def test_a_real_server_answers_on_its_socket_and_leaves_nothing_behind() -> None
 def test_a_cell_without_postgres_probes_starts_nothing() -> None:
     with services.for_cell("no-such-framework") as env:
         assert env == {}
+
+
+def test_cells_in_threads_each_get_their_own_server() -> None:
+    """The matrix runs cells in threads of one process; pgserver's own lock is not thread-safe, fanin's is."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(_: int) -> str:
+        with services.postgres() as env:
+            return env[services.POSTGRES_DSN]
+
+    with ThreadPoolExecutor(3) as pool:
+        dsns = list(pool.map(one, range(3)))
+    assert len(set(dsns)) == 3
