@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fanin import bisect as fanin_bisect
+from fanin import bisect_all
 from fanin import bless as fanin_bless
 from fanin import compare, execute, identity, locking, runner, stability, upgrade
 from fanin.errors import FaninError
@@ -205,6 +206,14 @@ def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
     return 0
 
 
+def _bisect(args: argparse.Namespace, matrix: Matrix) -> int:
+    if args.all:
+        if len(args.words) > 1:
+            raise FaninError("bisect --all takes at most a framework name")
+        return bisect_all.run(matrix, matrix.framework(args.words[0]).key if args.words else None)
+    return fanin_bisect.run(args.words, matrix)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -242,7 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     bis = sub.add_parser("bisect", help="FRAMEWORK PROBE-ID GOOD BAD: the first release whose observation changed")
     bis.add_argument("words", nargs="*")
-    bis.set_defaults(func=lambda a, m: fanin_bisect.run(a.words, m))
+    bis.add_argument("--all", action="store_true",
+                     help="every change between adjacent reference cells not yet pinned (optionally: FRAMEWORK)")
+    bis.set_defaults(func=_bisect)
 
     rpt = sub.add_parser("repeat", help="run one cell N times with different hash seeds (then `stability`)")
     rpt.add_argument("cell")

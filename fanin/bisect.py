@@ -124,7 +124,7 @@ def run(args: list[str], matrix: Matrix) -> int:
         cell = matrix.make_cell(bisect_plan.framework, version, matrix.default_python, "as-released", release.as_released)
         lock_path = work / "locks" / f"{cell.id}.txt"
         locking.lock(cell, matrix, lock_path)
-        options = execute.Options(lock=lock_path, results_dir=work, reference_dir=work / "none", target=target,
+        options = execute.Options(lock=lock_path, results_dir=work, reference_dir=work / "none", targets=(target,),
                                   accept_new=True, pytest_args=("-q",))
         with runner.signals_end_children():
             result = execute.run_one(cell, matrix, options)

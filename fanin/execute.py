@@ -32,7 +32,7 @@ class Options:
     reference_dir: Path | None = None  # default: the cell's reference; a directory holding <cell>.json otherwise
     baseline: Cell | None = None  # compare with this matrix cell's reference instead (upgrade checks)
     lock: Path | None = None  # a lock outside reference/locks (upgrade and bisect cells)
-    target: str | None = None  # one probe file or file::function instead of the framework's suite
+    targets: tuple[str, ...] = ()  # probe files or file::function ids instead of the framework's suite
     env: dict[str, str] = field(default_factory=dict)
     quiet: bool = False
 
@@ -130,7 +130,7 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
             reference=reference,
             results=results,
             junit=junit,
-            target=options.target,
+            targets=options.targets,
             pytest_args=extra,
             accept_new=options.accept_new,
             env=options.env,

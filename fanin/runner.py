@@ -58,7 +58,7 @@ class CellRun:
     reference: Path | None
     results: Path
     junit: Path | None = None
-    target: str | None = None
+    targets: tuple[str, ...] = ()  # probe files or file::function ids instead of the framework's whole suite
     pytest_args: tuple[str, ...] = ()
     accept_new: bool = False
     env: dict[str, str] = field(default_factory=dict)
@@ -133,7 +133,7 @@ def pytest_command(run: CellRun, journal: Path, resume: bool) -> list[str]:
     command = [
         str(run.python), "-m", "pytest", "-p", "pytest_timeout",
         "-c", str(SUITES / "pytest.ini"), "--rootdir", str(SUITES),
-        run.target or str(SUITES / run.framework),
+        *(run.targets or (str(SUITES / run.framework),)),
         "--fanin-cell", run.cell_id, "--fanin-framework", run.framework, "--fanin-package", run.package,
         "--fanin-import", run.import_check, "--fanin-results", str(run.results),
         "--fanin-lock", str(run.lock), "--fanin-journal", str(journal),
@@ -182,7 +182,7 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
     journal.unlink(missing_ok=True)
     attempts, mode = 0, isolation.IN_PROCESS
     try:
-        with services.for_cell(run.framework, run.target) as service_env:
+        with services.for_cell(run.framework, run.targets) as service_env:
             while True:
                 attempts += 1
                 command, mode = isolation.wrap(pytest_command(run, journal, resume=attempts > 1), run.isolate)

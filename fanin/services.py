@@ -61,22 +61,22 @@ def postgres() -> Iterator[dict[str, str]]:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def needs_postgres(framework: str, target: str | None = None) -> bool:
-    """Whether any probe of the framework (or of `target`, a file or file::function) runs on postgres."""
+def needs_postgres(framework: str, targets: tuple[str, ...] = ()) -> bool:
+    """Whether any probe of the framework (or of `targets`, files or file::function ids) runs on postgres."""
     from fanin import catalog
 
     for declared in catalog.declared():
         if declared.framework != framework or "postgres" not in dict(declared.dimensions).get("backend", ()):
             continue
-        if target is None or declared.file in target:
+        if not targets or any(declared.file in target for target in targets):
             return True
     return False
 
 
 @contextmanager
-def for_cell(framework: str, target: str | None = None) -> Iterator[dict[str, str]]:
+def for_cell(framework: str, targets: tuple[str, ...] = ()) -> Iterator[dict[str, str]]:
     """The services a cell's probe run needs, as environment variables; nothing when it needs none."""
-    if needs_postgres(framework, target):
+    if needs_postgres(framework, targets):
         with postgres() as env:
             yield env
     else:

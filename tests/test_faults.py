@@ -52,7 +52,7 @@ def cell_run(tmp_path: Path, module: Path, **overrides: object) -> runner.CellRu
     values: dict[str, object] = dict(
         cell_id="langgraph-0.0.1", framework="langgraph", package="pytest", import_check="json",
         python=Path(sys.executable), lock=tmp_path / "lock.txt", reference=None,
-        results=tmp_path / "results" / "langgraph-0.0.1.json", target=str(module),
+        results=tmp_path / "results" / "langgraph-0.0.1.json", targets=(str(module),),
         pytest_args=("-o", "timeout=2", "-p", "no:cacheprovider"), accept_new=True, watchdog=4.0,
     )
     values.update(overrides)
@@ -163,7 +163,7 @@ from fanin import runner
 spec = runner.CellRun(
     cell_id="langgraph-0.0.1", framework="langgraph", package="pytest", import_check="json",
     python=Path(sys.executable), lock=Path("lock.txt"), reference=None,
-    results=Path(sys.argv[1]), target=sys.argv[2], pytest_args=("-o", "timeout=60", "-p", "no:cacheprovider"),
+    results=Path(sys.argv[1]), targets=(sys.argv[2],), pytest_args=("-o", "timeout=60", "-p", "no:cacheprovider"),
     accept_new=True, watchdog=60.0,
 )
 with runner.signals_end_children():
@@ -231,7 +231,7 @@ def test_sigterm_to_the_matrix_parent_ends_every_cell_it_started(tmp_path: Path)
         def one(directory, module):
             spec = runner.CellRun(cell_id="langgraph-0.0.1", framework="langgraph", package="pytest", import_check="json",
                 python=Path(sys.executable), lock=Path("lock.txt"), reference=None,
-                results=Path(directory) / "langgraph-0.0.1.json", target=module,
+                results=Path(directory) / "langgraph-0.0.1.json", targets=(module,),
                 pytest_args=("-o", "timeout=60", "-p", "no:cacheprovider"), accept_new=True, watchdog=60.0)
             return runner.run_cell(spec, open(Path(directory) / "log", "w"))
         with runner.signals_end_children():

@@ -1,0 +1,119 @@
+"""Every bad input or environment fault: one line, a documented exit code, nothing written (README: Reliability)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fanin.__main__ as cli
+from fanin import matrix, pypi
+from fanin.source import REPO_ROOT
+
+MATRIX = matrix.load()
+
+
+def fanin(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fanin", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=REPO_ROOT, timeout=120)
+
+
+def one_line(done: subprocess.CompletedProcess[str]) -> str:
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("fanin: error: "), done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    return lines[0]
+
+
+RELEASES = [
+    pypi.Release("1.2.23", "2026-11-19T00:00:00Z", False),
+    pypi.Release("1.2.24", "2026-11-20T00:00:00Z", False),
+    pypi.Release("1.3.0rc1", "2026-11-28T00:00:00Z", False, True),
+]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("langgraph==not.a.version", "malformed spec 'langgraph==not.a.version'"),
+        ("langgraph==1.2.*", "'1.2.*' is not an exact version"),
+        ("langgraph>=1.2", "expected exactly FRAMEWORK==VERSION"),
+        ("langgraph==9.9.9", "has no release 9.9.9 on PyPI"),
+    ],
+)
+def test_upgrade_specs_that_are_wrong_are_one_line_and_exit_2(
+    spec: str, message: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(pypi, "releases", lambda package, timeout=20.0, prereleases=False: RELEASES)
+    assert cli.main(["upgrade", spec]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fanin: error: ") and message in err and "\n" not in err
+
+
+def test_names_follow_pypi_rules_latest_any_case_and_named_prereleases_exist(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fanin import upgrade
+
+    monkeypatch.setattr(pypi, "releases", lambda package, timeout=20.0, prereleases=False: RELEASES)
+    assert upgrade.plan(["google_adk==LATEST"], MATRIX).cell.id == "adk-1.2.24"
+    assert upgrade.plan(["Google.ADK==1.3.0rc1"], MATRIX).cell.version == "1.3.0rc1"  # exists, though a pre-release
+    assert upgrade.plan(["langgraph==latest"], MATRIX).cell.version == "1.2.24"  # latest is never a pre-release
+
+
+def test_the_program_name_is_printed_once(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["no-such-command"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert "see `python -m fanin --help`" in err and "fanin fanin" not in err
+
+
+@pytest.mark.parametrize(
+    ("env", "message", "code"),
+    [
+        ({"FANIN_JOBS": "abc"}, "FANIN_JOBS='abc' is not a number", 2),
+        ({"FANIN_JOBS": "0"}, "FANIN_JOBS='0' must be at least 1", 2),
+    ],
+)
+def test_bad_environment_variables(env: dict[str, str], message: str, code: int) -> None:
+    done = fanin("probe", "langgraph-1.2.24", env=env)
+    assert done.returncode == code and message in one_line(done)
+
+
+def test_a_matrix_that_is_not_utf8_or_is_a_directory(tmp_path: Path) -> None:
+    binary = tmp_path / "matrix.toml"
+    binary.write_bytes(b"[defaults]\npython = \"3.11\"\n\xff\xfe")
+    done = fanin("cells", env={"FANIN_MATRIX": str(binary)})
+    assert done.returncode == 2 and "not UTF-8 text" in one_line(done)
+    done = fanin("cells", env={"FANIN_MATRIX": str(tmp_path)})
+    assert done.returncode == 2 and "is a directory, not a matrix file" in one_line(done)
+
+
+def test_fanin_reports_pointing_at_a_file_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    blocker = tmp_path / "reports"
+    blocker.write_text("not a directory")
+    done = fanin("report", env={"FANIN_REPORTS": str(blocker)})
+    assert done.returncode == 3 and "cannot write or read" in one_line(done)
+    assert blocker.read_text() == "not a directory"
+
+
+def test_a_deeply_nested_file_given_to_diff_is_bad_input_not_a_behaviour_change(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    done = fanin("diff", "langgraph-1.2.24", str(deep))
+    assert done.returncode == 2 and "nested too deeply" in one_line(done)
+
+
+def test_a_reference_copied_under_another_cells_name_is_refused_by_diff(tmp_path: Path) -> None:
+    copy = tmp_path / "langgraph-1.2.24.json"
+    data = json.loads((REPO_ROOT / "reference" / "results" / "langgraph-1.2.18.json").read_text())
+    copy.write_text(json.dumps(data))
+    done = fanin("diff", "langgraph-1.2.24", str(copy))
+    assert done.returncode == 2 and "holds cell 'langgraph-1.2.18', but its name says 'langgraph-1.2.24'" in one_line(done)
+    data["cell"] = "langgraph-1.2.24"  # the name fixed by hand, the content still 1.2.18's
+    copy.write_text(json.dumps(data))
+    done = fanin("diff", "langgraph-1.2.24", str(copy))
+    assert done.returncode == 2 and "holds langgraph 1.2.18, but langgraph-1.2.24 is langgraph 1.2.24" in one_line(done)

@@ -1,0 +1,48 @@
+"""A cell's venv is exactly its lock on exactly its Python: drift, a new lock or another Python rebuild it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from fanin import venvs
+
+
+def test_drift_a_new_lock_or_another_python_is_rebuilt_before_use(tmp_path: Path) -> None:
+    lock = tmp_path / "lock.txt"
+    lock.write_text("iniconfig==2.0.0\n")
+    venv = venvs.ensure("cell", sys.executable, lock, root=tmp_path)
+    assert venvs.installed(venv) == {"iniconfig": "2.0.0"}
+
+    # Someone installs a package by hand: the venv no longer is its lock.
+    subprocess.run([venvs.uv_binary(), "pip", "install", "--quiet", "--python", str(venv.python), "six==1.16.0"], check=True)
+    assert venvs.drift(venv, lock, venvs._interpreter(sys.executable)) == ["six: 1.16.0 -> not in the lock"]
+    venv = venvs.ensure("cell", sys.executable, lock, root=tmp_path)
+    assert venvs.installed(venv) == {"iniconfig": "2.0.0"}
+
+    # The lock changes.
+    lock.write_text("iniconfig==2.1.0\n")
+    assert venvs.installed(venvs.ensure("cell", sys.executable, lock, root=tmp_path)) == {"iniconfig": "2.1.0"}
+
+    # The venv was built by another Python than the matrix names now: it is made anew.
+    stamp = venv.path / venvs.STAMP
+    stamp.write_text(json.dumps({**json.loads(stamp.read_text()), "python": "3.0.0"}))
+    marker = venv.path / "made-by-the-old-python"
+    marker.write_text("x")
+    venvs.ensure("cell", sys.executable, lock, root=tmp_path)
+    assert not marker.exists()
+
+
+def test_pins_follow_markers(tmp_path: Path) -> None:
+    lock = tmp_path / "lock.txt"
+    lock.write_text(
+        "colorama==0.4.6 ; sys_platform == 'win32' \\\n    --hash=sha256:00\n"
+        "exceptiongroup==1.2.2 ; python_full_version < '3.11' \\\n"
+        "psycopg[binary]==3.2.9 \\\n    --hash=sha256:11\n"
+    )
+    linux_311 = {"sys_platform": "linux", "python_full_version": "3.11.7", "python_version": "3.11"}
+    assert venvs.pins(lock, linux_311) == {"psycopg": "3.2.9"}
+    linux_310 = {**linux_311, "python_full_version": "3.10.13", "python_version": "3.10"}
+    assert venvs.pins(lock, linux_310) == {"exceptiongroup": "1.2.2", "psycopg": "3.2.9"}
