@@ -498,7 +498,13 @@ def second_request(variant: dict) -> Any:
         "A resumable app resumes an invocation paused or failed midway from where it stopped: sub-agents that "
         "finished are not run again, with at-least-once behaviour for the step that was cut.",
         "https://google.github.io/adk-docs/runtime/resume/",
-        expect={"value.failed.reran": ["b", "c"], "value.paused.reran": ["a"]},
+        expect={
+            "value.failed.reran": ["b", "c"],
+            "value.paused.reran": ["a"],
+            "value.failed.stored_writes": {"a": 1, "b": 1, "c": 1},
+            "value.paused.stored_writes": {"a": 1, "b": 1, "c": 1},
+            "value.paused.final": {"result_a": "A-OUT", "result_b": "B-OUT", "result_c": "C-OUT"},
+        },
     ),
     sources=("https://github.com/google/adk-python/issues/5064",),
 )
