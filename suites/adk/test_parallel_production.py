@@ -391,20 +391,22 @@ async def test_nested_visibility(obs: Observer) -> None:
     )
 
 
+def parts_summary(content: Any) -> str:
+    """A content's parts as plain text: `call <tool>`, `response <tool>` or the quoted text."""
+    parts = []
+    for part in content.parts or []:
+        if part.function_call:
+            parts.append(f"call {part.function_call.name}")
+        elif part.function_response:
+            parts.append(f"response {part.function_response.name}")
+        elif part.text:
+            parts.append(repr(part.text))
+    return ", ".join(parts)
+
+
 def request_summary(llm_request: Any) -> list:
-    """A model request as plain data: one `role: part, part` line per content, in order."""
-    lines = []
-    for content in llm_request.contents or []:
-        parts = []
-        for part in content.parts or []:
-            if part.function_call:
-                parts.append(f"call {part.function_call.name}")
-            elif part.function_response:
-                parts.append(f"response {part.function_response.name}")
-            elif part.text:
-                parts.append(repr(part.text))
-        lines.append(f"{content.role}: {', '.join(parts)}")
-    return lines
+    """A model request as plain data: one `role: parts` line per content, in order."""
+    return [f"{content.role}: {parts_summary(content)}" for content in llm_request.contents or []]
 
 
 @probe(
@@ -454,8 +456,7 @@ async def test_include_contents_none(obs: Observer) -> None:
         result = await obs.attempt_async(run)
         if turns.vacuous:
             obs.vacuous(turns.vacuous)
-        order = [f"{e.author}: " + ", ".join(request_summary(type("R", (), {"contents": [e.content]})())[0].split(": ", 1)[1:])
-                 for e in events if e.content]
+        order = [f"{e.author}: {parts_summary(e.content)}" for e in events if e.content]
         second = requests[1] if len(requests) > 1 else []
         variants[include] = {
             "run": "returned" if "returned" in result else {
@@ -466,8 +467,10 @@ async def test_include_contents_none(obs: Observer) -> None:
             "second_request_has_sibling_reply": any("B-REPORT" in line for line in second),
         }
     none = variants["none"]
-    if "b: 'B-REPORT'" not in none["session_order"][1:]:
-        obs.vacuous(f"b's reply did not land between a's events: {none['session_order']}")
+    order = none["session_order"]
+    landed = [line in order for line in ("a: call lookup", "b: 'B-REPORT'", "a: response lookup")]
+    if not all(landed) or not order.index("a: call lookup") < order.index("b: 'B-REPORT'") < order.index("a: response lookup"):
+        obs.vacuous(f"b's reply did not land between a's call and its response: {order}")
     raised = none["run"]["raises"] if none["run"] != "returned" else None
     raised_text = raised and raised + (f"({','.join(none['run']['inside'])})" if none["run"]["inside"] else "")
     lost = not none["second_request_has_own_call"]
