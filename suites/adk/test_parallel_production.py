@@ -1,0 +1,625 @@
+"""ParallelAgent in production shapes: a sibling in flight when a child raises, a branch that stalls,
+a ParallelAgent inside a LoopAgent, nested lanes, include_contents='none', resuming a fan-out.
+
+Orders are forced with gates (`Turns`) and with holds: an asyncio.Event only the probe sets, so a branch
+stays in flight for as long as the probe needs. "Would hang" is observed without waiting on the clock:
+the probe lets the event loop run until nothing but the held branch is left (`settle`), looks, then
+releases the branch itself.
+"""
+
+import asyncio
+from typing import Any
+
+from gates import Turns
+from adk_kit import APP, USER, Event, EventActions, Step, run_turn, stored_state, user_message
+
+from google.adk.agents import BaseAgent, ParallelAgent
+from google.adk.sessions import InMemorySessionService
+from pydantic import Field
+
+from fanin.probe import Claim, Observer, probe
+
+
+async def settle(max_rounds: int = 10_000) -> None:
+    """Let every runnable task run until none is left (loop iterations, never wall time).
+
+    Returns once the event loop has nothing ready but this coroutine: every other task is then
+    blocked on something only the probe (or a timer) can complete.
+    """
+    loop = asyncio.get_running_loop()
+    for _ in range(max_rounds):
+        await asyncio.sleep(0)
+        if not loop._ready:  # CPython's queue of ready callbacks
+            return
+    raise RuntimeError(f"the event loop still had work after {max_rounds} rounds")
+
+
+class Held(BaseAgent):
+    """A branch that stays in flight until the probe lets it go.
+
+    Waits for its turn (if `turns`), emits `first` as a state_delta (if any), marks its turn done,
+    then waits on `hold`, an asyncio.Event only the probe sets, and emits `then`. `log` gets
+    `(name, "holding")`, then `(name, "released")` or `(name, "cancelled")`.
+    """
+
+    hold: Any
+    turns: Any = None
+    first: dict = Field(default_factory=dict)
+    then: dict = Field(default_factory=dict)
+    log: Any = Field(default_factory=list)
+
+    async def _run_async_impl(self, ctx: Any):
+        if self.turns is not None:
+            await self.turns.wait(self.name)
+        if self.first:
+            yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch,
+                        actions=EventActions(state_delta=dict(self.first)))
+        if self.turns is not None:
+            self.turns.done(self.name)
+        self.log.append((self.name, "holding"))
+        try:
+            await self.hold.wait()
+        except asyncio.CancelledError:
+            self.log.append((self.name, "cancelled"))
+            raise
+        self.log.append((self.name, "released"))
+        yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch,
+                    actions=EventActions(state_delta=dict(self.then)))
+
+
+def fate(log: list, name: str) -> str:
+    """The last thing `name` noted in the log."""
+    return next((what for who, what in reversed(log) if who == name), "never started")
+
+
+@probe(
+    "adk/parallel-agent/child-exception-running-sibling",
+    title="A ParallelAgent child raises while a sibling is in flight (past its gate, awaiting I/O)",
+    claim=Claim(
+        "When a sub-agent fails, the ParallelAgent and all its other sub-agents stop processing and the "
+        "exception is thrown to the top-level runner.",
+        "https://github.com/google/adk-python/blob/main/tests/unittests/agents/test_parallel_agent.py",
+        expect={"value.c_when_run_ended": "cancelled", "value.persisted.result_c2": None},
+    ),
+)
+async def test_child_exception_running_sibling(obs: Observer) -> None:
+    # b writes; c writes result_c1, then waits on `hold` (in flight); only then a raises.
+    turns = Turns(["b", "c", "a"])
+    hold = asyncio.Event()
+    log: list = []
+    children = [
+        Step(name="a", turns=turns, fail=True, log=log),
+        Step(name="b", turns=turns, delta={"result_b": "B"}, log=log),
+        Held(name="c", turns=turns, hold=hold, first={"result_c1": "C1"}, then={"result_c2": "C2"}, log=log),
+    ]
+    service = InMemorySessionService()
+    await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    events: list = []
+    caught: list = []
+
+    async def run() -> list:
+        try:
+            return await run_turn(ParallelAgent(name="fanout", sub_agents=children), service, "s1", events=events)
+        except Exception as exc:  # kept to name what an exception group holds; attempt_async records it
+            caught.append(exc)
+            raise
+
+    result = await obs.attempt_async(run)
+    if turns.vacuous:
+        obs.vacuous(turns.vacuous)
+    if ("c", "holding") not in log:
+        obs.vacuous("c was not in flight when a raised")
+    await settle()
+    c_at_end = fate(log, "c")
+    hold.set()  # the I/O c was waiting for completes: does a c left running still get its write in?
+    await settle()
+    state = await stored_state(service, "s1")
+    raised = result.get("raises")
+    value = {
+        "run_async": {"raises": raised, "inside": [type(e).__name__ for e in getattr(caught[0], "exceptions", [])]}
+        if raised else "returned",
+        "event_authors": [e.author for e in events],
+        "c_when_run_ended": c_at_end,
+        "c_after_hold_released": fate(log, "c"),
+        "persisted": {k: state.get(k) for k in ("result_b", "result_c1", "result_c2")},
+    }
+    lost = "result_c2" if value["persisted"]["result_c2"] is None else None
+    sibling = {"cancelled": "sibling cancelled", "holding": "sibling left running"}.get(c_at_end, f"c {c_at_end}")
+    obs.record(
+        value,
+        label=f"{raised or 'no error'}, {sibling}",
+        detail=f"run_async {'raises ' + raised if raised else 'returns'}; c, in flight when a raised, "
+        f"{'was cancelled' if c_at_end == 'cancelled' else 'was still in flight' if c_at_end == 'holding' else 'was ' + c_at_end}"
+        + (f"; once released it ran on ({fate(log, 'c')}) but its write is lost" if c_at_end == "holding" and lost else "")
+        + f"; persisted: {', '.join(k for k, v in value['persisted'].items() if v is not None) or 'nothing'}",
+        hazard="loud" if raised else "silent",
+        outcome=f"raises:{raised}" if raised else "ok",
+    )
+
+
+@probe(
+    "adk/parallel-agent/stalled-branch",
+    title="One ParallelAgent branch never yields: does the run hang, and is there an idle timeout?",
+    claim=Claim(
+        "When one leaf of a ParallelAgent stops emitting events without an error, the parent never completes "
+        "and the stream stays open (the fix adds an opt-in branch_idle_timeout_secs that raises TimeoutError).",
+        "https://github.com/google/adk-python/issues/5455",
+        expect={"value.default.run_ended": False},
+    ),
+    sources=("https://github.com/google/adk-python/blob/main/tests/unittests/agents/test_parallel_agent_idle_timeout.py",),
+)
+async def test_stalled_branch(obs: Observer) -> None:
+    async def stall(root: Any, hold: asyncio.Event) -> dict:
+        service = InMemorySessionService()
+        await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+        events: list = []
+        run = asyncio.ensure_future(obs.attempt_async(lambda: run_turn(root, service, "s1", events=events)))
+        await settle()  # everything that can run has run; only the stalled branch is left
+        seen = {
+            "run_ended": run.done(),
+            "events_before_release": [e.author for e in events],
+            "stalled_branch": fate(log, "stalled"),
+        }
+        hold.set()
+        await settle()
+        result = await run if run.done() else {"raises": "still running after the release"}
+        seen["after_release"] = "returned" if "returned" in result else result
+        seen["persisted"] = {k: v for k, v in sorted((await stored_state(service, "s1")).items())}
+        return seen
+
+    log: list = []
+    hold = asyncio.Event()
+    branches = [Step(name="normal", delta={"result_normal": "N"}, log=log),
+                Held(name="stalled", hold=hold, then={"result_stalled": "S"}, log=log)]
+    default = await stall(ParallelAgent(name="fanout", sub_agents=branches), hold)
+    if default["stalled_branch"] != "holding" and not default["run_ended"]:
+        obs.vacuous(f"the stalled branch was {default['stalled_branch']}")
+
+    if "branch_idle_timeout_secs" not in ParallelAgent.model_fields:
+        idle = "ParallelAgent has no branch_idle_timeout_secs in this version"
+    else:
+        # The timeout is the framework's own clock: give it 0.05 s; the probe's bound (0.5 s) only stops it
+        # waiting forever, and the branch's own log says whether the timeout cancelled it.
+        log.clear()
+        hold = asyncio.Event()
+        branches = [Step(name="normal", delta={"result_normal": "N"}, log=log),
+                    Held(name="stalled", hold=hold, then={"result_stalled": "S"}, log=log)]
+        root = ParallelAgent(name="fanout", sub_agents=branches, branch_idle_timeout_secs=0.05)
+        service = InMemorySessionService()
+        await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+        run = asyncio.ensure_future(obs.attempt_async(lambda: run_turn(root, service, "s1")))
+        await asyncio.wait({run}, timeout=0.5)
+        ended = run.done()
+        hold.set()
+        result = await run
+        idle = {"branch_idle_timeout_secs": 0.05, "run_ended_while_stalled": ended,
+                "run": "returned" if "returned" in result else result, "stalled_branch": fate(log, "stalled")}
+    hangs = not default["run_ended"]
+    obs.record(
+        {"default": default, "idle_timeout": idle},
+        label=("hangs" if hangs else "ends") + ("; no idle timeout" if isinstance(idle, str) else
+                                                f"; idle timeout {'ends it' if idle['run_ended_while_stalled'] else 'fails'}"),
+        detail=f"with one branch stalled the run {'never ends' if hangs else 'ends'} (the other branch's "
+        f"events arrive: {default['events_before_release']}); released, it {default['after_release']}; "
+        + (idle if isinstance(idle, str) else "with branch_idle_timeout_secs=0.05 the run "
+           + (f"raises {idle['run']['raises']}" if idle["run"] != "returned" else "returns")
+           + f" and the stalled branch is {idle['stalled_branch']}"),
+        hazard="silent" if hangs else "safe",
+    )
+
+
+class Lane(BaseAgent):
+    """A branch that may run once per loop iteration: its n-th run waits for its turn in `turns[n]`
+    (under `gate`, default its name), then writes `<name>_<n+1>` and escalates if `escalate`.
+
+    `log` gets `(name, "acted")` or `(name, "cancelled")` per run; `mark_done=False` leaves ending the
+    turn to someone else (the callback of an enclosing loop that may never resume this agent).
+    """
+
+    turns: Any
+    log: Any
+    gate: str = ""
+    escalate: bool = False
+    mark_done: bool = True
+
+    async def _run_async_impl(self, ctx: Any):
+        run = sum(1 for who, _ in self.log if who == self.name)
+        turns, turn = self.turns[run], self.gate or self.name
+        try:
+            await turns.wait(turn)
+        except asyncio.CancelledError:
+            self.log.append((self.name, "cancelled"))
+            raise
+        self.log.append((self.name, "acted"))
+        yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch,
+                    actions=EventActions(state_delta={f"{self.name}_{run + 1}": "done"},
+                                         escalate=True if self.escalate else None))
+        if self.mark_done:
+            turns.done(turn)
+
+
+@probe(
+    "adk/parallel-agent/in-loop",
+    title="ParallelAgent inside LoopAgent(max_iterations=3): one branch escalates, directly or from its own inner loop",
+    claim=Claim(
+        "An escalation inside a nested LoopAgent breaks every enclosing LoopAgent, not just the innermost: "
+        "the outer loop exits after its first iteration.",
+        "https://github.com/google/adk-python/issues/2808",
+        expect={"value.inner_loop.outer_iterations": 1},
+    ),
+    sources=("https://github.com/google/adk-python/issues/526",),
+)
+async def test_in_loop(obs: Observer) -> None:
+    from google.adk.agents import LoopAgent, SequentialAgent
+
+    variants = {}
+    for variant in ("direct", "inner_loop"):
+        turns = [Turns(["a", "b", "c"]) for _ in range(3)]  # one set of turns per outer iteration
+        log: list = []
+        if variant == "direct":
+            a = Lane(name="a", turns=turns, log=log, escalate=True)
+        else:  # a's turn ends when its inner loop ends (the loop may stop without resuming the escalating child)
+            check = Lane(name="check", turns=turns, log=log, gate="a", escalate=True, mark_done=False)
+            a = LoopAgent(name="a", max_iterations=3, sub_agents=[check], after_agent_callback=lambda callback_context: turns[
+                sum(1 for who, _ in log if who == "check") - 1].done("a"))
+        lanes = [a, Lane(name="b", turns=turns, log=log), Lane(name="c", turns=turns, log=log)]
+        root = SequentialAgent(name="pipeline", sub_agents=[
+            LoopAgent(name="loop", max_iterations=3, sub_agents=[ParallelAgent(name="fanout", sub_agents=lanes)]),
+            Step(name="after", delta={"after": "ran"}),
+        ])
+        service = InMemorySessionService()
+        await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+        with obs.framework():
+            await run_turn(root, service, "s1")
+        for t in turns:
+            if t.vacuous:
+                obs.vacuous(t.vacuous)
+        escalator = "a" if variant == "direct" else "check"
+        runs = {name: [what for who, what in log if who == name] for name in (escalator, "b", "c")}
+        for name in ("b", "c"):  # a sibling still waiting for its turn when the run returned was stranded
+            if len(runs[name]) < sum(name in t.arrived for t in turns):
+                runs[name].append("stranded")
+        state = await stored_state(service, "s1")
+        variants[variant] = {
+            "outer_iterations": len(runs[escalator]),
+            "runs": runs,
+            "after_ran": state.get("after") == "ran",
+            "final_keys": sorted(k for k in state if k != "after"),
+        }
+
+    def siblings(v: dict) -> str:
+        fates = set(v["runs"]["b"] + v["runs"]["c"])
+        return "stranded" if "stranded" in fates else "cancelled" if "cancelled" in fates else "ran on"
+
+    partial = any(siblings(v) != "ran on" and v["after_ran"] for v in variants.values())
+    cut_short = variants["inner_loop"]["outer_iterations"] < 3
+    obs.record(
+        variants,
+        label="; ".join(f"{k.split('_')[0]} {v['outer_iterations']}x {siblings(v)}" for k, v in variants.items()),
+        detail="; ".join(
+            f"{name}: the outer loop runs {v['outer_iterations']} of 3 iterations, b {','.join(v['runs']['b'])}, "
+            f"c {','.join(v['runs']['c'])}, after {'runs' if v['after_ran'] else 'never runs'}"
+            for name, v in variants.items()),
+        hazard="silent" if partial or cut_short else "safe",
+    )
+
+
+@probe(
+    "adk/parallel-agent/nested-visibility",
+    title="Agents after nested parallel lanes: which earlier outputs reach their model request?",
+    claim=Claim(
+        "Outputs are hidden across ParallelAgent lanes and visible otherwise: a reducer after its lane's "
+        "fan-out sees its workers, the final reducer sees everything, and a second parallel stage sees the "
+        "first stage's outputs.",
+        "https://github.com/google/adk-python/issues/3470",
+        expect={
+            "value.tree.r1": ["a", "b", "c"],
+            "value.tree.r2": ["d", "e", "f"],
+            "value.tree.r3": ["a", "b", "c", "d", "e", "f", "r1", "r2"],
+            "value.stages.c": ["a", "b"],
+        },
+    ),
+    sources=("https://github.com/google/adk-python/blob/main/tests/unittests/agents/test_parallel_branch_visibility.py",),
+)
+async def test_nested_visibility(obs: Observer) -> None:
+    import re
+
+    from adk_kit import fake_llm_agent
+    from google.adk.agents import SequentialAgent
+
+    names = re.compile(r"(?<!\w)(r1|r2|[a-f]) out\b")
+
+    def gated(name: str, turns: Turns) -> Any:  # an LlmAgent whose run starts on its turn and ends it when done
+        async def before(callback_context: Any) -> None:
+            await turns.wait(name)
+
+        def after(callback_context: Any) -> None:
+            turns.done(name)
+
+        return fake_llm_agent(name, f"{name} out", before_agent_callback=before, after_agent_callback=after)
+
+    def seen(agent: Any) -> list:
+        """Whose output is in the agent's (last) model request."""
+        texts = agent.model.requests[-1] if agent.model.requests else []
+        return sorted({m for text in texts for m in names.findall(text)})
+
+    # The #3470 tree: two lanes, each a fan-out (abc, def) then its reducer (r1, r2); r3 after both.
+    workers = Turns(["a", "b", "c", "d", "e", "f"])  # all six in flight, then done in this order
+    reducers = Turns(["r1", "r2"])  # each starts once its lane is done; r1 goes first
+    a, b, c, d, e, f = (gated(n, workers) for n in "abcdef")
+    r1, r2, r3 = gated("r1", reducers), gated("r2", reducers), fake_llm_agent("r3", "r3 out")
+    tree = SequentialAgent(name="final_seq", sub_agents=[
+        ParallelAgent(name="final_par", sub_agents=[
+            SequentialAgent(name="group1", sub_agents=[ParallelAgent(name="abc", sub_agents=[a, b, c]), r1]),
+            SequentialAgent(name="group2", sub_agents=[ParallelAgent(name="def", sub_agents=[d, e, f]), r2]),
+        ]),
+        r3,
+    ])
+    service = InMemorySessionService()
+    await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    with obs.framework():
+        await run_turn(tree, service, "s1")
+    # The follow-up: two parallel stages in sequence; what the second stage sees of the first.
+    stage1, stage2 = Turns(["a", "b"]), Turns(["c", "d"])
+    sa, sb, sc, sd = gated("a", stage1), gated("b", stage1), gated("c", stage2), gated("d", stage2)
+    stages = SequentialAgent(name="seq", sub_agents=[ParallelAgent(name="stage1", sub_agents=[sa, sb]),
+                                                     ParallelAgent(name="stage2", sub_agents=[sc, sd])])
+    await service.create_session(app_name=APP, user_id=USER, session_id="s2")
+    with obs.framework():
+        await run_turn(stages, service, "s2")
+    for turns in (workers, reducers, stage1, stage2):
+        if turns.vacuous:
+            obs.vacuous(turns.vacuous)
+    value = {
+        "tree": {"a": seen(a), "r1": seen(r1), "r2": seen(r2), "r3": seen(r3)},
+        "stages": {"a": seen(sa), "c": seen(sc), "d": seen(sd)},
+    }
+    # The rule the claim states: hidden across parallel lanes, visible along a sequence.
+    rule = {"tree": {"a": [], "r1": list("abc"), "r2": list("def"), "r3": [*"abcdef", "r1", "r2"]},
+            "stages": {"a": [], "c": ["a", "b"], "d": ["a", "b"]}}
+    missing = [f"{who} misses {','.join(sorted(set(rule[k][who]) - set(got)))}"
+               for k in value for who, got in value[k].items() if set(rule[k][who]) - set(got)]
+    leaked = [f"{who} sees {','.join(sorted(set(got) - set(rule[k][who])))}"
+              for k in value for who, got in value[k].items() if set(got) - set(rule[k][who])]
+    obs.record(
+        value,
+        label="as the tree says" if not missing and not leaked else
+        f"r1 sees {','.join(value['tree']['r1']) or 'none'}; c sees {','.join(value['stages']['c']) or 'none'}",
+        detail=f"r1 sees {value['tree']['r1']}, r2 {value['tree']['r2']}, r3 {value['tree']['r3']}; stage 2 "
+        f"sees {value['stages']['c']}" + (f"; {'; '.join(missing + leaked)}" if missing or leaked else ""),
+        hazard="silent" if missing or leaked else "safe",
+    )
+
+
+def parts_summary(content: Any) -> str:
+    """A content's parts as plain text: `call <tool>`, `response <tool>` or the quoted text."""
+    parts = []
+    for part in content.parts or []:
+        if part.function_call:
+            parts.append(f"call {part.function_call.name}")
+        elif part.function_response:
+            parts.append(f"response {part.function_response.name}")
+        elif part.text:
+            parts.append(repr(part.text))
+    return ", ".join(parts)
+
+
+def request_summary(llm_request: Any) -> list:
+    """A model request as plain data: one `role: parts` line per content, in order."""
+    return [f"{content.role}: {parts_summary(content)}" for content in llm_request.contents or []]
+
+
+@probe(
+    "adk/parallel-agent/include-contents-none",
+    title="A branch with include_contents='none' calls a tool while its sibling's reply lands in between",
+    claim=Claim(
+        "With include_contents='none' inside a ParallelAgent, interleaved sibling events make an agent lose "
+        "its own earlier events: its next model request has the function response without the function call.",
+        "https://github.com/google/adk-python/issues/3612",
+        expect={"value.none.second_request_has_own_call": False},
+    ),
+)
+async def test_include_contents_none(obs: Observer) -> None:
+    from adk_kit import FakeModel
+    from google.adk.agents import LlmAgent
+
+    variants = {}
+    for include in ("none", "default"):
+        # a asks for lookup; b's reply is stored after a's function call and before lookup returns.
+        turns = Turns(["b", "lookup"])
+        requests: list = []
+
+        async def lookup() -> dict:
+            """Looks something up."""
+            await turns.wait("lookup")
+            turns.done("lookup")
+            return {"found": "42"}
+
+        def note(callback_context: Any, llm_request: Any) -> None:
+            requests.append(request_summary(llm_request))
+
+        a = LlmAgent(name="a", model=FakeModel(replies=[[("lookup", {})], "A-FINAL"]), tools=[lookup],
+                     include_contents=include, before_model_callback=note)
+        b = LlmAgent(name="b", model=FakeModel(replies=["B-REPORT"], turns=turns, gate="b"))
+        service = InMemorySessionService()
+        await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+        events: list = []
+        caught: list = []
+
+        async def run() -> list:
+            try:
+                return await run_turn(ParallelAgent(name="fanout", sub_agents=[a, b]), service, "s1", events=events)
+            except Exception as exc:  # kept to name what an exception group holds; attempt_async records it
+                caught.append(exc)
+                raise
+
+        result = await obs.attempt_async(run)
+        if turns.vacuous:
+            obs.vacuous(turns.vacuous)
+        order = [f"{e.author}: {parts_summary(e.content)}" for e in events if e.content]
+        second = requests[1] if len(requests) > 1 else []
+        variants[include] = {
+            "run": "returned" if "returned" in result else {
+                **result, "inside": [type(e).__name__ for e in getattr(caught[0], "exceptions", [])]},
+            "session_order": order,
+            "a_requests": requests,
+            "second_request_has_own_call": any("call lookup" in line for line in second),
+            "second_request_has_sibling_reply": any("B-REPORT" in line for line in second),
+        }
+    none = variants["none"]
+    order = none["session_order"]
+    landed = [line in order for line in ("a: call lookup", "b: 'B-REPORT'", "a: response lookup")]
+    if not all(landed) or not order.index("a: call lookup") < order.index("b: 'B-REPORT'") < order.index("a: response lookup"):
+        obs.vacuous(f"b's reply did not land between a's call and its response: {order}")
+    raised = none["run"]["raises"] if none["run"] != "returned" else None
+    raised_text = raised and raised + (f"({','.join(none['run']['inside'])})" if none["run"]["inside"] else "")
+    lost = not none["second_request_has_own_call"]
+    leak = none["second_request_has_sibling_reply"]
+    obs.record(
+        variants,
+        label=f"none: raises {raised_text}" if raised else "none: request empty" if second_request(none) == [] else
+        "none: 2nd request never made" if second_request(none) == "never made" else
+        "none: " + ("own call lost" if lost else "own call kept") + (", sibling leaks" if leak else ""),
+        detail=f"session order {none['session_order']}; with include_contents='none' "
+        + (f"a's second model request raises {raised_text}" if raised else
+           "a's second model request is never made and the run returns without an error"
+           if second_request(none) == "never made" else f"a's second request is {second_request(none)}")
+        + f"; with 'default' it is {second_request(variants['default'])}",
+        hazard="loud" if raised else "silent" if lost or leak else "safe",
+        outcome=f"raises:{raised}" if raised else "ok",
+    )
+
+
+def second_request(variant: dict) -> Any:
+    return variant["a_requests"][1] if len(variant["a_requests"]) > 1 else "never made"
+
+
+@probe(
+    "adk/parallel-agent/resume",
+    title="A resumable app's fan-out of LlmAgents fails (or pauses on a long-running call) midway, then is resumed",
+    claim=Claim(
+        "A resumable app resumes an invocation paused or failed midway from where it stopped: sub-agents that "
+        "finished are not run again, with at-least-once behaviour for the step that was cut.",
+        "https://google.github.io/adk-docs/runtime/resume/",
+        expect={
+            "value.failed.reran": ["b", "c"],
+            "value.paused.reran": ["a"],
+            "value.failed.stored_writes": {"a": 1, "b": 1, "c": 1},
+            "value.paused.stored_writes": {"a": 1, "b": 1, "c": 1},
+            "value.paused.final": {"result_a": "A-OUT", "result_b": "B-OUT", "result_c": "C-OUT"},
+        },
+    ),
+    sources=("https://github.com/google/adk-python/issues/5064",),
+)
+async def test_resume(obs: Observer) -> None:
+    App, ResumabilityConfig = obs.need("google.adk.apps", "App", "ResumabilityConfig")
+    from adk_kit import FakeModel
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import Runner
+    from google.adk.tools import LongRunningFunctionTool
+    from google.genai import types
+
+    def branch(name: str, turns: Turns, phase: dict, log: list, fail_first: bool = False, **kwargs: Any) -> Any:
+        """An LlmAgent (fake model) writing result_<name> via output_key; in the first run it starts on its
+        turn, and with `fail_first` its model call raises instead of answering."""
+
+        async def before(callback_context: Any) -> None:
+            log.append((name, phase["attempt"]))
+            if phase["attempt"] == 0 and "model" not in kwargs:
+                await turns.wait(name)
+
+        def after(callback_context: Any) -> None:
+            if phase["attempt"] == 0 and "model" not in kwargs:
+                turns.done(name)
+
+        def fail(callback_context: Any, llm_request: Any) -> None:
+            if phase["attempt"] == 0:
+                raise RuntimeError(f"{name}'s model call failed")
+
+        return LlmAgent(name=name, model=kwargs.pop("model", None) or FakeModel(replies=[f"{name.upper()}-OUT"]),
+                        output_key=f"result_{name}", before_agent_callback=before, after_agent_callback=after,
+                        before_model_callback=fail if fail_first else None, **kwargs)
+
+    async def first_then_resume(root: Any, log: list, phase: dict, resume_message: Any) -> dict:
+        app = App(name=APP, root_agent=root, resumability_config=ResumabilityConfig(is_resumable=True))
+        service = InMemorySessionService()
+        await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+        runner = Runner(app=app, session_service=service)
+        first: list = []
+
+        async def run_first() -> None:
+            async for event in runner.run_async(user_id=USER, session_id="s1", new_message=user_message()):
+                first.append(event)
+
+        async def resume() -> list:
+            return [e async for e in runner.run_async(
+                user_id=USER, session_id="s1", invocation_id=first[0].invocation_id, new_message=resume_message(first))]
+
+        result1 = await obs.attempt_async(run_first)
+        await settle()
+        phase["attempt"] = 1
+        result2 = await obs.attempt_async(resume)
+        stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+        writes = {n: sum(1 for e in stored.events if e.author == n and f"result_{n}" in (e.actions.state_delta or {}))
+                  for n in ("a", "b", "c")}
+        return {
+            "first_run": "returned" if "returned" in result1 else result1,
+            "first_run_started": sorted({who for who, attempt in log if attempt == 0}),
+            "resume": "returned" if "returned" in result2 else result2,
+            "reran": sorted({who for who, attempt in log if attempt == 1}),
+            "stored_writes": writes,
+            "final": {k: v for k, v in sorted(stored.state.items()) if k.startswith("result_")},
+        }
+
+    # 1. Failed: a answers, then b's model call raises while c waits for its turn; resume by invocation id.
+    phase, log = {"attempt": 0}, []
+    turns = Turns(["a", "b", "c"])
+    fanout = ParallelAgent(name="fanout", sub_agents=[branch(n, turns, phase, log, fail_first=(n == "b")) for n in "abc"])
+    failed = await first_then_resume(fanout, log, phase, lambda first: None)
+    failed_turns = turns
+
+    # 2. Paused: b and c answer, then a's model asks for a long-running tool, which pauses the invocation;
+    #    resume by answering that call.
+    phase, log = {"attempt": 0}, []
+    turns = Turns(["b", "c", "a"])
+
+    def approve() -> None:
+        """Asks a human to approve; the answer comes later (a long-running tool returns nothing now)."""
+
+    a = branch("a", turns, phase, log, model=FakeModel(replies=[[("approve", {})], "A-OUT"], turns=turns, gate="a"),
+               tools=[LongRunningFunctionTool(func=approve)])
+    fanout = ParallelAgent(name="fanout", sub_agents=[a, branch("b", turns, phase, log), branch("c", turns, phase, log)])
+
+    def answer(first: list) -> Any:
+        calls = [call for e in first for call in (e.get_function_calls() or []) if call.name == "approve"]
+        return types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(
+            id=calls[0].id if calls else "none", name="approve", response={"approved": True}))])
+
+    paused = await first_then_resume(fanout, log, phase, answer)
+    paused["a_model_calls"] = len(a.model.requests)
+    for t in (failed_turns, turns):
+        if t.vacuous:
+            obs.vacuous(t.vacuous)
+
+    value = {"failed": failed, "paused": paused}
+    problems = []
+    for name, v in value.items():
+        if v["resume"] != "returned":
+            problems.append(f"{name}: resume raises {v['resume']['raises']}")
+        problems += [f"{name}: {n} written {k}x" for n, k in v["stored_writes"].items() if k > 1]
+        problems += [f"{name}: {n} never written" for n, k in v["stored_writes"].items() if k == 0]
+        problems += [f"{name}: result_{n} is {v['final'].get(f'result_{n}')!r}" for n, k in v["stored_writes"].items()
+                     if k and v["final"].get(f"result_{n}") != f"{n.upper()}-OUT"]
+
+    def run_text(result: Any) -> str:
+        return "returns" if result == "returned" else f"raises {result['raises']}"
+
+    obs.record(
+        value,
+        label=f"failed: reran {','.join(failed['reran']) or 'none'}; paused: reran {','.join(paused['reran']) or 'none'}",
+        detail="; ".join(
+            f"{name}: first run {run_text(v['first_run'])}, resume {run_text(v['resume'])}, reran "
+            f"{','.join(v['reran']) or 'none'}, stored writes {v['stored_writes']}"
+            for name, v in value.items()) + (f"; {', '.join(problems)}" if problems else "; nothing doubled or lost"),
+        hazard="loud" if any("raises" in p for p in problems) else "silent" if problems else "safe",
+    )
