@@ -167,3 +167,18 @@ async def run_workflow(workflow: Any, service: InMemorySessionService | None = N
     events = [e async for e in runner.run_async(user_id=USER, session_id=session_id, new_message=user_message())]
     stored = await service.get_session(app_name=APP, user_id=USER, session_id=session_id)
     return events, list(stored.events)
+
+
+async def settle(max_rounds: int = 10_000) -> None:
+    """Let every runnable task run until none is left (loop iterations, never wall time).
+
+    Returns once the event loop has nothing ready but this coroutine: every other task is then
+    blocked on something only the probe (or a timer) can complete. This is how a probe observes
+    "would hang", "has the join fired yet" or "how many are in flight" without waiting on a clock.
+    """
+    loop = asyncio.get_running_loop()
+    for _ in range(max_rounds):
+        await asyncio.sleep(0)
+        if not loop._ready:  # CPython's queue of ready callbacks
+            return
+    raise RuntimeError(f"the event loop still had work after {max_rounds} rounds")

@@ -11,27 +11,13 @@ import asyncio
 from typing import Any
 
 from gates import Turns
-from adk_kit import APP, USER, Event, EventActions, Step, run_turn, stored_state, user_message
+from adk_kit import APP, USER, Event, EventActions, Step, run_turn, stored_state, user_message, settle
 
 from google.adk.agents import BaseAgent, ParallelAgent
 from google.adk.sessions import InMemorySessionService
 from pydantic import Field
 
 from fanin.probe import Claim, Observer, probe
-
-
-async def settle(max_rounds: int = 10_000) -> None:
-    """Let every runnable task run until none is left (loop iterations, never wall time).
-
-    Returns once the event loop has nothing ready but this coroutine: every other task is then
-    blocked on something only the probe (or a timer) can complete.
-    """
-    loop = asyncio.get_running_loop()
-    for _ in range(max_rounds):
-        await asyncio.sleep(0)
-        if not loop._ready:  # CPython's queue of ready callbacks
-            return
-    raise RuntimeError(f"the event loop still had work after {max_rounds} rounds")
 
 
 class Held(BaseAgent):
