@@ -134,6 +134,12 @@ def lock(session: nox.Session) -> None:
     fanin(session, "lock", *session.posargs)
 
 
+@nox.session(name="add-cell")
+def add_cell(session: nox.Session) -> None:
+    """Add FRAMEWORK==VERSION to the matrix with its as-released date (or as current, if newest) and lock it."""
+    fanin(session, "add-cell", *session.posargs)
+
+
 @nox.session
 def cells(session: nox.Session) -> None:
     """List the cells (`-- --json` for CI job matrices)."""

@@ -206,6 +206,15 @@ def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
     return 0
 
 
+def cmd_add_cell(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin import add_cell
+
+    locked = add_cell.add(args.spec, matrix, python=args.python)
+    print(f"fanin: added to reference/matrix.toml and locked: {', '.join(locked)}")
+    print(f"fanin: next: ./noxw -s 'probe({locked[-1]})' -- --accept-new, review, then ./noxw -s bless -- {' '.join(locked)}")
+    return 0
+
+
 def _bisect(args: argparse.Namespace, matrix: Matrix) -> int:
     if args.all:
         if len(args.words) > 1:
@@ -244,6 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
     bless.add_argument("cells", nargs="*", help="cell ids (default: every cell with a local result)")
     bless.add_argument("--force", action="store_true", help="bless even with probe errors or missing probes")
     bless.set_defaults(func=cmd_bless)
+
+    add = sub.add_parser("add-cell", help="add FRAMEWORK==VERSION to the matrix, dated and locked as released")
+    add.add_argument("spec", nargs="*", help="e.g. langgraph==1.2.25")
+    add.add_argument("--python", help="a Python other than the matrix's default, e.g. 3.10")
+    add.set_defaults(func=cmd_add_cell)
 
     lock = sub.add_parser("lock", help="(re)resolve cell locks with uv")
     lock.add_argument("cells", nargs="*", help="cell ids (default: all)")

@@ -7,13 +7,14 @@ gives the packages the reference was made with.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 from pathlib import Path
 
 from fanin.errors import EnvironmentFault
 from fanin.matrix import Cell, Matrix
+from fanin.staging import write_atomic
+from fanin.venvs import uv_binary
 
 
 class LockError(EnvironmentFault):
@@ -38,18 +39,19 @@ def compile_command(cell: Cell, output: Path, uv: str = "uv") -> list[str]:
     ]
 
 
-def lock(cell: Cell, matrix: Matrix, output: Path, uv: str = "uv") -> None:
-    """Resolve into a temporary file, then rename: a failed resolution leaves the old lock intact."""
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
-    os.close(fd)
-    try:
+def resolve(cell: Cell, matrix: Matrix, uv: str | None = None) -> str:
+    """The cell's lock text, resolved by uv as of the cell's `exclude_newer` (nothing is written)."""
+    with tempfile.TemporaryDirectory(prefix="fanin-lock-") as tmp:
+        output = Path(tmp) / f"{cell.id}.txt"
         done = subprocess.run(
-            compile_command(cell, Path(tmp), uv), input=requirements(cell, matrix), capture_output=True, text=True
+            compile_command(cell, output, uv or uv_binary()), input=requirements(cell, matrix), capture_output=True, text=True
         )
         if done.returncode != 0:
             tail = " | ".join(line.strip() for line in done.stderr.strip().splitlines()[-3:])
             raise LockError(f"cannot lock {cell.id}: {tail}")
-        os.replace(tmp, output)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+        return output.read_text(encoding="utf-8")
+
+
+def lock(cell: Cell, matrix: Matrix, output: Path, uv: str | None = None) -> None:
+    """Resolve, then write atomically: a failed resolution leaves the old lock intact."""
+    write_atomic(output, resolve(cell, matrix, uv))

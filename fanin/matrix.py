@@ -186,7 +186,25 @@ def parse(data: dict[str, Any], origin: str = "matrix.toml") -> Matrix:
             raise MatrixError(f"{origin}: cell #{index} duplicates cell #{seen[cell.id]} ({cell.id})")
         seen[cell.id] = index
         cells.append(cell)
+    _check_current(cells, origin)
     return Matrix(tuple(cells), frameworks, default_python, tuple(harness_requirements))
+
+
+def _check_current(cells: list[Cell], origin: str) -> None:
+    """Only the newest version of a framework is resolved as of today; every older one as it was released."""
+    newest: dict[str, Version] = {}
+    for cell in cells:
+        version = Version(cell.version)
+        newest[cell.framework.key] = max(newest.get(cell.framework.key, version), version)
+    for cell in cells:
+        is_newest = Version(cell.version) == newest[cell.framework.key]
+        if cell.resolution == "current" and not is_newest:
+            raise MatrixError(
+                f"{origin}: {cell.id} is resolution 'current' but {cell.framework.key} "
+                f"{newest[cell.framework.key]} is newer; only the newest cell of a framework is current"
+            )
+        if cell.resolution != "current" and is_newest:
+            raise MatrixError(f"{origin}: {cell.id} is the newest {cell.framework.key} cell, so its resolution must be 'current'")
 
 
 def _parse_cell(

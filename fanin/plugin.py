@@ -41,7 +41,6 @@ from fanin.model import (
 from fanin.probe import FrameworkRaised, MissingService, NotApplicable, Observer, Vacuous
 from fanin.source import shown
 
-FRAMEWORK_PACKAGES = {"langgraph": "langgraph", "adk": "google-adk"}
 # pytest's own codes are 0-5; this one says the framework itself does not import in the cell.
 IMPORT_FAILED_EXIT = 6
 
@@ -49,7 +48,7 @@ IMPORT_FAILED_EXIT = 6
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("fanin")
     group.addoption("--fanin-cell", help="cell id this run belongs to, e.g. langgraph-1.2.18")
-    group.addoption("--fanin-framework", choices=sorted(FRAMEWORK_PACKAGES), help="framework under test")
+    group.addoption("--fanin-framework", help="framework under test: its registry key and probe-id prefix")
     group.addoption("--fanin-results", type=Path, help="where to write this run's result set (atomically)")
     group.addoption("--fanin-reference", type=Path, help="result set to compare each observation with")
     group.addoption("--fanin-lock", type=Path, help="the lock the venv was built from (recorded, hashed)")
@@ -417,7 +416,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         sys.stderr.write(f"fanin: no probe ran; {results} not written\n")
         return
     framework = recorder.framework or next(iter(recorder.probes.values())).framework
-    package = config.getoption("fanin_package") or FRAMEWORK_PACKAGES.get(framework, framework)
+    package = config.getoption("fanin_package") or framework
     try:
         version = metadata.version(package)
     except metadata.PackageNotFoundError:

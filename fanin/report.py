@@ -23,7 +23,6 @@ from fanin.model import HAZARDS, Observation, ProbeInfo, ResultFileError, Result
 from fanin.source import REPO_ROOT, parse_file, probe_source_hash, shown
 
 REFERENCE = REPO_ROOT / "reference"
-FRAMEWORK_NAMES = {"langgraph": "LangGraph", "adk": "Google ADK"}
 
 
 @dataclass(frozen=True)
@@ -72,10 +71,8 @@ class FrameworkView:
     columns: list[Column]
     probes: list[ProbeRow]
     missing: dict[str, str]
-
-    @property
-    def name(self) -> str:
-        return FRAMEWORK_NAMES.get(self.key, self.key)
+    name: str = ""  # the registry's display name
+    package: str = ""  # the PyPI distribution, as a cite line names it
 
     @property
     def newest(self) -> Column | None:
@@ -148,6 +145,9 @@ class Report:
                 return str(entry["first_changed"])
         return None
 
+    def package_of(self, framework: str) -> str:
+        return next((v.package for v in self.frameworks if v.key == framework), framework)
+
     def probe(self, probe_id: str) -> tuple[FrameworkView, ProbeRow] | None:
         for view in self.frameworks:
             for row in view.probes:
@@ -216,7 +216,7 @@ def _reproducer(info: ProbeInfo) -> tuple[str | None, bool]:
         return None, False
 
 
-def _framework_view(key: str, sets: list[ResultSet], missing: dict[str, str]) -> FrameworkView:
+def _framework_view(key: str, sets: list[ResultSet], missing: dict[str, str], matrix: Matrix) -> FrameworkView:
     sets = sorted(sets, key=lambda rs: Version(rs.version))
     columns = [Column(rs.cell, key, rs.version, rs.environment.get("python", "?")) for rs in sets]
     infos: dict[str, ProbeInfo] = {}
@@ -236,7 +236,9 @@ def _framework_view(key: str, sets: list[ResultSet], missing: dict[str, str]) ->
                 row.changes.append((before, after, change))
         rows.append(row)
     framework_missing = {cell: reason for cell, reason in missing.items() if cell.startswith(f"{key}-")}
-    return FrameworkView(key, columns, rows, framework_missing)
+    registered = matrix.frameworks.get(key)
+    name, package = (registered.display, registered.package) if registered else (key, key)
+    return FrameworkView(key, columns, rows, framework_missing, name, package)
 
 
 def _read_toml(name: str) -> dict[str, Any]:
@@ -251,8 +253,9 @@ def _read_toml(name: str) -> dict[str, Any]:
 
 def build(source: Path, matrix: Matrix, reference: bool, replace: dict[str, ResultSet] | None = None) -> Report:
     sets, missing = load_dir(source, matrix, replace)
-    keys = sorted({rs.framework for rs in sets} | set(matrix.frameworks), key=lambda k: (k != "langgraph", k))
-    views = [_framework_view(key, [rs for rs in sets if rs.framework == key], missing) for key in keys]
+    # The registry's order (matrix.toml), then any framework a result set names that the registry no longer has.
+    keys = [*matrix.frameworks, *sorted({rs.framework for rs in sets} - set(matrix.frameworks))]
+    views = [_framework_view(key, [rs for rs in sets if rs.framework == key], missing, matrix) for key in keys]
     dates = sorted(str(rs.environment.get("date", "")) for rs in sets)
     report = Report(
         title="fanin reference report" if reference else "fanin matrix (local run)",

@@ -7,22 +7,23 @@ from pathlib import Path
 import pytest
 
 from fanin import matrix, pythons
+from packaging.version import Version
+
+from fanin.errors import FaninError
 from fanin.matrix import MatrixError, parse
 
 COMMITTED = matrix.load()
 RAW = tomllib.loads(matrix.MATRIX_FILE.read_text())
 
 
-def test_committed_matrix_covers_the_required_versions() -> None:
-    langgraph = [c.version for c in COMMITTED.of("langgraph")]
-    adk = [c.version for c in COMMITTED.of("adk")]
-    for minor in ("0.2.", "0.3.", "0.4.", "0.5.", "0.6.", "1.0.", "1.1.", "1.2."):
-        assert any(v.startswith(minor) for v in langgraph), minor
-    assert {"1.2.9", "1.2.18"} <= set(langgraph)
-    assert "1.0.0" in adk and "2.0.0" in adk
-    assert len([v for v in adk if v.startswith("1.") and v != "1.0.0"]) >= 5  # four minors + the last 1.x
-    assert len([v for v in adk if v.startswith("2.") and v != "2.0.0"]) >= 3  # two later minors + newest
-    assert COMMITTED.smoke() == {COMMITTED.newest("langgraph").id, COMMITTED.newest("adk").id}
+def test_every_registered_framework_spans_its_history_and_only_its_newest_is_current() -> None:
+    for key in COMMITTED.frameworks:
+        cells = COMMITTED.of(key)
+        assert len({c.version for c in cells}) >= 4, key  # a span of its history, not one version
+        newest = max(Version(c.version) for c in cells)
+        for cell in cells:
+            assert (cell.resolution == "current") == (Version(cell.version) == newest), cell.id
+    assert COMMITTED.smoke() == {COMMITTED.newest(key).id for key in COMMITTED.frameworks}
 
 
 def test_every_cell_has_a_hashed_lock_of_its_framework_and_harness() -> None:
@@ -37,7 +38,7 @@ def test_every_cell_has_a_hashed_lock_of_its_framework_and_harness() -> None:
 
 def test_ids_are_derived_from_framework_version_and_python() -> None:
     data = copy.deepcopy(RAW)
-    data["cell"] = [dict(RAW["cell"][0], python="3.13")]
+    data["cell"] = [dict(RAW["cell"][0], python="3.13", resolution="current")]
     cell = parse(data).cells[0]
     assert cell.id == f"{cell.framework.key}-{cell.version}-py3.13"
     assert cell.lock_path.name == f"{cell.id}.txt"
@@ -110,3 +111,47 @@ def test_python_discovery() -> None:
     assert pythons.find("3.99") is None
     found = pythons.find(COMMITTED.default_python)
     assert found is not None and Path(found).exists()
+
+
+def test_only_the_newest_cell_of_a_framework_may_be_current() -> None:
+    def older_current(data: dict) -> None:
+        data["cell"][0]["resolution"] = "current"
+
+    def newest_as_released(data: dict) -> None:
+        newest = max((c for c in data["cell"] if c["framework"] == "langgraph"), key=lambda c: Version(c["version"]))
+        newest["resolution"] = "as-released"
+
+    assert "only the newest cell of a framework is current" in broken(older_current)
+    assert "so its resolution must be 'current'" in broken(newest_as_released)
+
+
+def test_add_cell_dates_the_version_keeps_the_file_and_moves_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fanin import add_cell, locking, pypi
+
+    text = matrix.MATRIX_FILE.read_text()
+    target = tmp_path / "matrix.toml"
+    target.write_text(text)
+    monkeypatch.setattr(add_cell, "MATRIX_FILE", target)
+    monkeypatch.setattr(matrix, "LOCKS", tmp_path / "locks")
+    uploads = {"1.2.24": "2026-11-20T10:00:00Z", "1.2.25": "2026-11-28T10:00:00Z", "1.0.3": "2025-11-01T08:30:00Z"}
+    monkeypatch.setattr(pypi, "resolve", lambda package, wanted: pypi.Release(wanted, uploads[wanted], False))
+    monkeypatch.setattr(locking, "resolve", lambda cell, m: f"# lock of {cell.id} as of {cell.exclude_newer}\n")
+    newest_before = matrix.load(target).newest("langgraph").id
+
+    locked = add_cell.add(["langgraph==1.2.25"], matrix.load(target), today=__import__("datetime").date(2026, 11, 30))
+    updated = matrix.load(target)
+    assert locked == [newest_before, "langgraph-1.2.25"]
+    assert updated.cell("langgraph-1.2.25").resolution == "current"
+    assert updated.cell("langgraph-1.2.25").exclude_newer == "2026-11-30T00:00:00Z"
+    demoted = updated.cell(newest_before)
+    assert (demoted.resolution, demoted.exclude_newer) == ("as-released", "2026-11-21T10:00:00Z")
+    assert "# The cells fanin runs" in target.read_text()  # comments kept
+    assert (tmp_path / "locks" / "langgraph-1.2.25.txt").read_text().startswith("# lock of langgraph-1.2.25")
+
+    add_cell.add(["langgraph==1.0.3"], updated)  # an older version: as released, nothing else moves
+    again = matrix.load(target)
+    assert (again.cell("langgraph-1.0.3").resolution, again.cell("langgraph-1.0.3").exclude_newer) == (
+        "as-released", "2025-11-02T08:30:00Z")
+    assert again.cell("langgraph-1.2.25").resolution == "current"
+    with pytest.raises(FaninError, match="already in the matrix"):
+        add_cell.add(["langgraph==1.0.3"], again)

@@ -7,6 +7,7 @@ observations themselves still reproduce is proven by the probe sessions that
 """
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,7 @@ from fanin import catalog, matrix
 from fanin.render import outputs
 from fanin.environment import file_sha256
 from fanin.model import NOT_APPLICABLE, PROBE_ERROR, load
+from fanin.source import REPO_ROOT
 
 MATRIX = matrix.load()
 DECLARED = catalog.declared()
@@ -24,7 +26,8 @@ STALE = "stale reference: run ./noxw -s 'probe({cell})' and, after review, ./nox
 def test_probe_ids_are_unique_and_well_formed() -> None:
     ids = [p.id for p in DECLARED]
     assert len(ids) == len(set(ids))
-    assert {p.framework for p in DECLARED} == {"langgraph", "adk"}
+    assert {p.framework for p in DECLARED} == set(MATRIX.frameworks)  # every registered framework has a suite
+    assert all(Path(REPO_ROOT / p.file).parent.name == p.framework for p in DECLARED)
 
 
 @pytest.mark.parametrize("cell", CELLS)
@@ -77,7 +80,9 @@ def test_every_probe_the_report_data_cites_exists() -> None:
     declared = {p.id for p in DECLARED}
     for name in ("comparison.toml", "checklist.toml", "mitigations.toml"):
         text = (matrix.REFERENCE_RESULTS.parent / name).read_text()
-        cited = set(re.findall(r'"((?:langgraph|adk)/[a-z0-9-]+/[a-z0-9-]+)"', text))
+        prefixes = "|".join(MATRIX.frameworks)
+        cited = set(re.findall(rf'"((?:{prefixes})/[a-z0-9-]+/[a-z0-9-]+(?:\[[a-z0-9,-]+\])?)"', text))
+        declared |= {oid for p in DECLARED for oid in p.observation_ids()}
         assert cited <= declared, f"{name} cites probes that do not exist: {sorted(cited - declared)}"
 
 

@@ -15,7 +15,7 @@ def evidence(report: Report, probe_id: str) -> str:
     link = f"[`{probe_id}`](REPORT.md#{probe_id})"
     if answer.observation is None or answer.column is None:
         return f"{link}: not probed yet"
-    package = "google-adk" if answer.column.framework == "adk" else answer.column.framework
+    package = report.package_of(answer.column.framework)
     o = answer.observation
     return f"{link} ({package} {answer.column.version}): {MARKS[o.hazard]} {label(o.label)} — {label(o.detail, 160)}"
 

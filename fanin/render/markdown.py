@@ -126,7 +126,7 @@ def claim_verdicts(view: FrameworkView, row: ProbeRow) -> str:
 
 def cite(view: FrameworkView, row: ProbeRow, reference_date: str) -> str:
     version = view.newest.version if view.newest else "?"
-    package = "google-adk" if view.key == "adk" else view.key
+    package = view.package
     return f"fanin {row.id}@{row.info.source_hash} · {package} {version} · reference {reference_date}"
 
 
