@@ -73,7 +73,7 @@ def search(
     returned so the finding shows its evidence.
     """
     seen = {good: observe(good), bad: observe(bad)}
-    if compare.classify("probe", seen[good], seen[bad]).kind in (compare.SAME, compare.MINOR):
+    if not compare.classify("probe", seen[good], seen[bad]).is_breaking:
         raise FaninError(f"the probe observes the same behaviour in {good} and {bad}: nothing to bisect")
     low, high = -1, len(candidates)  # candidates[low] behaves like good, candidates[high] like bad
     while high - low > 1:

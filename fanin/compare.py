@@ -1,9 +1,18 @@
-"""Is a new observation the same behaviour as the reference?
+"""Is a new observation the same behaviour as another one, and if not, which way did it move?
 
-Breaking: the outcome, the hazard or the observed value changed, or a probe
-vanished. Minor: only the human text changed (label or detail, e.g. an error
-message reworded). New: nothing to compare with. Kept free of pytest and tabulate so
-the plugin (inside a framework's venv) and the CLI share one definition.
+One classifier for everything that compares: a probe run against its reference, `diff`,
+the upgrade gate and the report's compare view. Behaviour is `Observation.behaviour`
+(outcome, hazard, value); label and detail are wording. A behaviour change has a
+direction, by the legend's order of harm (safe < order-coupled < loud, nondeterministic
+< silent):
+
+- regression: the hazard got worse, or an observed probe became n/a (its API is gone);
+- fix: the hazard got better;
+- new coverage: n/a before, observed now (the API appeared);
+- changed: same hazard, another outcome or value.
+
+Kept free of pytest and tabulate so the plugin (inside a framework's venv) and the CLI
+share it.
 """
 
 from __future__ import annotations
@@ -11,49 +20,98 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
-from fanin.model import Observation, ResultSet
+from fanin.model import NOT_APPLICABLE, Hazard, Observation, ResultSet
 
-SAME = "same"
-MINOR = "minor"
-BREAKING = "breaking"
-NEW = "new"
-MISSING = "missing"
+
+class Kind(str, Enum):
+    SAME = "same"
+    WORDING = "wording"  # label or detail only: listed, never a failure
+    BEHAVIOUR = "behaviour"  # outcome, hazard or value: see `direction`
+    NEW = "new"  # no observation to compare with
+    MISSING = "missing"  # the probe is gone from the newer run
+
+
+class Direction(str, Enum):
+    REGRESSION = "regression"
+    FIX = "fix"
+    NEW_COVERAGE = "new coverage"
+    CHANGED = "changed"
+
+
+SAME, MINOR, BREAKING, NEW, MISSING = (Kind.SAME, Kind.WORDING, Kind.BEHAVIOUR, Kind.NEW, Kind.MISSING)
 
 _COMPARED = ("outcome", "hazard", "value")
+_HARM = {
+    Hazard.SAFE.value: 0,
+    Hazard.ORDER_COUPLED.value: 1,
+    Hazard.LOUD.value: 2,
+    Hazard.NONDETERMINISTIC.value: 2,
+    Hazard.SILENT.value: 3,
+}
 
 
 @dataclass(frozen=True)
 class Change:
     probe_id: str
-    kind: str
+    kind: Kind
     before: Observation | None
     after: Observation | None
     fields: tuple[str, ...] = ()
 
     @property
     def is_breaking(self) -> bool:
-        return self.kind in (BREAKING, MISSING)
+        """Not the same behaviour as the reference: a probe run against its own reference fails."""
+        return self.kind in (Kind.BEHAVIOUR, Kind.MISSING)
+
+    @property
+    def direction(self) -> Direction | None:
+        if self.kind == Kind.MISSING:
+            return Direction.REGRESSION
+        if self.kind != Kind.BEHAVIOUR or self.before is None or self.after is None:
+            return None
+        before_na = self.before.outcome == NOT_APPLICABLE
+        after_na = self.after.outcome == NOT_APPLICABLE
+        if before_na and not after_na:
+            return Direction.NEW_COVERAGE
+        if after_na and not before_na:
+            return Direction.REGRESSION
+        old, new = _HARM.get(self.before.hazard), _HARM.get(self.after.hazard)
+        if old is None or new is None or old == new:
+            return Direction.CHANGED
+        return Direction.REGRESSION if new > old else Direction.FIX
+
+    @property
+    def label(self) -> str:
+        """The word a table shows: regression / fix / new coverage / changed / wording / new / missing."""
+        direction = self.direction
+        return direction.value if direction is not None else self.kind.value
+
+    @property
+    def gates(self) -> bool:
+        """Fails an upgrade: a regression, or a changed value your code may depend on. Fixes and new coverage pass."""
+        return self.direction in (Direction.REGRESSION, Direction.CHANGED)
 
 
 def classify(probe_id: str, before: Observation | None, after: Observation | None) -> Change:
     if before is None and after is None:
         raise ValueError("nothing to compare")
     if before is None:
-        return Change(probe_id, NEW, None, after)
+        return Change(probe_id, Kind.NEW, None, after)
     if after is None:
-        return Change(probe_id, MISSING, before, None)
+        return Change(probe_id, Kind.MISSING, before, None)
     fields = tuple(name for name in (*_COMPARED, "label", "detail") if getattr(before, name) != getattr(after, name))
-    if before.hazard == after.hazard == "nondeterministic":
+    if before.hazard == after.hazard == Hazard.NONDETERMINISTIC.value:
         # Such a probe's detail carries the counts of its own repeats; only its outcome set is behaviour.
         fields = tuple(name for name in fields if name != "detail")
     if not fields:
-        kind = SAME
-    elif any(name in _COMPARED for name in fields):
-        kind = BREAKING
+        kind = Kind.SAME
+    elif before.behaviour != after.behaviour:
+        kind = Kind.BEHAVIOUR
     else:
-        kind = MINOR
+        kind = Kind.WORDING
     return Change(probe_id, kind, before, after, fields)
 
 
@@ -63,7 +121,7 @@ def diff(base: ResultSet, new: ResultSet, probe_ids: set[str] | None = None) -> 
     if probe_ids is not None:
         ids &= probe_ids
     changes = [classify(pid, base.observations.get(pid), new.observations.get(pid)) for pid in sorted(ids)]
-    return [change for change in changes if change.kind != SAME]
+    return [change for change in changes if change.kind != Kind.SAME]
 
 
 def value_differences(before: Any, after: Any, path: str = "value") -> Iterator[tuple[str, Any, Any]]:
@@ -91,7 +149,7 @@ def compact(value: Any) -> str:
 
 def describe(change: Change) -> str:
     """A readable before/after for one changed probe (pytest failure text, `diff` detail)."""
-    lines = [f"{change.probe_id}: {change.kind}"]
+    lines = [f"{change.probe_id}: {change.label}"]
     if change.before is None:
         assert change.after is not None
         lines.append(f"  no reference observation; observed: {change.after.outcome} [{change.after.hazard}] {change.after.detail}")

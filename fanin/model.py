@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +19,38 @@ from fanin.source import shown
 
 SCHEMA_VERSION = 2  # 2: observations carry a short `label`
 
-OK = "ok"
-TIMEOUT = "timeout"
-NOT_APPLICABLE = "n/a"
-PROBE_ERROR = "probe-error"
-VACUOUS = "vacuous"
-RAISES = "raises:"
-FIXED_OUTCOMES = (OK, TIMEOUT, NOT_APPLICABLE, PROBE_ERROR, VACUOUS)
+class Outcome(str, Enum):
+    """What happened, apart from `raises:<Exception>` (which names the framework's exception class)."""
 
-HAZARDS = ("silent", "loud", "order-coupled", "nondeterministic", "safe", "n/a")
+    OK = "ok"
+    TIMEOUT = "timeout"
+    NOT_APPLICABLE = "n/a"
+    PROBE_ERROR = "probe-error"
+    VACUOUS = "vacuous"
+
+
+class Hazard(str, Enum):
+    """The legend (README, REPORT.md): what a behaviour means for the data of someone who relies on it."""
+
+    SILENT = "silent"  # data lost or wrong, and no error
+    LOUD = "loud"  # an error stops the run
+    ORDER_COUPLED = "order-coupled"  # the result depends on the order the framework folds writes in
+    NONDETERMINISTIC = "nondeterministic"  # different results run to run (the set of outcomes, with its stopping rule)
+    SAFE = "safe"  # every write kept, no ordering dependence
+    NOT_APPLICABLE = "n/a"  # the probe does not apply (the reason is given)
+
+
+OK = Outcome.OK.value
+TIMEOUT = Outcome.TIMEOUT.value
+NOT_APPLICABLE = Outcome.NOT_APPLICABLE.value
+PROBE_ERROR = Outcome.PROBE_ERROR.value
+VACUOUS = Outcome.VACUOUS.value
+RAISES = "raises:"
+FIXED_OUTCOMES = tuple(o.value for o in Outcome)
+
+HAZARDS = tuple(h.value for h in Hazard)
+# Hazards that mean a reader must act (the report shows the mitigation when a version has one).
+HARMFUL = (Hazard.SILENT.value, Hazard.LOUD.value, Hazard.ORDER_COUPLED.value, Hazard.NONDETERMINISTIC.value)
 LABEL_LIMIT = 40
 
 # framework/topic/case; the framework prefix is checked against the registry in reference/matrix.toml.
@@ -114,6 +138,10 @@ class Claim:
         object.__setattr__(self, "text", text)
         object.__setattr__(self, "source", source)
         object.__setattr__(self, "expect", tuple(sorted((expect or {}).items())))
+
+    def unchecked_paths(self) -> list[str]:
+        """Expected paths that are not behaviour: a reworded label must never flip a claim's verdict."""
+        return [path for path, _ in self.expect if path not in ("outcome", "hazard", "value") and not path.startswith("value.")]
 
     def holds(self, observation: Observation) -> bool | None:
         """True/False when checkable and the probe applied; None otherwise."""
@@ -276,6 +304,14 @@ class Observation:
             raise ValueError("an observation needs a one-line detail")
         if not self.label.strip() or len(self.label) > LABEL_LIMIT:
             raise ValueError(f"an observation needs a short label (1 to {LABEL_LIMIT} characters), got {self.label!r}")
+
+    @property
+    def behaviour(self) -> str:
+        """What is compared, everywhere (the upgrade gate, the report's spans, stability): outcome, hazard, value.
+
+        Label and detail are human text; a reworded error message is the same behaviour.
+        """
+        return json.dumps([self.outcome, self.hazard, self.value], sort_keys=True, ensure_ascii=False)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -346,15 +346,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.outcome = "failed"
             report.longrepr = f"no reference observation for this cell\n{compare.describe(change)}"
     elif change.kind == compare.MINOR:
-        report.fanin_status = "minor"  # type: ignore[attr-defined]
+        report.fanin_status = "wording"  # type: ignore[attr-defined]
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     status = getattr(report, "fanin_status", None)
     if report.when == "call" and status == "new":
         return "new", "N", ("NEW", {"yellow": True})
-    if report.when == "call" and status == "minor":
-        return "minor", "m", ("MINOR", {"yellow": True})
+    if report.when == "call" and status == "wording":
+        return "wording", "w", ("WORDING", {"yellow": True})
     return None
 
 
@@ -369,10 +369,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for change in new:
             terminalreporter.write_line(compare.describe(change))
         terminalreporter.write_line("review them, then promote the run with `./noxw -s bless -- <cell>`")
-    minor = [c for c in recorder.changes.values() if c.kind == compare.MINOR]
-    if minor:
-        terminalreporter.section("fanin: detail-only changes (minor)")
-        for change in minor:
+    wording = [c for c in recorder.changes.values() if c.kind == compare.MINOR]
+    if wording:
+        terminalreporter.section("fanin: wording-only changes (label or detail)")
+        for change in wording:
             terminalreporter.write_line(compare.describe(change))
     if recorder.reference_error:
         terminalreporter.section("fanin: unusable reference")

@@ -60,6 +60,9 @@ def probe(
     """
     if not PROBE_ID.match(id):
         raise ValueError(f"probe id {id!r} is not of the form framework/topic/case (lower-case, dashes)")
+    wrong = claim.unchecked_paths()
+    if wrong:
+        raise ValueError(f"{id}: a claim checks outcome, hazard or value paths, never {', '.join(wrong)}")
     declared = {name: values for name, values in (("backend", backends), ("mode", modes)) if values is not None}
     dimensions = check_dimensions(declared)
 

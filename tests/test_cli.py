@@ -50,16 +50,16 @@ def test_diff_breaking_change_exits_1_with_a_table(tmp_path: Path, capsys: pytes
     a, b = write(tmp_path, "langgraph-1.2.9", LOUD), write(tmp_path, "langgraph-1.2.18", SILENT)
     assert cli.main(["diff", a, b]) == 1
     out = capsys.readouterr().out
-    assert "| breaking | langgraph/same-key/no-reducer" in out
+    assert "| regression | langgraph/same-key/no-reducer" in out  # loud -> silent: the hazard got worse
     assert "[loud] raises InvalidUpdateError" in out and "[silent] no error; last write wins: B" in out
     assert "value.final" in out
 
 
-def test_diff_detail_only_change_is_minor_and_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_diff_detail_only_change_is_wording_and_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     reworded = Observation(LOUD.outcome, LOUD.value, LOUD.label, "raises InvalidUpdateError: new wording", LOUD.hazard)
     a, b = write(tmp_path, "langgraph-1.2.9", LOUD), write(tmp_path, "langgraph-1.2.18", reworded)
     assert cli.main(["diff", a, b]) == 0
-    assert "| minor" in capsys.readouterr().out
+    assert "| wording" in capsys.readouterr().out
 
 
 def test_diff_a_run_against_the_reference_by_cell_id(tmp_path: Path) -> None:

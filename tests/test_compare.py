@@ -1,4 +1,4 @@
-"""Classifying a change: what the gate calls breaking, minor, new or missing."""
+"""Classifying a change: behaviour (with its direction), wording, new or missing."""
 
 import pytest
 
@@ -49,3 +49,25 @@ def test_counts_in_a_nondeterministic_detail_are_not_a_change() -> None:
     first = Observation("ok", {"outcomes": ["A", "B"], "runs": 20}, "A or B", "A ×12, B ×8", "nondeterministic")
     second = Observation("ok", {"outcomes": ["A", "B"], "runs": 20}, "A or B", "A ×9, B ×11", "nondeterministic")
     assert compare.classify("p", first, second).kind == compare.SAME
+
+
+def _o(outcome: str, hazard: str, value: object = None) -> Observation:
+    return Observation(outcome, value if value is not None else {"v": hazard}, "l", "d", hazard)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "label", "gates"),
+    [
+        (_o("ok", "safe"), _o("ok", "silent"), "regression", True),
+        (_o("raises:X", "loud", {"exception": "X"}), _o("ok", "silent"), "regression", True),
+        (_o("ok", "silent"), _o("ok", "safe"), "fix", False),
+        (_o("ok", "silent"), _o("raises:X", "loud", {"exception": "X"}), "fix", False),
+        (_o("n/a", "n/a", {"reason": "no API"}), _o("ok", "silent"), "new coverage", False),
+        (_o("ok", "safe"), _o("n/a", "n/a", {"reason": "API removed"}), "regression", True),
+        (_o("ok", "silent", {"final": "A"}), _o("ok", "silent", {"final": "B"}), "changed", True),
+        (_o("ok", "safe"), Observation("ok", {"v": "safe"}, "reworded", "d", "safe"), "wording", False),
+    ],
+)
+def test_the_direction_of_a_change_follows_the_legend(before: Observation, after: Observation, label: str, gates: bool) -> None:
+    change = compare.classify("x/y/z", before, after)
+    assert (change.label, change.gates) == (label, gates)

@@ -1,4 +1,4 @@
-"""The pytest plugin on a dummy probe module: pass / changed / new / minor / timeout / probe-error / n/a.
+"""The pytest plugin on a dummy probe module: pass / changed / new / wording / timeout / probe-error / n/a.
 
 Each case runs pytest in a subprocess (pytester), as a probe session does.
 """
@@ -172,16 +172,16 @@ def test_same_as_reference_passes_and_changed_fails_with_before_after(suite: pyt
     data["observations"]["langgraph/dummy/raises"]["detail"] = "raises KeyError: older wording"
     reference.write_text(json.dumps(data))
     changed = run(suite, "-k", "test_ok or test_raises")
-    changed.stdout.fnmatch_lines(["* 1 failed, 8 deselected, 1 minor in *"])
+    changed.stdout.fnmatch_lines(["* 1 failed, 8 deselected, 1 wording in *"])
     changed.stdout.fnmatch_lines(
         [
             "*behaviour changed against*reference.json*",
-            "*langgraph/dummy/ok: breaking*",
+            "*langgraph/dummy/ok: changed*",
             "*value.kept*",
         ]
     )
     assert 'before: ["A"]\n      after:  ["A", "B"]' in changed.stdout.str()
-    changed.stdout.fnmatch_lines(["*detail-only changes (minor)*", "*older wording*"])
+    changed.stdout.fnmatch_lines(["*wording-only changes (label or detail)*", "*older wording*"])
 
 
 def test_corrupt_reference_is_one_clear_line_and_loses_nothing(suite: pytest.Pytester) -> None:

@@ -131,3 +131,10 @@ def test_the_legend_check_catches_a_wrong_hazard() -> None:
         "x/a/nondeterministic-once": Observation("ok", {"outcomes": ["A"]}, "l", "d", "nondeterministic"),
     }
     assert len(legend_violations(wrong)) == 5  # lost-but-safe breaks two rules
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_claims_check_behaviour_never_wording(cell: matrix.Cell) -> None:
+    reference = load(cell.reference_path)
+    wrong = {pid: info.claim.unchecked_paths() for pid, info in reference.probes.items() if info.claim.unchecked_paths()}
+    assert wrong == {}, "claims may expect outcome, hazard or value paths only"

@@ -230,5 +230,5 @@ def changes(rows: list[compare.Change]) -> str:
         after = f"[{change.after.hazard}] {change.after.detail}" if change.after else "—"
         if change.before and change.after:
             before, after = divergence(before, after)
-        table.append([change.kind, change.probe_id, label(before, 64), label(after, 64)])
+        table.append([change.label, change.probe_id, label(before, 64), label(after, 64)])
     return tabulate(table, headers=["change", "probe", "before", "after"], tablefmt="github")

@@ -16,7 +16,10 @@ from fanin.probe import Claim, Observer, probe
         "ParallelAgent and SequentialAgent are deprecated in favour of Workflow (ADK 2.x) and warn when "
         "they are instantiated.",
         "https://github.com/google/adk-python/blob/main/src/google/adk/agents/parallel_agent.py",
-        expect={"label": "deprecated: Parallel, Sequential"},
+        expect={
+            "value.ParallelAgent[0].category": "DeprecationWarning",
+            "value.SequentialAgent[0].category": "DeprecationWarning",
+        },
     ),
 )
 async def test_parallel_agent(obs: Observer) -> None:

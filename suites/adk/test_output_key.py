@@ -21,7 +21,7 @@ PARALLEL_AGENT_DOC = "https://google.github.io/adk-docs/agents/workflow-agents/p
         "Parallel sub-agents share session state; to avoid race conditions each one should write "
         "its result to a distinct output_key. A shared key keeps only one reply.",
         PARALLEL_AGENT_DOC,
-        expect={"label": "last reply wins"},
+        expect={"value.a,b,c.final": "reply c", "value.c,b,a.final": "reply a"},
     ),
 )
 async def test_same_key(obs: Observer) -> None:

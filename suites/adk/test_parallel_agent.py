@@ -22,7 +22,7 @@ PARALLEL_AGENT_DOC = "https://google.github.io/adk-docs/agents/workflow-agents/p
         "Branches share session state and nothing merges their writes: each state_delta is applied "
         "as its event arrives, so the last arrival wins and the others are lost without an error.",
         PARALLEL_AGENT_DOC,
-        expect={"label": "last arrival wins"},
+        expect={"value.a,b,c.final": "C", "value.c,b,a.final": "A"},
     ),
 )
 async def test_same_key(obs: Observer) -> None:
@@ -133,7 +133,7 @@ async def test_branch_state_visibility(obs: Observer) -> None:
         "Branch isolation is a string-prefix test, so a sub-agent whose name starts with a sibling's name "
         "(agent_10 vs agent_1) receives that sibling's conversation history.",
         "https://github.com/google/adk-python/issues/2948",
-        expect={"label": "leak: worker_10 sees worker_1"},
+        expect={"value.runs.worker_1 first.worker_10_sees_worker_1": True},
     ),
 )
 async def test_branch_name_prefix(obs: Observer) -> None:

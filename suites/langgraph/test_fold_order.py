@@ -16,7 +16,12 @@ from fanin.probe import Claim, Observer, probe
         " timing; for edge-triggered nodes that order is the nodes' names (sorted), not the order they were"
         " added or meant to run in. The docs advise a sort key in the state when the order matters.",
         "https://langchain-ai.github.io/langgraph/how-tos/branching/#stable-sorting",
-        expect={"label": "order: by name (code point)"},
+        expect={
+            "value.2_retriever / a_retriever.rule": "by name (code point)",
+            "value.KBSearch / search_docs.rule": "by name (code point)",
+            "value.add order reversed.rule": "by name (code point)",
+            "value.verify_a / analyze_b.rule": "by name (code point)",
+        },
     ),
     sources=["https://reference.langchain.com/python/langgraph.checkpoint/base/writes_sort_key"],
     modes=("sync", "async"),

@@ -18,7 +18,7 @@ SEND_DOC = "https://docs.langchain.com/oss/python/langgraph/graph-api#send"
         "Send tasks of one superstep are folded in a deterministic order; map-reduce results come back in"
         " the order of the Send list, whatever the finishing order or target node names.",
         SEND_DOC,
-        expect={"label": "order: Send list order"},
+        expect={"value.forward.items": ["a", "b", "c"], "value.reversed.items": ["c", "b", "a"]},
     ),
     modes=("sync", "async"),
 )
