@@ -50,10 +50,14 @@ def _cells() -> list[tuple[str, str, bool]]:
     """(cell id, framework, newest of its framework) for every [[cell]], as `fanin cells --json` lists them."""
     done = subprocess.run(
         ["uv", "run", "--quiet", "--frozen", "--project", str(ROOT), "python", "-m", "fanin", "cells", "--json"],
-        capture_output=True, text=True, env=_env(),
+        capture_output=True,
+        text=True,
+        env=_env(),
     )
     if done.returncode != 0:
-        sys.stderr.write(done.stderr.strip().splitlines()[-1] + "\n" if done.stderr.strip() else "fanin: error: cannot list cells\n")
+        sys.stderr.write(
+            done.stderr.strip().splitlines()[-1] + "\n" if done.stderr.strip() else "fanin: error: cannot list cells\n"
+        )
         raise SystemExit(2)
     import json
 
@@ -64,13 +68,15 @@ def _env() -> dict[str, str]:
     return {**os.environ, "UV_PROJECT_ENVIRONMENT": str(HARNESS_ENV)}
 
 
-def fanin(session: nox.Session, *args: str, group: str | None = None, program: tuple[str, ...] = ("-m", "fanin")) -> None:
+def fanin(
+    session: nox.Session, *args: str, group: str | None = None, program: tuple[str, ...] = ("-m", "fanin")
+) -> None:
     """Run the harness; a non-zero exit ends the session with fanin's own code (see the module docstring)."""
     command = ["uv", "run", "--quiet", "--frozen", "--project", str(ROOT)]
     if group:
         command += ["--group", group]
     command += ["python", *program, *args]
-    session.log(" ".join(command[command.index("python"):]))
+    session.log(" ".join(command[command.index("python") :]))
     code = subprocess.run(command, env=_env()).returncode
     if code:
         exit_file = os.environ.get("FANIN_EXIT_FILE")
@@ -185,6 +191,8 @@ def selftest(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The CI command: the harness's tests, then every cell must reproduce its reference."""
+    """The CI command: lint and type gates, the harness's tests, then every cell must reproduce its reference."""
+    lint(session)
+    typecheck(session)
     selftest(session)
     matrix(session)

@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fanin import matrix as fanin_matrix  # noqa: E402
-from fanin.model import ResultSet, load, save  # noqa: E402
 from fanin import source as fanin_source  # noqa: E402
+from fanin.model import ResultSet, load, save  # noqa: E402
 from fanin.render import outputs  # noqa: E402
 
 NOXW = [str(ROOT / "noxw")]
@@ -49,7 +49,9 @@ def timed(command: list[str], env: dict[str, str] | None = None, cwd: Path = ROO
     done = subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
-        raise SystemExit(f"bench: {' '.join(command)} failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        raise SystemExit(
+            f"bench: {' '.join(command)} failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+        )
     return seconds
 
 
@@ -76,7 +78,18 @@ def cold_cell(cell: fanin_matrix.Cell) -> dict[str, float]:
         target = Path(tmp) / "uv"
         started = time.perf_counter()
         timed(["uv", "venv", "--quiet", "--python", str(venv_python(cell).resolve()), str(target)])
-        timed(["uv", "pip", "sync", "--quiet", "--compile-bytecode", "--python", str(target / "bin" / "python"), str(cell.lock_path)])
+        timed(
+            [
+                "uv",
+                "pip",
+                "sync",
+                "--quiet",
+                "--compile-bytecode",
+                "--python",
+                str(target / "bin" / "python"),
+                str(cell.lock_path),
+            ]
+        )
         figures["uv"] = time.perf_counter() - started
         target = Path(tmp) / "uv-no-bytecode"
         started = time.perf_counter()
@@ -86,7 +99,9 @@ def cold_cell(cell: fanin_matrix.Cell) -> dict[str, float]:
         target = Path(tmp) / "pip"
         started = time.perf_counter()
         timed([python, "-m", "virtualenv", "--quiet", "--python", str(venv_python(cell).resolve()), str(target)])
-        timed([str(target / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "-r", str(cell.lock_path)])
+        timed(
+            [str(target / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "-r", str(cell.lock_path)]
+        )
         figures["virtualenv+pip"] = time.perf_counter() - started
     return figures
 
@@ -100,7 +115,9 @@ def scaled_reference(factor: int, into: Path) -> None:
         for copy in range(factor):
             for pid, info in rs.probes.items():
                 new_id = pid if copy == 0 else f"{pid}-x{copy}"
-                probes[new_id] = type(info)(new_id, info.title, info.claim, info.sources, info.file, info.function, info.source_hash)
+                probes[new_id] = type(info)(
+                    new_id, info.title, info.claim, info.sources, info.file, info.function, info.source_hash
+                )
                 observations[new_id] = rs.observations[pid]
         save(ResultSet(rs.cell, rs.framework, rs.version, rs.environment, probes, observations), into / path.name)
 
@@ -134,7 +151,9 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.machine()}, Python {platform.python_version()}"
+    return (
+        f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.machine()}, Python {platform.python_version()}"
+    )
 
 
 def main() -> None:
@@ -155,7 +174,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         newest = matrix.newest("langgraph")
         timed(["uv", "venv", "--quiet", "--python", str(venv_python(newest).resolve()), f"{tmp}/v"])
-        install = timed(["uv", "pip", "sync", "--quiet", "--compile-bytecode", "--python", f"{tmp}/v/bin/python", str(upgrade_lock)])
+        install = timed(
+            ["uv", "pip", "sync", "--quiet", "--compile-bytecode", "--python", f"{tmp}/v/bin/python", str(upgrade_lock)]
+        )
     lg_floor = floor[matrix.newest("langgraph").id]
     print("bench: report ...", flush=True)
     today = render_seconds(matrix, fanin_matrix.REFERENCE_RESULTS)
@@ -167,13 +188,30 @@ def main() -> None:
     floor_sum = sum(floor.values())
     warm_bound = 1.5 * floor_sum / cores
     rows = [
-        ("warm matrix ≤ 1.5 × Σ floors / cores", f"{warm:.1f} s vs {warm_bound:.1f} s", warm / (floor_sum / cores), warm <= warm_bound),
-        ("cold cell: virtualenv+pip ≥ 5 × uv", f"{cold['virtualenv+pip']:.1f} s vs {cold['uv']:.1f} s",
-         cold["virtualenv+pip"] / cold["uv"], cold["virtualenv+pip"] >= 5 * cold["uv"]),
-        ("upgrade ≤ install + 2 × floor", f"{upgrade:.1f} s vs {install + 2 * lg_floor:.1f} s",
-         upgrade / (install + 2 * lg_floor), upgrade <= install + 2 * lg_floor),
-        ("report 10× data ≤ 10 × today, < 2 s", f"{tenfold:.2f} s vs {today:.2f} s", tenfold / today,
-         tenfold <= 10 * today * 1.1 and tenfold < 2),
+        (
+            "warm matrix ≤ 1.5 × Σ floors / cores",
+            f"{warm:.1f} s vs {warm_bound:.1f} s",
+            warm / (floor_sum / cores),
+            warm <= warm_bound,
+        ),
+        (
+            "cold cell: virtualenv+pip ≥ 5 × uv",
+            f"{cold['virtualenv+pip']:.1f} s vs {cold['uv']:.1f} s",
+            cold["virtualenv+pip"] / cold["uv"],
+            cold["virtualenv+pip"] >= 5 * cold["uv"],
+        ),
+        (
+            "upgrade ≤ install + 2 × floor",
+            f"{upgrade:.1f} s vs {install + 2 * lg_floor:.1f} s",
+            upgrade / (install + 2 * lg_floor),
+            upgrade <= install + 2 * lg_floor,
+        ),
+        (
+            "report 10× data ≤ 10 × today, < 2 s",
+            f"{tenfold:.2f} s vs {today:.2f} s",
+            tenfold / today,
+            tenfold <= 10 * today * 1.1 and tenfold < 2,
+        ),
     ]
     lines = [
         "# fanin benchmarks",
@@ -190,16 +228,23 @@ def main() -> None:
         "## Figures",
         "",
         f"- Σ import floors over {len(floor)} cells: {floor_sum:.1f} s (per cell: "
-        + ", ".join(f"{cell} {seconds:.2f}" for cell, seconds in floor.items()) + ")",
-        f"- warm matrix (`./noxw -s matrix`, venvs built): {warm:.1f} s, of which {in_probes:.1f} s of CPU were the probes"
-        f" themselves (pytest's per-test times, summed over cells): the floor plus the probes' own work is"
-        f" {(floor_sum + in_probes) / cores:.1f} s on {cores} cores, so fanin's own overhead is about"
-        f" {warm - (floor_sum + in_probes) / cores:.1f} s ({(warm - (floor_sum + in_probes) / cores) / len(matrix.cells):.2f} s a cell)",
-        f"- cold cell {COLD_CELL} from its lock, warm package caches: uv {cold['uv']:.1f} s "
-        f"(without compiling bytecode: {cold['uv without bytecode']:.1f} s), virtualenv + pip {cold['virtualenv+pip']:.1f} s "
-        "(pip compiles bytecode by default)",
-        f"- upgrade `{UPGRADE_TARGET}` end to end: {upgrade:.1f} s (its install alone: {install:.1f} s; "
-        f"langgraph import floor {lg_floor:.2f} s)",
+        + ", ".join(f"{cell} {seconds:.2f}" for cell, seconds in floor.items())
+        + ")",
+        (
+            f"- warm matrix (`./noxw -s matrix`, venvs built): {warm:.1f} s, of which {in_probes:.1f} s of CPU were the probes"
+            f" themselves (pytest's per-test times, summed over cells): the floor plus the probes' own work is"
+            f" {(floor_sum + in_probes) / cores:.1f} s on {cores} cores, so fanin's own overhead is about"
+            f" {warm - (floor_sum + in_probes) / cores:.1f} s ({(warm - (floor_sum + in_probes) / cores) / len(matrix.cells):.2f} s a cell)"
+        ),
+        (
+            f"- cold cell {COLD_CELL} from its lock, warm package caches: uv {cold['uv']:.1f} s "
+            f"(without compiling bytecode: {cold['uv without bytecode']:.1f} s), virtualenv + pip {cold['virtualenv+pip']:.1f} s "
+            "(pip compiles bytecode by default)"
+        ),
+        (
+            f"- upgrade `{UPGRADE_TARGET}` end to end: {upgrade:.1f} s (its install alone: {install:.1f} s; "
+            f"langgraph import floor {lg_floor:.2f} s)"
+        ),
         f"- report from the reference: {today:.3f} s; from synthetic result sets with 10× the probes: {tenfold:.3f} s",
         "",
     ]

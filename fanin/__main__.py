@@ -18,9 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fanin import bisect as fanin_bisect
-from fanin import bisect_all
+from fanin import bisect_all, compare, execute, identity, locking, runner, stability, upgrade
 from fanin import bless as fanin_bless
-from fanin import compare, execute, identity, locking, runner, stability, upgrade
 from fanin.errors import FaninError
 from fanin.matrix import REPORTS, RUN_RESULTS, Cell, Matrix
 from fanin.matrix import load as load_matrix
@@ -82,14 +81,21 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
             raise FaninError(f"no local results in {shown(RUN_RESULTS)}; run a probe session first")
     else:
         if args.new is None:
-            raise FaninError("diff takes two result sets (BASE NEW), or none to compare every local run with the reference")
-        if args.base == args.new or _source_path(args.base, matrix).resolve() == _source_path(args.new, matrix).resolve():
+            raise FaninError(
+                "diff takes two result sets (BASE NEW), or none to compare every local run with the reference"
+            )
+        if (
+            args.base == args.new
+            or _source_path(args.base, matrix).resolve() == _source_path(args.new, matrix).resolve()
+        ):
             raise FaninError(f"diff names {args.base!r} twice; give two different result sets")
         cells = {cell.id: cell for cell in matrix.cells}
         if args.base in cells and args.new in cells:
             older, newer = cells[args.base], cells[args.new]
             if older.framework == newer.framework and older.sort_key > newer.sort_key:
-                raise FaninError(f"diff arguments in the wrong order: {args.base} is newer than {args.new}; give the older first")
+                raise FaninError(
+                    f"diff arguments in the wrong order: {args.base} is newer than {args.new}; give the older first"
+                )
         pairs = [(args.base, args.new)]
     loaded = [(_load_source(base, matrix), _load_source(new, matrix)) for base, new in pairs]
     breaking = False
@@ -136,8 +142,10 @@ def cmd_probe(args: argparse.Namespace, matrix: Matrix) -> int:
     results = execute.run_cells(cells, matrix, options)
     failed = [r.cell.id for r in results if r.code != runner.SAME]
     if failed:
-        print(f"fanin: {len(failed)} of {len(results)} cells not as the reference: {', '.join(failed)} "
-              f"(logs in {shown(REPORTS / 'logs')}/)")
+        print(
+            f"fanin: {len(failed)} of {len(results)} cells not as the reference: {', '.join(failed)} "
+            f"(logs in {shown(REPORTS / 'logs')}/)"
+        )
     return execute.exit_code(results)
 
 
@@ -145,7 +153,9 @@ def cmd_lock(args: argparse.Namespace, matrix: Matrix) -> int:
     cells = [matrix.cell(c) for c in args.cells] if args.cells else list(matrix.cells)
     for cell in cells:
         locking.lock(cell, matrix, cell.lock_path)
-        print(f"fanin: locked {cell.id} ({cell.resolution}, packages as of {cell.exclude_newer}) -> {shown(cell.lock_path)}")
+        print(
+            f"fanin: locked {cell.id} ({cell.resolution}, packages as of {cell.exclude_newer}) -> {shown(cell.lock_path)}"
+        )
     return 0
 
 
@@ -158,8 +168,12 @@ def cmd_repeat(args: argparse.Namespace, matrix: Matrix) -> int:
     shutil.rmtree(work, ignore_errors=True)
     with runner.signals_end_children():
         for seed in range(args.runs):
-            options = execute.Options(results_dir=work / f"run-{seed:03d}", accept_new=True, pytest_args=("-q",),
-                                      env={"PYTHONHASHSEED": str(seed)})
+            options = execute.Options(
+                results_dir=work / f"run-{seed:03d}",
+                accept_new=True,
+                pytest_args=("-q",),
+                env={"PYTHONHASHSEED": str(seed)},
+            )
             result = execute.run_one(cell, matrix, options)
             print(execute.describe(result).replace(f"{cell.id}:", f"{cell.id} run {seed + 1}/{args.runs}:"), flush=True)
             if result.code not in (runner.SAME, runner.CHANGED):
@@ -191,15 +205,28 @@ def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
     smoke = matrix.smoke()
     key = matrix.framework(args.framework).key if args.framework else None
     chosen = [
-        cell for cell in sorted(matrix.cells, key=lambda c: c.sort_key)
+        cell
+        for cell in sorted(matrix.cells, key=lambda c: c.sort_key)
         if (key is None or cell.framework.key == key) and not (args.smoke and cell.id not in smoke)
     ]
     if args.json:
-        print(json.dumps([
-            {"id": c.id, "framework": c.framework.key, "package": c.framework.package, "version": c.version,
-             "python": c.python, "resolution": c.resolution, "smoke": c.id in smoke}
-            for c in chosen
-        ], indent=1))
+        print(
+            json.dumps(
+                [
+                    {
+                        "id": c.id,
+                        "framework": c.framework.key,
+                        "package": c.framework.package,
+                        "version": c.version,
+                        "python": c.python,
+                        "resolution": c.resolution,
+                        "smoke": c.id in smoke,
+                    }
+                    for c in chosen
+                ],
+                indent=1,
+            )
+        )
         return 0
     for cell in chosen:
         print(f"{cell.id}\tpython {cell.python}\t{cell.resolution} ({cell.exclude_newer})\t{cell.note}")
@@ -211,7 +238,9 @@ def cmd_add_cell(args: argparse.Namespace, matrix: Matrix) -> int:
 
     locked = add_cell.add(args.spec, matrix, python=args.python)
     print(f"fanin: added to reference/matrix.toml and locked: {', '.join(locked)}")
-    print(f"fanin: next: ./noxw -s 'probe({locked[-1]})' -- --accept-new, review, then ./noxw -s bless -- {' '.join(locked)}")
+    print(
+        f"fanin: next: ./noxw -s 'probe({locked[-1]})' -- --accept-new, review, then ./noxw -s bless -- {' '.join(locked)}"
+    )
     return 0
 
 
@@ -231,12 +260,15 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument("cells", nargs="*", help="cell ids (default: every cell of the matrix)")
     probe.add_argument("--framework", help="only this framework's cells")
     probe.add_argument("--smoke", action="store_true", help="only the newest cell of each framework")
-    probe.add_argument("--accept-new", "--fanin-accept-new", action="store_true",
-                       help="probes without a reference do not fail the run")
+    probe.add_argument(
+        "--accept-new", "--fanin-accept-new", action="store_true", help="probes without a reference do not fail the run"
+    )
     probe.add_argument("--jobs", type=int, help="cells side by side (default: FANIN_JOBS or the number of cores)")
     probe.set_defaults(func=cmd_probe, pytest_args=[])
 
-    rep = sub.add_parser("report", help="render reference/REPORT.md, CHECKLIST.md, reports/matrix.html (and reports/run/)")
+    rep = sub.add_parser(
+        "report", help="render reference/REPORT.md, CHECKLIST.md, reports/matrix.html (and reports/run/)"
+    )
     rep.set_defaults(func=cmd_report)
 
     diff = sub.add_parser("diff", help="compare two result sets (cell ids mean their reference)")
@@ -265,8 +297,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     bis = sub.add_parser("bisect", help="FRAMEWORK PROBE-ID GOOD BAD: the first release whose observation changed")
     bis.add_argument("words", nargs="*")
-    bis.add_argument("--all", action="store_true",
-                     help="every change between adjacent reference cells not yet pinned (optionally: FRAMEWORK)")
+    bis.add_argument(
+        "--all",
+        action="store_true",
+        help="every change between adjacent reference cells not yet pinned (optionally: FRAMEWORK)",
+    )
     bis.set_defaults(func=_bisect)
 
     rpt = sub.add_parser("repeat", help="run one cell N times with different hash seeds (then `stability`)")

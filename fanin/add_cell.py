@@ -36,7 +36,7 @@ def add(args: list[str], matrix: Matrix, python: str | None = None, today: _dt.d
     cells = document["cell"]
     newest = matrix.newest(framework.key)
     becomes_newest = Version(release.version) > Version(newest.version)
-    stamp = (today or _dt.datetime.now(_dt.timezone.utc).date()).isoformat() + "T00:00:00Z"
+    stamp = (today or _dt.datetime.now(_dt.UTC).date()).isoformat() + "T00:00:00Z"
     table = tomlkit.table()
     table["framework"] = framework.key
     table["version"] = release.version
@@ -59,7 +59,11 @@ def add(args: list[str], matrix: Matrix, python: str | None = None, today: _dt.d
     cells.insert(position + 1, table)
     text = tomlkit.dumps(document)
     updated = parse(tomlkit.parse(text).unwrap(), origin=shown(MATRIX_FILE))  # the result must validate
-    to_lock = [c for c in updated.cells if c.id == new.id or (becomes_newest and c.framework == framework and c.version == newest.version)]
+    to_lock = [
+        c
+        for c in updated.cells
+        if c.id == new.id or (becomes_newest and c.framework == framework and c.version == newest.version)
+    ]
     files = {MATRIX_FILE: text}
     for cell in to_lock:
         files[cell.lock_path] = locking.resolve(cell, updated)

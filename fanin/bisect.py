@@ -45,7 +45,9 @@ def plan(args: list[str], matrix: Matrix) -> BisectPlan:
     framework = matrix.framework(name)
     declared = {oid for p in catalog.declared() for oid in p.observation_ids()}
     if probe_id not in declared:
-        raise FaninError(f"no probe {probe_id!r} in suites/; `python -m fanin cells` lists cells, REPORT.md lists probes")
+        raise FaninError(
+            f"no probe {probe_id!r} in suites/; `python -m fanin cells` lists cells, REPORT.md lists probes"
+        )
     if not probe_id.startswith(f"{framework.key}/"):
         raise FaninError(f"{probe_id} is not a {framework.key} probe")
     for version in (good, bad):
@@ -54,7 +56,9 @@ def plan(args: list[str], matrix: Matrix) -> BisectPlan:
         except InvalidVersion:
             raise FaninError(f"{version!r} is not a version like 1.2.18") from None
     if Version(good) == Version(bad):
-        raise FaninError(f"good and bad are the same version ({good}); give the last known-good and the first known-bad")
+        raise FaninError(
+            f"good and bad are the same version ({good}); give the last known-good and the first known-bad"
+        )
     if Version(good) > Version(bad):
         raise FaninError(f"the versions are in the wrong order: good {good} is newer than bad {bad}; give GOOD first")
     good_release, bad_release = pypi.resolve(framework.package, good), pypi.resolve(framework.package, bad)
@@ -88,17 +92,29 @@ def search(
     return first, seen
 
 
-def record(probe_id: str, good: str, bad: str, first: str, seen: dict[str, Observation], path: Path = FINDINGS,
-           skipped: list[str] | None = None) -> None:
+def record(
+    probe_id: str,
+    good: str,
+    bad: str,
+    first: str,
+    seen: dict[str, Observation],
+    path: Path = FINDINGS,
+    skipped: list[str] | None = None,
+) -> None:
     findings: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
     entries = [e for e in findings.get(probe_id, []) if (e["good"], e["bad"]) != (good, bad)]
-    entries.append({
-        "good": good,
-        "bad": bad,
-        "first_changed": first,
-        "skipped_yanked": sorted(skipped or [], key=Version),
-        "observed": {v: {"outcome": o.outcome, "label": o.label} for v, o in sorted(seen.items(), key=lambda i: Version(i[0]))},
-    })
+    entries.append(
+        {
+            "good": good,
+            "bad": bad,
+            "first_changed": first,
+            "skipped_yanked": sorted(skipped or [], key=Version),
+            "observed": {
+                v: {"outcome": o.outcome, "label": o.label}
+                for v, o in sorted(seen.items(), key=lambda i: Version(i[0]))
+            },
+        }
+    )
     findings[probe_id] = sorted(entries, key=lambda e: Version(e["good"]))
     write_atomic(path, json.dumps(findings, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
@@ -121,11 +137,19 @@ def run(args: list[str], matrix: Matrix) -> int:
 
     def observe(version: str) -> Observation:
         release = releases[version]
-        cell = matrix.make_cell(bisect_plan.framework, version, matrix.default_python, "as-released", release.as_released)
+        cell = matrix.make_cell(
+            bisect_plan.framework, version, matrix.default_python, "as-released", release.as_released
+        )
         lock_path = work / "locks" / f"{cell.id}.txt"
         locking.lock(cell, matrix, lock_path)
-        options = execute.Options(lock=lock_path, results_dir=work, reference_dir=work / "none", targets=(target,),
-                                  accept_new=True, pytest_args=("-q",))
+        options = execute.Options(
+            lock=lock_path,
+            results_dir=work,
+            reference_dir=work / "none",
+            targets=(target,),
+            accept_new=True,
+            pytest_args=("-q",),
+        )
         with runner.signals_end_children():
             result = execute.run_one(cell, matrix, options)
         if result.code not in (runner.SAME, runner.CHANGED):
@@ -137,11 +161,21 @@ def run(args: list[str], matrix: Matrix) -> int:
         print(f"fanin: {version}: {observation.outcome} [{observation.hazard}] {observation.label}", flush=True)
         return observation
 
-    first, seen = search(bisect_plan.good.version, [r.version for r in bisect_plan.between], bisect_plan.bad.version, observe)
-    record(bisect_plan.probe_id, bisect_plan.good.version, bisect_plan.bad.version, first, seen,
-           skipped=[r.version for r in bisect_plan.skipped])
-    print(f"fanin: {bisect_plan.probe_id}: first changed in {bisect_plan.framework.package} {first} "
-          f"({len(seen)} of {len(releases)} releases run"
-          + (f"; yanked, skipped: {', '.join(r.version for r in bisect_plan.skipped)}" if bisect_plan.skipped else "")
-          + "); recorded in reference/bisect.json")
+    first, seen = search(
+        bisect_plan.good.version, [r.version for r in bisect_plan.between], bisect_plan.bad.version, observe
+    )
+    record(
+        bisect_plan.probe_id,
+        bisect_plan.good.version,
+        bisect_plan.bad.version,
+        first,
+        seen,
+        skipped=[r.version for r in bisect_plan.skipped],
+    )
+    print(
+        f"fanin: {bisect_plan.probe_id}: first changed in {bisect_plan.framework.package} {first} "
+        f"({len(seen)} of {len(releases)} releases run"
+        + (f"; yanked, skipped: {', '.join(r.version for r in bisect_plan.skipped)}" if bisect_plan.skipped else "")
+        + "); recorded in reference/bisect.json"
+    )
     return 0

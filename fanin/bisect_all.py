@@ -10,6 +10,7 @@ probe. Yanked releases are never run; each finding lists them.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -38,11 +39,14 @@ def pending(matrix: Matrix, framework: str | None = None) -> list[Range]:
         if framework and key != framework:
             continue
         cells = [c for c in matrix.of(key) if c.python == matrix.default_python and c.reference_path.exists()]
-        for good, bad in zip(cells, cells[1:]):
+        for good, bad in itertools.pairwise(cells):
             changes = compare.diff(load(good.reference_path), load(bad.reference_path))
             ids = tuple(
-                c.probe_id for c in changes
-                if c.is_breaking and c.after is not None and c.before is not None
+                c.probe_id
+                for c in changes
+                if c.is_breaking
+                and c.after is not None
+                and c.before is not None
                 and not any((e["good"], e["bad"]) == (good.version, bad.version) for e in known.get(c.probe_id, []))
             )
             if ids:
@@ -53,9 +57,14 @@ def pending(matrix: Matrix, framework: str | None = None) -> list[Range]:
 def _observer(rng: Range, matrix: Matrix, between: dict[str, pypi.Release]) -> Callable[[str], ResultSet]:
     """Memoised: one lock, install and probe run per release for all the range's changed probes."""
     declared = {p.id: p for p in catalog.declared()}
-    targets = tuple(sorted({
-        f"{REPO_ROOT / declared[probe_of(oid)].file}::{declared[probe_of(oid)].function}" for oid in rng.observation_ids
-    }))
+    targets = tuple(
+        sorted(
+            {
+                f"{REPO_ROOT / declared[probe_of(oid)].file}::{declared[probe_of(oid)].function}"
+                for oid in rng.observation_ids
+            }
+        )
+    )
     work = REPORTS / "bisect"
     seen: dict[str, ResultSet] = {}
 
@@ -70,12 +79,20 @@ def _observer(rng: Range, matrix: Matrix, between: dict[str, pypi.Release]) -> C
             lock = cell.lock_path
         else:
             release = between[version]
-            cell = matrix.make_cell(rng.good.framework, version, matrix.default_python, "as-released", release.as_released)
+            cell = matrix.make_cell(
+                rng.good.framework, version, matrix.default_python, "as-released", release.as_released
+            )
             lock = work / "locks" / f"{cell.id}.txt"
             if not lock.exists():
                 locking.lock(cell, matrix, lock)
-        options = execute.Options(lock=lock, results_dir=work / "runs", reference_dir=work / "none",
-                                  targets=targets, accept_new=True, pytest_args=("-q",))
+        options = execute.Options(
+            lock=lock,
+            results_dir=work / "runs",
+            reference_dir=work / "none",
+            targets=targets,
+            accept_new=True,
+            pytest_args=("-q",),
+        )
         result = execute.run_one(cell, matrix, options)
         if result.code not in (runner.SAME, runner.CHANGED):
             raise FaninError(f"{cell.id} could not run: {result.outcome.reason}")
@@ -83,8 +100,10 @@ def _observer(rng: Range, matrix: Matrix, between: dict[str, pypi.Release]) -> C
             seen[version] = load(result.results, expect_cell=cell.id)
         except ResultFileError as exc:
             raise FaninError(f"{cell.id}: {exc}") from None
-        print(f"fanin: bisect {rng.good.framework.key} {version}: probed {len(rng.observation_ids)} changed observation(s)",
-              flush=True)
+        print(
+            f"fanin: bisect {rng.good.framework.key} {version}: probed {len(rng.observation_ids)} changed observation(s)",
+            flush=True,
+        )
         return seen[version]
 
     return observe
@@ -97,17 +116,28 @@ def run(matrix: Matrix, framework: str | None = None) -> int:
         return 0
     for rng in ranges:
         package = rng.good.framework.package
-        in_range = [r for r in pypi.releases(package)
-                    if Version(rng.good.version) < Version(r.version) < Version(rng.bad.version)]
+        in_range = [
+            r
+            for r in pypi.releases(package)
+            if Version(rng.good.version) < Version(r.version) < Version(rng.bad.version)
+        ]
         between = {r.version: r for r in in_range if not r.yanked}
         skipped = [r.version for r in in_range if r.yanked]
         observe_all = _observer(rng, matrix, between)
-        print(f"fanin: bisect {rng.good.id} -> {rng.bad.id}: {len(rng.observation_ids)} change(s), "
-              f"{len(between)} installable release(s) between" + (f", yanked: {', '.join(skipped)}" if skipped else ""),
-              flush=True)
+        print(
+            f"fanin: bisect {rng.good.id} -> {rng.bad.id}: {len(rng.observation_ids)} change(s), "
+            f"{len(between)} installable release(s) between" + (f", yanked: {', '.join(skipped)}" if skipped else ""),
+            flush=True,
+        )
         with runner.signals_end_children():
             for oid in rng.observation_ids:
-                def observe(version: str, oid: str = oid) -> Observation:
+
+                def observe(
+                    version: str,
+                    oid: str = oid,
+                    observe_all: Callable[[str], ResultSet] = observe_all,
+                    package: str = package,
+                ) -> Observation:
                     observations = observe_all(version).observations
                     if oid not in observations:
                         raise FaninError(f"{package} {version}: the run has no observation of {oid}")

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fanin import catalog, compare, failures, identity
-from fanin.errors import FaninError
 from fanin import matrix as paths
+from fanin.errors import FaninError
 from fanin.matrix import Cell, Matrix
 from fanin.model import PROBE_ERROR, ResultFileError, ResultSet, dumps, load
 from fanin.render import markdown, outputs
@@ -73,6 +73,8 @@ def bless(matrix: Matrix, names: list[str], force: bool = False) -> list[Accepte
     if unreadable:
         raise FaninError("another reference result set is unreadable (see above); nothing blessed")
     files = {a.cell.reference_path: dumps(a.run) for a in accepted}
-    files.update({path: text for path, text in rendered.items() if path in (paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST)})
+    files.update(
+        {path: text for path, text in rendered.items() if path in (paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST)}
+    )
     write_all(files)
     return accepted

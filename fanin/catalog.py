@@ -63,5 +63,7 @@ def declared(suites: Path = SUITES) -> list[DeclaredProbe]:
                     assert isinstance(decorator, ast.Call)
                     shown = str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else path.name
                     dimensions = _dimensions(decorator, f"{shown}:{node.name}")
-                    found.append(DeclaredProbe(probe_id, shown, node.name, probe_source_hash(path, node.name), dimensions))
+                    found.append(
+                        DeclaredProbe(probe_id, shown, node.name, probe_source_hash(path, node.name), dimensions)
+                    )
     return found

@@ -137,14 +137,18 @@ def value_differences(before: Any, after: Any, path: str = "value") -> Iterator[
             else:
                 yield from value_differences(b, a, f"{path}.{key}")
     elif isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
-        for index, (b, a) in enumerate(zip(before, after)):
+        for index, (b, a) in enumerate(zip(before, after, strict=False)):
             yield from value_differences(b, a, f"{path}[{index}]")
     elif before != after:
         yield path, before, after
 
 
 def compact(value: Any) -> str:
-    return value if isinstance(value, str) and value == "(absent)" else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return (
+        value
+        if isinstance(value, str) and value == "(absent)"
+        else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    )
 
 
 def describe(change: Change) -> str:
@@ -152,10 +156,14 @@ def describe(change: Change) -> str:
     lines = [f"{change.probe_id}: {change.label}"]
     if change.before is None:
         assert change.after is not None
-        lines.append(f"  no reference observation; observed: {change.after.outcome} [{change.after.hazard}] {change.after.detail}")
+        lines.append(
+            f"  no reference observation; observed: {change.after.outcome} [{change.after.hazard}] {change.after.detail}"
+        )
         return "\n".join(lines)
     if change.after is None:
-        lines.append(f"  not observed in this run; reference: {change.before.outcome} [{change.before.hazard}] {change.before.detail}")
+        lines.append(
+            f"  not observed in this run; reference: {change.before.outcome} [{change.before.hazard}] {change.before.detail}"
+        )
         return "\n".join(lines)
     for name in ("outcome", "hazard", "label", "detail"):
         if name in change.fields:

@@ -17,7 +17,6 @@ from typing import Any
 
 from fanin.source import REPO_ROOT
 
-
 # Servers the harness ran for the cell, recorded with their versions (set by fanin.services).
 _SERVICES = {"postgresql": "FANIN_POSTGRES_VERSION"}
 
@@ -58,11 +57,13 @@ def collect(lock: Path | None) -> dict[str, Any]:
         "implementation": platform.python_implementation(),
         "platform": f"{platform.system().lower()}-{platform.machine()}",
         "suite_commit": suite_commit(),
-        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
+        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d"),
         "packages": installed_packages(),
     }
     # Which guard kept the run off the network (fanin.isolation sets it; a bare pytest run has only the in-process one).
-    env["network_isolation"] = os.environ.get("FANIN_NETWORK_ISOLATION", "in-process block only (not run by the harness)")
+    env["network_isolation"] = os.environ.get(
+        "FANIN_NETWORK_ISOLATION", "in-process block only (not run by the harness)"
+    )
     services = {name: os.environ[var] for name, var in _SERVICES.items() if os.environ.get(var)}
     if services:
         env["services"] = services

@@ -78,8 +78,11 @@ def junit_summary(path: Path) -> str | None:
     tests = int(suite.get("tests", 0))
     failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
     skipped = int(suite.get("skipped", 0))
-    parts = [f"{tests - failed - skipped} passed"] + ([f"{failed} failed"] if failed else []) + (
-        [f"{skipped} skipped"] if skipped else [])
+    parts = (
+        [f"{tests - failed - skipped} passed"]
+        + ([f"{failed} failed"] if failed else [])
+        + ([f"{skipped} skipped"] if skipped else [])
+    )
     return f"{', '.join(parts)} in {float(suite.get('time', 0)):.1f} s"
 
 

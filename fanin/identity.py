@@ -39,8 +39,11 @@ def check_lock(result_set: ResultSet, lock: Path, origin: str) -> None:
         raise ResultFileError(f"{origin}: was made from another lock than {shown(lock)}; re-run the cell")
     installed = _packages(result_set)
     wanted = pins(lock, _marker_environment(result_set))
-    drifted = [f"{name} {installed.get(name, 'absent')} (lock: {version})" for name, version in sorted(wanted.items())
-               if installed.get(name) != version]
+    drifted = [
+        f"{name} {installed.get(name, 'absent')} (lock: {version})"
+        for name, version in sorted(wanted.items())
+        if installed.get(name) != version
+    ]
     if drifted:
         raise ResultFileError(f"{origin}: the run's packages differ from {shown(lock)}: {', '.join(drifted[:3])}")
 

@@ -57,8 +57,14 @@ def record_start(path: Path, observation_id: str, nodeid: str) -> None:
 
 def record_observation(path: Path, observation_id: str, info: ProbeInfo | None, observation: Observation) -> None:
     probe_id = info.id if info else observation_id.split("[", 1)[0]
-    append(path, OBSERVATION, id=observation_id, probe_id=probe_id, probe=info.to_json() if info else None,
-           observation=observation.to_json())
+    append(
+        path,
+        OBSERVATION,
+        id=observation_id,
+        probe_id=probe_id,
+        probe=info.to_json() if info else None,
+        observation=observation.to_json(),
+    )
 
 
 def read(path: Path) -> State:

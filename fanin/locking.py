@@ -27,15 +27,23 @@ def requirements(cell: Cell, matrix: Matrix) -> str:
 
 def compile_command(cell: Cell, output: Path, uv: str = "uv") -> list[str]:
     return [
-        uv, "pip", "compile", "-",
+        uv,
+        "pip",
+        "compile",
+        "-",
         "--quiet",
         "--universal",
         "--generate-hashes",
-        "--python-version", cell.python,
-        "--exclude-newer", cell.exclude_newer,
-        "--index-url", "https://pypi.org/simple",
-        "--custom-compile-command", f'nox -s lock -- {cell.id}',
-        "--output-file", str(output),
+        "--python-version",
+        cell.python,
+        "--exclude-newer",
+        cell.exclude_newer,
+        "--index-url",
+        "https://pypi.org/simple",
+        "--custom-compile-command",
+        f"nox -s lock -- {cell.id}",
+        "--output-file",
+        str(output),
     ]
 
 
@@ -44,7 +52,10 @@ def resolve(cell: Cell, matrix: Matrix, uv: str | None = None) -> str:
     with tempfile.TemporaryDirectory(prefix="fanin-lock-") as tmp:
         output = Path(tmp) / f"{cell.id}.txt"
         done = subprocess.run(
-            compile_command(cell, output, uv or uv_binary()), input=requirements(cell, matrix), capture_output=True, text=True
+            compile_command(cell, output, uv or uv_binary()),
+            input=requirements(cell, matrix),
+            capture_output=True,
+            text=True,
         )
         if done.returncode != 0:
             tail = " | ".join(line.strip() for line in done.stderr.strip().splitlines()[-3:])

@@ -164,7 +164,9 @@ def parse(data: dict[str, Any], origin: str = "matrix.toml") -> Matrix:
         table = _table(table, where)
         unknown = set(table) - _FRAMEWORK_KEYS
         if unknown:
-            raise MatrixError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(_FRAMEWORK_KEYS))}")
+            raise MatrixError(
+                f"{where}: unknown field(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(_FRAMEWORK_KEYS))}"
+            )
         companions = table.get("companions", [])
         if not isinstance(companions, list) or not all(isinstance(c, str) and c.strip() for c in companions):
             raise MatrixError(f"{where}: 'companions' must be a list of requirement strings")
@@ -204,7 +206,9 @@ def _check_current(cells: list[Cell], origin: str) -> None:
                 f"{newest[cell.framework.key]} is newer; only the newest cell of a framework is current"
             )
         if cell.resolution != "current" and is_newest:
-            raise MatrixError(f"{origin}: {cell.id} is the newest {cell.framework.key} cell, so its resolution must be 'current'")
+            raise MatrixError(
+                f"{origin}: {cell.id} is the newest {cell.framework.key} cell, so its resolution must be 'current'"
+            )
 
 
 def _parse_cell(
@@ -215,7 +219,9 @@ def _parse_cell(
         where = f"{origin} cell #{index} ({raw['framework']}=={raw['version']})"
     unknown = set(raw) - _CELL_KEYS
     if unknown:
-        raise MatrixError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(_CELL_KEYS))}")
+        raise MatrixError(
+            f"{where}: unknown field(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(_CELL_KEYS))}"
+        )
     for key in _REQUIRED:
         _string(raw, key, where)
     framework_key = raw["framework"]
@@ -234,7 +240,9 @@ def _parse_cell(
     try:
         _dt.datetime.fromisoformat(exclude_newer.replace("Z", "+00:00"))
     except ValueError:
-        raise MatrixError(f"{where}: exclude_newer {exclude_newer!r} is not an ISO date-time like 2025-06-26T17:52:04Z") from None
+        raise MatrixError(
+            f"{where}: exclude_newer {exclude_newer!r} is not an ISO date-time like 2025-06-26T17:52:04Z"
+        ) from None
     python = raw.get("python", default_python)
     if not isinstance(python, str) or not python.count(".") == 1:
         raise MatrixError(f"{where}: python {python!r} must be a minor version like 3.11")

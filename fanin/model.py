@@ -19,6 +19,7 @@ from fanin.source import shown
 
 SCHEMA_VERSION = 2  # 2: observations carry a short `label`
 
+
 class Outcome(str, Enum):
     """What happened, apart from `raises:<Exception>` (which names the framework's exception class)."""
 
@@ -56,7 +57,9 @@ LABEL_LIMIT = 40
 # framework/topic/case; the framework prefix is checked against the registry in reference/matrix.toml.
 PROBE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$")
 # An observation id: the probe id, plus `[value,...]` for a variant other than the default one.
-OBSERVATION_ID = re.compile(r"^(?P<probe>[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*)(?:\[(?P<variant>[a-z0-9,-]+)\])?$")
+OBSERVATION_ID = re.compile(
+    r"^(?P<probe>[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*)(?:\[(?P<variant>[a-z0-9,-]+)\])?$"
+)
 # The dimensions a probe may run under, in the order their values appear in an observation id.
 # The first value of each is the default: the variant whose observation id is the plain probe id.
 DIMENSIONS = ("backend", "mode")
@@ -67,7 +70,7 @@ _EXCEPTION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 def is_valid_outcome(outcome: str) -> bool:
     if outcome in FIXED_OUTCOMES:
         return True
-    return outcome.startswith(RAISES) and bool(_EXCEPTION_NAME.match(outcome[len(RAISES):]))
+    return outcome.startswith(RAISES) and bool(_EXCEPTION_NAME.match(outcome[len(RAISES) :]))
 
 
 class ResultFileError(FaninError):
@@ -141,7 +144,11 @@ class Claim:
 
     def unchecked_paths(self) -> list[str]:
         """Expected paths that are not behaviour: a reworded label must never flip a claim's verdict."""
-        return [path for path, _ in self.expect if path not in ("outcome", "hazard", "value") and not path.startswith("value.")]
+        return [
+            path
+            for path, _ in self.expect
+            if path not in ("outcome", "hazard", "value") and not path.startswith("value.")
+        ]
 
     def holds(self, observation: Observation) -> bool | None:
         """True/False when checkable and the probe applied; None otherwise."""
@@ -189,7 +196,9 @@ class Variant:
     @property
     def suffix(self) -> str:
         """The non-default values, comma-joined: `postgres`, `async`, `postgres,async`; "" for the default."""
-        return ",".join(value for (name, value), (_, first) in zip(self.values, self.default) if value != first)
+        return ",".join(
+            value for (name, value), (_, first) in zip(self.values, self.default, strict=False) if value != first
+        )
 
     @property
     def observation_id(self) -> str:
@@ -209,8 +218,10 @@ def check_dimensions(dimensions: dict[str, Any]) -> tuple[tuple[str, tuple[str, 
         if name not in dimensions:
             continue
         values = tuple(dimensions[name])
-        if not values or len(set(values)) != len(values) or not all(
-            isinstance(v, str) and _DIMENSION_VALUE.match(v) for v in values
+        if (
+            not values
+            or len(set(values)) != len(values)
+            or not all(isinstance(v, str) and _DIMENSION_VALUE.match(v) for v in values)
         ):
             raise ValueError(f"dimension {name!r} needs distinct lower-case values, got {dimensions[name]!r}")
         checked.append((name, values))

@@ -53,7 +53,7 @@ def _connect_ex(self: socket.socket, address: Any) -> int:
 
 def _sendto(self: socket.socket, data: Any, *args: Any) -> int:
     if _is_local_unix(self):
-        return _original_sendto(self, data, *args)  # type: ignore[no-any-return]
+        return _original_sendto(self, data, *args)
     raise _refuse(args[-1])
 
 
@@ -62,10 +62,10 @@ def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def install() -> None:
-    socket.socket.connect = _connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign]
+    socket.socket.connect = _connect  # type: ignore[method-assign,assignment]
+    socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign,assignment]
     socket.socket.sendto = _sendto  # type: ignore[method-assign,assignment]
-    socket.getaddrinfo = _getaddrinfo  # type: ignore[assignment]
+    socket.getaddrinfo = _getaddrinfo
 
 
 def uninstall() -> None:

@@ -57,7 +57,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--fanin-package", help="the framework's distribution name (recorded version), e.g. google-adk")
     group.addoption("--fanin-import", help="a module that must import before any probe runs, e.g. google.adk.agents")
-    group.addoption("--fanin-reference-error", help="the harness refused the reference: record every probe, fail the run")
+    group.addoption(
+        "--fanin-reference-error", help="the harness refused the reference: record every probe, fail the run"
+    )
     group.addoption("--fanin-journal", type=Path, help="append each probe's start and observation here as it happens")
     group.addoption(
         "--fanin-resume", action="store_true", help="reuse the observations already in the journal; run only the rest"
@@ -87,7 +89,9 @@ class Recorder:
         if self.reference is None:
             return []
         framework = self.framework or self.reference.framework
-        return sorted(pid for pid in self.reference.observations if pid.startswith(f"{framework}/") and pid not in self.collected)
+        return sorted(
+            pid for pid in self.reference.observations if pid.startswith(f"{framework}/") and pid not in self.collected
+        )
 
 
 recorder_key = pytest.StashKey[Recorder]()
@@ -97,7 +101,9 @@ change_key = pytest.StashKey[compare.Change]()
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "fanin_probe: a fanin probe (set by @probe)")
     if not any(config.pluginmanager.hasplugin(name) for name in ("timeout", "pytest_timeout")):
-        raise pytest.UsageError("fanin needs pytest-timeout loaded (-p pytest_timeout), or a hanging probe hangs the run")
+        raise pytest.UsageError(
+            "fanin needs pytest-timeout loaded (-p pytest_timeout), or a hanging probe hangs the run"
+        )
     reference_path: Path | None = config.getoption("fanin_reference")
     reference, reference_error = None, None
     if reference_path is not None and reference_path.exists():
@@ -149,7 +155,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     try:
         importlib.import_module(module)
-    except Exception as exc:  # noqa: BLE001 - any failure to import is the finding for the whole cell
+    except Exception as exc:
         error = f"{type(exc).__name__}: {normalize_message(str(exc))}"
         recorder = session.config.stash[recorder_key]
         if recorder.journal is not None:
@@ -187,7 +193,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if info is None or observation_id is None:
             continue
         if observation_id in seen:
-            raise pytest.UsageError(f"probe id {observation_id} is declared twice: {seen[observation_id]} and {item.nodeid}")
+            raise pytest.UsageError(
+                f"probe id {observation_id} is declared twice: {seen[observation_id]} and {item.nodeid}"
+            )
         if recorder.framework and info.framework != recorder.framework:
             raise pytest.UsageError(f"{item.nodeid} is a {info.framework} probe in a {recorder.framework} run")
         seen[observation_id] = item.nodeid
@@ -234,7 +242,9 @@ def observation_id_of(item: pytest.Item) -> str | None:
 
 
 @pytest.fixture
-def obs(request: pytest.FixtureRequest, fanin_variant: Variant | None, tmp_path_factory: pytest.TempPathFactory) -> Observer:
+def obs(
+    request: pytest.FixtureRequest, fanin_variant: Variant | None, tmp_path_factory: pytest.TempPathFactory
+) -> Observer:
     """The observer a probe records into."""
     info = probe_info(request.node)
     if info is None:
@@ -247,7 +257,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     info = probe_info(pyfuncitem)
     if info is None:
         return None
-    observer: Observer = pyfuncitem.funcargs["obs"]
+    observer = pyfuncitem.funcargs["obs"]
+    assert isinstance(observer, Observer)
     recorder = pyfuncitem.config.stash[recorder_key]
     recorder.running = observer.observation_id
     if recorder.journal is not None:
@@ -279,7 +290,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         )
     except MissingService as exc:
         observer.observation = _probe_error(str(exc), None)
-    except Exception as exc:  # noqa: BLE001 - a defect of the probe, kept with its traceback
+    except Exception as exc:
         failure = exc
         observer.observation = _probe_error(f"{type(exc).__name__}: {normalize_message(str(exc))}", exc)
     if netblock.attempts and failure is None:
@@ -294,7 +305,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     change = pyfuncitem.stash[change_key]
     if change.is_breaking:
         source = pyfuncitem.config.stash[recorder_key].reference_path
-        pytest.fail(f"behaviour changed against {shown(source)}\n{compare.describe(change)}", pytrace=False)
+        against = shown(source) if source is not None else "the reference"
+        pytest.fail(f"behaviour changed against {against}\n{compare.describe(change)}", pytrace=False)
     return True
 
 
@@ -313,7 +325,9 @@ def _probe_error(message: str, exc: BaseException | None) -> Observation:
     if exc is not None:
         frames = traceback.extract_tb(exc.__traceback__)
         value["where"] = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
-    return Observation(outcome=PROBE_ERROR, value=value, label="probe-error", detail=f"probe-error: {message}", hazard="n/a")
+    return Observation(
+        outcome=PROBE_ERROR, value=value, label="probe-error", detail=f"probe-error: {message}", hazard="n/a"
+    )
 
 
 def _remember(item: pytest.Item, info: ProbeInfo, observation_id: str, observation: Observation) -> None:
@@ -396,8 +410,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             f"({', '.join(vanished[:3])}{', …' if len(vanished) > 3 else ''}); re-run and bless the cell\n"
         )
     resumed_failures = [
-        oid for oid in recorder.resumed.observations
-        if oid in recorder.changes and (recorder.changes[oid].is_breaking or recorder.observations[oid].outcome == PROBE_ERROR)
+        oid
+        for oid in recorder.resumed.observations
+        if oid in recorder.changes
+        and (recorder.changes[oid].is_breaking or recorder.observations[oid].outcome == PROBE_ERROR)
     ]
     if (recorder.reference_error or vanished or resumed_failures) and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

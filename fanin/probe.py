@@ -159,7 +159,9 @@ class Observer:
         """
         base = os.environ.get(POSTGRES_ENV)
         if not base:
-            raise MissingService(f"no PostgreSQL server in this run ({POSTGRES_ENV} is unset); run the cell through ./noxw")
+            raise MissingService(
+                f"no PostgreSQL server in this run ({POSTGRES_ENV} is unset); run the cell through ./noxw"
+            )
         return f"{base} dbname={database}"
 
     def record(self, value: Any, *, label: str, detail: str, hazard: str, outcome: str = OK) -> None:
@@ -181,14 +183,16 @@ class Observer:
         payload = {"exception": name}
         if value is not None:
             payload["observed"] = value
-        self.record(payload, label=name, detail=detail or f"raises {name}: {message}", hazard=hazard, outcome=RAISES + name)
+        self.record(
+            payload, label=name, detail=detail or f"raises {name}: {message}", hazard=hazard, outcome=RAISES + name
+        )
 
     @contextmanager
     def framework(self, *, hazard: str = "loud", value: Callable[[], Any] | None = None) -> Iterator[None]:
         """Run framework code whose exceptions are the answer (e.g. InvalidUpdateError)."""
         try:
             yield
-        except Exception as exc:  # noqa: BLE001 - every framework error is an observation here
+        except Exception as exc:
             self.raised(exc, hazard=hazard, value=value() if value else None)
             raise FrameworkRaised(exc) from exc
 
@@ -201,7 +205,7 @@ class Observer:
         """
         try:
             return {"returned": fn()}
-        except Exception as exc:  # noqa: BLE001 - the framework's answer for this variant
+        except Exception as exc:
             return {"raises": type(exc).__name__}
 
     @staticmethod
@@ -209,7 +213,7 @@ class Observer:
         """`attempt` for coroutines (ADK)."""
         try:
             return {"returned": await fn()}
-        except Exception as exc:  # noqa: BLE001 - the framework's answer for this variant
+        except Exception as exc:
             return {"raises": type(exc).__name__}
 
     def need(self, module: str, *names: str) -> Any:

@@ -40,7 +40,7 @@ class Release:
     def as_released(self) -> str:
         """The `exclude_newer` moment of an as-released lock: one day after the upload."""
         moment = _dt.datetime.fromisoformat(self.uploaded.replace("Z", "+00:00")) + _dt.timedelta(days=1)
-        return moment.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return moment.astimezone(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def releases(package: str, timeout: float = 20.0, prereleases: bool = False) -> list[Release]:
@@ -55,7 +55,9 @@ def releases(package: str, timeout: float = 20.0, prereleases: bool = False) -> 
         raise RegistryUnreachable(f"PyPI answered HTTP {exc.code} for {package}; try again later") from None
     except (urllib.error.URLError, OSError, TimeoutError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise RegistryUnreachable(f"cannot reach PyPI to look up {package} ({reason}); check the network or name an exact version") from None
+        raise RegistryUnreachable(
+            f"cannot reach PyPI to look up {package} ({reason}); check the network or name an exact version"
+        ) from None
     except json.JSONDecodeError:
         raise RegistryUnreachable(f"PyPI sent a malformed answer for {package}; try again later") from None
     found: list[tuple[Version, Release]] = []

@@ -7,6 +7,7 @@ cells: it shows as "not run" with the reason.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import tomllib
 from collections import Counter
@@ -167,7 +168,8 @@ class Report:
 
 
 def _same(a: Observation, b: Observation) -> bool:
-    return (a.outcome, a.value, a.hazard, a.label) == (b.outcome, b.value, b.hazard, b.label)
+    """One span of versions: the same behaviour, shown with the same label."""
+    return (a.behaviour, a.label) == (b.behaviour, b.label)
 
 
 UNREADABLE = "unreadable result set"
@@ -230,7 +232,7 @@ def _framework_view(key: str, sets: list[ResultSet], missing: dict[str, str], ma
         observations = {rs.cell: rs.observations[observation_id] for rs in sets if observation_id in rs.observations}
         row = ProbeRow(info, reproducer, current, observations, id=observation_id)
         present = [c for c in columns if c.cell in observations]
-        for before, after in zip(present, present[1:]):
+        for before, after in itertools.pairwise(present):
             change = compare.classify(observation_id, observations[before.cell], observations[after.cell])
             if change.kind != compare.SAME:
                 row.changes.append((before, after, change))

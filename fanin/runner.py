@@ -131,12 +131,30 @@ def journal_path(results: Path) -> Path:
 
 def pytest_command(run: CellRun, journal: Path, resume: bool) -> list[str]:
     command = [
-        str(run.python), "-m", "pytest", "-p", "pytest_timeout",
-        "-c", str(SUITES / "pytest.ini"), "--rootdir", str(SUITES),
+        str(run.python),
+        "-m",
+        "pytest",
+        "-p",
+        "pytest_timeout",
+        "-c",
+        str(SUITES / "pytest.ini"),
+        "--rootdir",
+        str(SUITES),
         *(run.targets or (str(SUITES / run.framework),)),
-        "--fanin-cell", run.cell_id, "--fanin-framework", run.framework, "--fanin-package", run.package,
-        "--fanin-import", run.import_check, "--fanin-results", str(run.results),
-        "--fanin-lock", str(run.lock), "--fanin-journal", str(journal),
+        "--fanin-cell",
+        run.cell_id,
+        "--fanin-framework",
+        run.framework,
+        "--fanin-package",
+        run.package,
+        "--fanin-import",
+        run.import_check,
+        "--fanin-results",
+        str(run.results),
+        "--fanin-lock",
+        str(run.lock),
+        "--fanin-journal",
+        str(journal),
     ]
     if run.reference is not None:
         command += ["--fanin-reference", str(run.reference)]
@@ -196,7 +214,9 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                 }
                 log.write(f"fanin: attempt {attempts}: {' '.join(command)}\n")
                 log.flush()
-                process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                process = subprocess.Popen(
+                    command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+                )
                 CHILDREN.add(process.pid)
                 try:
                     code, stalled = _watch(process, journal, run.watchdog)
@@ -211,12 +231,20 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     where = f" while {state.running} ran" if state.running else ""
                     return _not_run(run, INTERRUPTED, f"interrupted by {CHILDREN.stopping}{where}", attempts, mode)
                 if state.import_failed:
-                    return _not_run(run, NOT_RUN, f"{run.import_check} does not import: {state.import_failed}", attempts, mode)
+                    return _not_run(
+                        run, NOT_RUN, f"{run.import_check} does not import: {state.import_failed}", attempts, mode
+                    )
                 if state.interrupted:
                     return _not_run(run, INTERRUPTED, state.interrupted, attempts, mode)
                 if stalled is not None:
                     if not stalled:
-                        return _not_run(run, NOT_RUN, f"no progress for {run.watchdog:.0f} s outside any probe (collection or import hung)", attempts, mode)
+                        return _not_run(
+                            run,
+                            NOT_RUN,
+                            f"no progress for {run.watchdog:.0f} s outside any probe (collection or import hung)",
+                            attempts,
+                            mode,
+                        )
                     observation = Observation(
                         outcome=TIMEOUT,
                         value={"timeout_seconds": run.watchdog, "ended_by": "watchdog"},
@@ -225,7 +253,9 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                         hazard="loud",
                     )
                     journal_log.record_observation(journal, stalled, None, observation)
-                    log.write(f"fanin: watchdog: {stalled} stalled for {run.watchdog:.0f} s; killed, resuming the others\n")
+                    log.write(
+                        f"fanin: watchdog: {stalled} stalled for {run.watchdog:.0f} s; killed, resuming the others\n"
+                    )
                     continue
                 if state.saved and code in (0, 1):
                     failures.clear_marker(run.results)
@@ -244,7 +274,9 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     continue
                 if code == 5:
                     return _not_run(run, NOT_RUN, "no probe was collected", attempts, mode)
-                return _not_run(run, NOT_RUN, f"pytest ended ({how}) without writing results: {_last_error(log)}", attempts, mode)
+                return _not_run(
+                    run, NOT_RUN, f"pytest ended ({how}) without writing results: {_last_error(log)}", attempts, mode
+                )
     except FaninError as exc:
         return _not_run(run, NOT_RUN, str(exc), attempts, mode)
     finally:

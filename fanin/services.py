@@ -39,7 +39,7 @@ def postgres() -> Iterator[dict[str, str]]:
     try:
         with warnings.catch_warnings():  # platformdirs warns that XDG_RUNTIME_DIR is unset: irrelevant here
             warnings.simplefilter("ignore")
-            import pgserver  # type: ignore[import-untyped]  # the harness's tools only
+            import pgserver  # the harness's tools only
     except ImportError:
         raise ServiceError("pgserver is not installed in the harness tools; re-run ./noxw to reinstall them") from None
     # A short path: the server's Unix socket lives in it, and socket paths are limited to ~100 bytes.
@@ -51,7 +51,7 @@ def postgres() -> Iterator[dict[str, str]]:
                 server = pgserver.get_server(workdir / "data", cleanup_mode="delete")
             info = server.get_postmaster_info()
             version = server.psql("SHOW server_version;").splitlines()[2].strip()
-        except Exception as exc:  # noqa: BLE001 - any failure to start is one line for the user
+        except Exception as exc:
             raise ServiceError(f"cannot start PostgreSQL for the cell: {type(exc).__name__}: {exc}") from None
         yield {POSTGRES_DSN: f"host={info.socket_dir} port={info.port} user=postgres", POSTGRES_VERSION: version}
     finally:

@@ -117,12 +117,15 @@ def parse_text(text: str) -> ParsedFile:
             for alias in node.names:
                 if alias.name == "*":
                     continue
-                module = node.module if isinstance(node, ast.ImportFrom) else None
-                text = (f"from {'.' * node.level}{module or ''} import {alias.name}" if isinstance(node, ast.ImportFrom)
-                        else f"import {alias.name}") + (f" as {alias.asname}" if alias.asname else "")
-                imports = ((module, alias.name),) if module and not node.level else ()
-                if isinstance(node, ast.Import):
+                imports: tuple[tuple[str, str], ...]
+                if isinstance(node, ast.ImportFrom):
+                    module = node.module or ""
+                    text = f"from {'.' * node.level}{module} import {alias.name}"
+                    imports = ((module, alias.name),) if module and not node.level else ()
+                else:
+                    text = f"import {alias.name}"
                     imports = ((alias.name, "*"),)
+                text += f" as {alias.asname}" if alias.asname else ""
                 bindings[(alias.asname or alias.name).split(".")[0]] = Definition(normalise(text), frozenset(), imports)
             continue
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
@@ -166,7 +169,7 @@ def support_module(name: str, near: Path) -> Path | None:
     return None
 
 
-def dependencies(path: Path, function: str) -> list[tuple[str, str]]:
+def dependencies(path: Path, function: str) -> list[tuple[tuple[str, str], str]]:
     """(where, text) of the probe function and every suite definition it reaches, in a stable order."""
     parsed = parse_file(path)
     start = parsed.function(function)

@@ -27,8 +27,9 @@ class Stability:
 
 
 def _key(observation: Observation, with_text: bool) -> str:
+    """The behaviour, and for exact probes the wording too (a varying detail means a loose probe)."""
     text = [observation.label, observation.detail] if with_text else []
-    return json.dumps([observation.outcome, observation.hazard, observation.value, *text], sort_keys=True)
+    return json.dumps([observation.behaviour, *text])
 
 
 def check(paths: list[Path]) -> Stability:

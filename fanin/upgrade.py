@@ -14,7 +14,6 @@ from fanin.errors import FaninError
 from fanin.matrix import Cell, Matrix
 
 
-
 @dataclass(frozen=True)
 class UpgradePlan:
     cell: Cell
@@ -35,9 +34,17 @@ def parse_spec(args: list[str]) -> tuple[str, str]:
     try:
         requirement = Requirement(text)
     except InvalidRequirement as exc:
-        raise FaninError(f"malformed spec {text!r}: {str(exc).splitlines()[0]}; expected FRAMEWORK==VERSION or FRAMEWORK==latest") from None
+        raise FaninError(
+            f"malformed spec {text!r}: {str(exc).splitlines()[0]}; expected FRAMEWORK==VERSION or FRAMEWORK==latest"
+        ) from None
     specifiers = list(requirement.specifier)
-    if requirement.extras or requirement.marker or requirement.url or len(specifiers) != 1 or specifiers[0].operator != "==":
+    if (
+        requirement.extras
+        or requirement.marker
+        or requirement.url
+        or len(specifiers) != 1
+        or specifiers[0].operator != "=="
+    ):
         raise FaninError(f"malformed spec {text!r}: expected exactly FRAMEWORK==VERSION or FRAMEWORK==latest")
     wanted = specifiers[0].version
     try:
@@ -55,7 +62,7 @@ def plan(args: list[str], matrix: Matrix, today: _dt.date | None = None) -> Upgr
     framework = matrix.framework(name)
     baseline = matrix.newest(framework.key)
     release = pypi.resolve(framework.package, wanted)
-    stamp = (today or _dt.datetime.now(_dt.timezone.utc).date()).isoformat() + "T23:59:59Z"
+    stamp = (today or _dt.datetime.now(_dt.UTC).date()).isoformat() + "T23:59:59Z"
     cell = matrix.make_cell(framework, release.version, matrix.default_python, "current", stamp)
     if not baseline.reference_path.exists():
         raise FaninError(f"no reference result set for {baseline.id} to compare with; run and bless it first")

@@ -45,13 +45,15 @@ class Venv:
 def uv_binary() -> str:
     """uv from the harness's own environment (the `uv` package), else from PATH."""
     try:
-        from uv import find_uv_bin  # type: ignore[import-not-found,import-untyped]
+        from uv import find_uv_bin
 
         return str(find_uv_bin())
     except (ImportError, FileNotFoundError):
         found = shutil.which("uv")
         if found is None:
-            raise InstallError("uv is not installed in the harness environment; re-run ./noxw to reinstall its tools") from None
+            raise InstallError(
+                "uv is not installed in the harness environment; re-run ./noxw to reinstall its tools"
+            ) from None
         return found
 
 
@@ -140,7 +142,10 @@ def ensure(name: str, python: str, lock: Path, root: Path | None = None) -> Venv
     if stamp.get("lock_sha256") == wanted and not drift(venv, lock, marker):
         return venv
     stamp_path.unlink(missing_ok=True)  # a half-done sync must never look finished
-    _run("installing the lock", [uv, "pip", "sync", "--quiet", "--compile-bytecode", "--python", str(venv.python), str(lock)])
+    _run(
+        "installing the lock",
+        [uv, "pip", "sync", "--quiet", "--compile-bytecode", "--python", str(venv.python), str(lock)],
+    )
     left = drift(venv, lock, marker)
     if left:
         raise InstallError(f"the venv still differs from {lock.name} after installing it: {'; '.join(left[:3])}")

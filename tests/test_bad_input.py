@@ -18,8 +18,14 @@ MATRIX = matrix.load()
 
 
 def fanin(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fanin", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, cwd=REPO_ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "fanin", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=REPO_ROOT,
+        timeout=120,
+    )
 
 
 def one_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -85,7 +91,7 @@ def test_bad_environment_variables(env: dict[str, str], message: str, code: int)
 
 def test_a_matrix_that_is_not_utf8_or_is_a_directory(tmp_path: Path) -> None:
     binary = tmp_path / "matrix.toml"
-    binary.write_bytes(b"[defaults]\npython = \"3.11\"\n\xff\xfe")
+    binary.write_bytes(b'[defaults]\npython = "3.11"\n\xff\xfe')
     done = fanin("cells", env={"FANIN_MATRIX": str(binary)})
     assert done.returncode == 2 and "not UTF-8 text" in one_line(done)
     done = fanin("cells", env={"FANIN_MATRIX": str(tmp_path)})
@@ -112,7 +118,9 @@ def test_a_reference_copied_under_another_cells_name_is_refused_by_diff(tmp_path
     data = json.loads((REPO_ROOT / "reference" / "results" / "langgraph-1.2.18.json").read_text())
     copy.write_text(json.dumps(data))
     done = fanin("diff", "langgraph-1.2.24", str(copy))
-    assert done.returncode == 2 and "holds cell 'langgraph-1.2.18', but its name says 'langgraph-1.2.24'" in one_line(done)
+    assert done.returncode == 2 and "holds cell 'langgraph-1.2.18', but its name says 'langgraph-1.2.24'" in one_line(
+        done
+    )
     data["cell"] = "langgraph-1.2.24"  # the name fixed by hand, the content still 1.2.18's
     copy.write_text(json.dumps(data))
     done = fanin("diff", "langgraph-1.2.24", str(copy))

@@ -11,8 +11,10 @@ from fanin.model import Observation
 MATRIX = matrix.load()
 OLD = Observation("n/a", {"reason": "no defer"}, "n/a", "n/a: no defer", "n/a")
 NEW = Observation("ok", {"runs": 1}, "join ×1", "join ran once", "safe")
-RELEASES = [pypi.Release(v, "2025-01-01T00:00:00Z", v == "0.3.5") for v in
-            ["0.3.33", "0.3.34", "0.3.5", "0.4.0", "0.4.1", "0.4.2", "0.4.9", "0.4.10"]]
+RELEASES = [
+    pypi.Release(v, "2025-01-01T00:00:00Z", v == "0.3.5")
+    for v in ["0.3.33", "0.3.34", "0.3.5", "0.4.0", "0.4.1", "0.4.2", "0.4.9", "0.4.10"]
+]
 
 
 @pytest.mark.parametrize(
@@ -60,7 +62,9 @@ def test_search_refuses_when_nothing_changed() -> None:
 
 def test_findings_are_recorded_for_the_report(tmp_path: Path) -> None:
     path = tmp_path / "bisect.json"
-    bisect.record("langgraph/join/defer", "0.3.34", "0.4.10", "0.4.0", {"0.3.34": OLD, "0.4.0": NEW, "0.4.10": NEW}, path)
+    bisect.record(
+        "langgraph/join/defer", "0.3.34", "0.4.10", "0.4.0", {"0.3.34": OLD, "0.4.0": NEW, "0.4.10": NEW}, path
+    )
     bisect.record("langgraph/join/defer", "0.3.34", "0.4.10", "0.4.0", {"0.3.34": OLD, "0.4.0": NEW}, path)
     found = bisect.findings(path)["langgraph/join/defer"]
     assert len(found) == 1 and found[0]["first_changed"] == "0.4.0"

@@ -6,9 +6,9 @@ import pytest
 
 import fanin.__main__ as cli
 from fanin import catalog, matrix, pypi, upgrade
-from fanin.render import outputs
 from fanin.errors import FaninError
 from fanin.model import Claim, Observation, ProbeInfo, ResultSet, load, save
+from fanin.render import outputs
 
 MATRIX = matrix.load()
 PID = "langgraph/same-key/no-reducer"
@@ -18,13 +18,21 @@ REAL_REFERENCE = matrix.REFERENCE_RESULTS
 def result_set(cell: str, observation: Observation) -> ResultSet:
     """A run of a real cell: the environment (packages, lock hash) of its committed reference, one observation."""
     today = next(p for p in catalog.declared() if p.id == PID)
-    info = ProbeInfo(PID, "title", Claim("claim", "https://example.org"), (), today.file, today.function, today.source_hash)
+    info = ProbeInfo(
+        PID, "title", Claim("claim", "https://example.org"), (), today.file, today.function, today.source_hash
+    )
     version = cell.split("-", 1)[1]
     environment = load(REAL_REFERENCE / f"{cell}.json").environment
     return ResultSet(cell, "langgraph", version, environment, {PID: info}, {PID: observation})
 
 
-LOUD = Observation("raises:InvalidUpdateError", {"exception": "InvalidUpdateError"}, "InvalidUpdateError", "raises InvalidUpdateError", "loud")
+LOUD = Observation(
+    "raises:InvalidUpdateError",
+    {"exception": "InvalidUpdateError"},
+    "InvalidUpdateError",
+    "raises InvalidUpdateError",
+    "loud",
+)
 SILENT = Observation("ok", {"final": "B"}, "last write wins: B", "no error; last write wins: B", "silent")
 
 
@@ -112,7 +120,9 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def test_report_is_deterministic_and_survives_a_corrupt_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_is_deterministic_and_survives_a_corrupt_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     write(tmp_path, "langgraph-1.2.9", LOUD)
     write(tmp_path, "langgraph-1.2.18", SILENT)
     (tmp_path / "langgraph-1.2.24.json").write_text("{trunc")
@@ -190,7 +200,7 @@ def test_upgrade_resolves_against_pypi(monkeypatch: pytest.MonkeyPatch) -> None:
     assert upgrade.plan(["google-adk==1.2.23"], MATRIX).baseline == MATRIX.newest("adk")
     with pytest.raises(FaninError, match="was yanked"):
         upgrade.plan(["langgraph==1.2.25"], MATRIX)
-    with pytest.raises(FaninError, match="has no release 9.9.9 on PyPI \\(newest is 1.2.24\\)"):
+    with pytest.raises(FaninError, match=r"has no release 9\.9\.9 on PyPI \(newest is 1\.2\.24\)"):
         upgrade.plan(["langgraph==9.9.9"], MATRIX)
     with pytest.raises(FaninError, match="unknown framework 'crewai'"):
         upgrade.plan(["crewai==1.0"], MATRIX)
@@ -209,7 +219,10 @@ def test_bless_refuses_a_run_that_is_not_what_its_name_says(sandbox: Path, capsy
     other.cell = "langgraph-1.2.9"  # a 1.2.18 run copied under the 1.2.9 name
     cases.append((other, "holds cell 'langgraph-1.2.9', but its name says 'langgraph-1.2.18'"))
     drifted = result_set("langgraph-1.2.18", SILENT)
-    drifted.environment = {**drifted.environment, "packages": {**drifted.environment["packages"], "langchain-core": "0.0.1"}}
+    drifted.environment = {
+        **drifted.environment,
+        "packages": {**drifted.environment["packages"], "langchain-core": "0.0.1"},
+    }
     cases.append((drifted, "the run's packages differ from reference/locks/langgraph-1.2.18.txt: langchain-core 0.0.1"))
     relocked = result_set("langgraph-1.2.18", SILENT)
     relocked.environment = {**relocked.environment, "lock_sha256": "0" * 64}

@@ -13,11 +13,28 @@ BEFORE = Observation("ok", {"final": {"value": "B"}}, "B wins", "no error; last 
     [
         (BEFORE, compare.SAME, ()),
         (Observation("ok", {"final": {"value": "B"}}, "B wins", "reworded", "silent"), compare.MINOR, ("detail",)),
-        (Observation("ok", {"final": {"value": "B"}}, "B kept", "no error; last write wins: B", "silent"), compare.MINOR, ("label",)),
-        (Observation("ok", {"final": {"value": "A"}}, "B wins", "no error; last write wins: B", "silent"), compare.BREAKING, ("value",)),
-        (Observation("ok", {"final": {"value": "B"}}, "B wins", "no error; last write wins: B", "safe"), compare.BREAKING, ("hazard",)),
-        (Observation("raises:InvalidUpdateError", {"exception": "InvalidUpdateError"}, "InvalidUpdateError", "raises", "loud"),
-         compare.BREAKING, ("outcome", "hazard", "value", "label", "detail")),
+        (
+            Observation("ok", {"final": {"value": "B"}}, "B kept", "no error; last write wins: B", "silent"),
+            compare.MINOR,
+            ("label",),
+        ),
+        (
+            Observation("ok", {"final": {"value": "A"}}, "B wins", "no error; last write wins: B", "silent"),
+            compare.BREAKING,
+            ("value",),
+        ),
+        (
+            Observation("ok", {"final": {"value": "B"}}, "B wins", "no error; last write wins: B", "safe"),
+            compare.BREAKING,
+            ("hazard",),
+        ),
+        (
+            Observation(
+                "raises:InvalidUpdateError", {"exception": "InvalidUpdateError"}, "InvalidUpdateError", "raises", "loud"
+            ),
+            compare.BREAKING,
+            ("outcome", "hazard", "value", "label", "detail"),
+        ),
     ],
 )
 def test_classify(after: Observation, kind: str, fields: tuple[str, ...]) -> None:
@@ -68,6 +85,8 @@ def _o(outcome: str, hazard: str, value: object = None) -> Observation:
         (_o("ok", "safe"), Observation("ok", {"v": "safe"}, "reworded", "d", "safe"), "wording", False),
     ],
 )
-def test_the_direction_of_a_change_follows_the_legend(before: Observation, after: Observation, label: str, gates: bool) -> None:
+def test_the_direction_of_a_change_follows_the_legend(
+    before: Observation, after: Observation, label: str, gates: bool
+) -> None:
     change = compare.classify("x/y/z", before, after)
     assert (change.label, change.gates) == (label, gates)

@@ -25,7 +25,7 @@ from fanin import failures, runner
 from fanin.model import load
 from fanin.source import REPO_ROOT
 
-HEADER = '''
+HEADER = """
 import ctypes
 import os
 import select
@@ -39,7 +39,7 @@ from pathlib import Path
 from fanin.probe import Claim, probe
 
 CLAIM = Claim("c", "https://example.org")
-'''
+"""
 
 
 def probe_module(tmp_path: Path, body: str) -> Path:
@@ -49,12 +49,20 @@ def probe_module(tmp_path: Path, body: str) -> Path:
 
 
 def cell_run(tmp_path: Path, module: Path, **overrides: object) -> runner.CellRun:
-    values: dict[str, object] = dict(
-        cell_id="langgraph-0.0.1", framework="langgraph", package="pytest", import_check="json",
-        python=Path(sys.executable), lock=tmp_path / "lock.txt", reference=None,
-        results=tmp_path / "results" / "langgraph-0.0.1.json", targets=(str(module),),
-        pytest_args=("-o", "timeout=2", "-p", "no:cacheprovider"), accept_new=True, watchdog=4.0,
-    )
+    values: dict[str, object] = {
+        "cell_id": "langgraph-0.0.1",
+        "framework": "langgraph",
+        "package": "pytest",
+        "import_check": "json",
+        "python": Path(sys.executable),
+        "lock": tmp_path / "lock.txt",
+        "reference": None,
+        "results": tmp_path / "results" / "langgraph-0.0.1.json",
+        "targets": (str(module),),
+        "pytest_args": ("-o", "timeout=2", "-p", "no:cacheprovider"),
+        "accept_new": True,
+        "watchdog": 4.0,
+    }
     values.update(overrides)
     return runner.CellRun(**values)  # type: ignore[arg-type]
 
@@ -82,7 +90,7 @@ def processes_mentioning(text: str) -> list[psutil.Process]:
 
 # --- a process that dies outright keeps every other observation ------------------------
 
-CRASHES = '''
+CRASHES = """
 @probe("langgraph/dummy/a-first", title="t", claim=CLAIM)
 def test_a_first(obs):
     obs.record(1, label="ran", detail="ran", hazard="safe")
@@ -106,15 +114,18 @@ def test_d_segfaults(obs):
 @probe("langgraph/dummy/e-last", title="t", claim=CLAIM)
 def test_e_last(obs):
     obs.record(3, label="ran", detail="ran", hazard="safe")
-'''
+"""
 
 
 def test_a_process_that_dies_outright_keeps_every_other_observation_and_names_the_probe(tmp_path: Path) -> None:
     outcome, log = run(tmp_path, CRASHES)
     seen = observations(tmp_path)
     assert {oid: o for oid, (o, _) in seen.items()} == {
-        "langgraph/dummy/a-first": "ok", "langgraph/dummy/b-exits": "probe-error", "langgraph/dummy/c-middle": "ok",
-        "langgraph/dummy/d-segfaults": "probe-error", "langgraph/dummy/e-last": "ok",
+        "langgraph/dummy/a-first": "ok",
+        "langgraph/dummy/b-exits": "probe-error",
+        "langgraph/dummy/c-middle": "ok",
+        "langgraph/dummy/d-segfaults": "probe-error",
+        "langgraph/dummy/e-last": "ok",
     }
     assert seen["langgraph/dummy/b-exits"][1] == "probe-error: the process died (exit 3) while this probe ran"
     assert seen["langgraph/dummy/d-segfaults"][1] == "probe-error: the process died (SIGSEGV) while this probe ran"
@@ -124,7 +135,7 @@ def test_a_process_that_dies_outright_keeps_every_other_observation_and_names_th
 
 # --- a hang in C code that no signal reaches: the watchdog ------------------------------
 
-STUCK_IN_C = '''
+STUCK_IN_C = """
 @probe("langgraph/dummy/stuck", title="blocks SIGALRM, then waits in C forever", claim=CLAIM)
 def test_stuck(obs):
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGTERM})
@@ -134,13 +145,15 @@ def test_stuck(obs):
 @probe("langgraph/dummy/after", title="runs after", claim=CLAIM)
 def test_after(obs):
     obs.record(1, label="ran", detail="ran", hazard="safe")
-'''
+"""
 
 
 def test_a_probe_stuck_in_c_code_is_killed_recorded_as_timeout_and_the_rest_run(tmp_path: Path) -> None:
     outcome, log = run(tmp_path, STUCK_IN_C)
     seen = observations(tmp_path)
-    assert seen["langgraph/dummy/stuck"][0] == "timeout" and "did not answer signals" in seen["langgraph/dummy/stuck"][1]
+    assert (
+        seen["langgraph/dummy/stuck"][0] == "timeout" and "did not answer signals" in seen["langgraph/dummy/stuck"][1]
+    )
     assert seen["langgraph/dummy/after"][0] == "ok"
     assert outcome.code == runner.SAME  # a timeout is an observation like any other; no reference here
     assert "watchdog: langgraph/dummy/stuck stalled" in log
@@ -149,14 +162,14 @@ def test_a_probe_stuck_in_c_code_is_killed_recorded_as_timeout_and_the_rest_run(
 
 # --- signals: the previous result set survives, byte for byte ---------------------------
 
-HANGS = '''
+HANGS = """
 @probe("langgraph/dummy/hang", title="waits until killed", claim=CLAIM)
 def test_hang(obs):
     Path(os.environ["FANIN_TEST_STARTED"]).write_text(str(os.getpid()))
     threading.Event().wait()
-'''
+"""
 
-DRIVER = '''
+DRIVER = """
 import sys
 from pathlib import Path
 from fanin import runner
@@ -170,7 +183,7 @@ with runner.signals_end_children():
     outcome = runner.run_cell(spec, sys.stdout)
 print("OUTCOME", outcome.code, outcome.reason, flush=True)
 sys.exit(outcome.code)
-'''
+"""
 
 
 def start_hanging_cell(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
@@ -182,8 +195,12 @@ def start_hanging_cell(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Pat
     driver = tmp_path / "driver.py"
     driver.write_text(DRIVER)
     process = subprocess.Popen(
-        [sys.executable, str(driver), str(results), str(module)], cwd=tmp_path, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        [sys.executable, str(driver), str(results), str(module)],
+        cwd=tmp_path,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
         env={**os.environ, "FANIN_TEST_STARTED": str(started), "PYTHONPATH": str(REPO_ROOT)},
     )
     deadline = time.monotonic() + 60
@@ -221,9 +238,12 @@ def test_sigterm_to_the_matrix_parent_ends_every_cell_it_started(tmp_path: Path)
     for name in ("one", "two"):
         directory = tmp_path / name
         directory.mkdir()
-        cells.append((directory, probe_module(directory, HANGS.replace("FANIN_TEST_STARTED", f"STARTED_{name.upper()}"))))
+        cells.append(
+            (directory, probe_module(directory, HANGS.replace("FANIN_TEST_STARTED", f"STARTED_{name.upper()}")))
+        )
     script = tmp_path / "matrix.py"
-    script.write_text(textwrap.dedent(f'''
+    script.write_text(
+        textwrap.dedent(f"""
         import sys
         from concurrent.futures import ThreadPoolExecutor
         from pathlib import Path
@@ -243,12 +263,19 @@ def test_sigterm_to_the_matrix_parent_ends_every_cell_it_started(tmp_path: Path)
                 runner.stop_all()
                 pool.shutdown(wait=True)
                 sys.exit(130)
-    '''))
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT),
-           "STARTED_ONE": str(tmp_path / "one" / "started"), "STARTED_TWO": str(tmp_path / "two" / "started")}
+    """)
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO_ROOT),
+        "STARTED_ONE": str(tmp_path / "one" / "started"),
+        "STARTED_TWO": str(tmp_path / "two" / "started"),
+    }
     process = subprocess.Popen([sys.executable, str(script)], env=env, start_new_session=True)
     deadline = time.monotonic() + 60
-    while not all((tmp_path / n / "started").exists() and (tmp_path / n / "started").read_text() for n in ("one", "two")):
+    while not all(
+        (tmp_path / n / "started").exists() and (tmp_path / n / "started").read_text() for n in ("one", "two")
+    ):
         assert process.poll() is None and time.monotonic() < deadline
         time.sleep(0.05)
     pids = [int((tmp_path / n / "started").read_text()) for n in ("one", "two")]
@@ -263,19 +290,21 @@ def test_sigterm_to_the_matrix_parent_ends_every_cell_it_started(tmp_path: Path)
 
 # --- a framework that does not import --------------------------------------------------
 
+
 def test_a_framework_that_does_not_import_is_one_reason_not_a_list_of_vanished_probes(tmp_path: Path) -> None:
     previous = tmp_path / "results" / "langgraph-0.0.1.json"
     outcome, log = run(tmp_path, CRASHES.split("@probe")[0], import_check="fanin_no_such_framework.graph")
     assert outcome.code == runner.NOT_RUN
-    assert outcome.reason == ("fanin_no_such_framework.graph does not import: "
-                              "ModuleNotFoundError: No module named 'fanin_no_such_framework'")
+    assert outcome.reason == (
+        "fanin_no_such_framework.graph does not import: ModuleNotFoundError: No module named 'fanin_no_such_framework'"
+    )
     assert failures.reason(previous) == outcome.reason
     assert "no longer exist" not in log
 
 
 # --- the network: nothing leaves, and the attempt is caught ---------------------------
 
-NETWORK = '''
+NETWORK = """
 @probe("langgraph/dummy/interfaces", title="lists interfaces", claim=CLAIM)
 def test_interfaces(obs):
     names = sorted(name for _, name in socket.if_nameindex())
@@ -312,7 +341,7 @@ def test_udp(obs):
     except OSError:
         pass
     obs.record({"sent": True}, label="sent", detail="swallowed", hazard="safe")
-'''
+"""
 
 
 def test_probes_run_in_a_namespace_with_only_loopback_and_reach_nothing_outside(tmp_path: Path) -> None:
@@ -327,7 +356,7 @@ def test_probes_run_in_a_namespace_with_only_loopback_and_reach_nothing_outside(
     port = listener.getsockname()[1]
     outcome, _ = run(tmp_path, NETWORK, env={"FANIN_TEST_PORT": str(port)})
     result = load(tmp_path / "results" / "langgraph-0.0.1.json")
-    seen = {oid: o for oid, o in result.observations.items()}
+    seen = dict(result.observations.items())
     assert seen["langgraph/dummy/interfaces"].value == {"interfaces": ["lo"]}
     assert seen["langgraph/dummy/raw-connect"].value == {"raw": "ConnectionRefusedError"}  # another loopback
     assert seen["langgraph/dummy/subprocess"].value == {"exit": 1}
@@ -343,7 +372,7 @@ def test_probes_run_in_a_namespace_with_only_loopback_and_reach_nothing_outside(
 def test_without_a_namespace_the_in_process_block_is_recorded(tmp_path: Path) -> None:
     from fanin import isolation
 
-    outcome, _ = run(tmp_path, NETWORK.split("@probe")[0] + "@probe" + NETWORK.split("@probe")[1], isolate=False)
+    _outcome, _ = run(tmp_path, NETWORK.split("@probe")[0] + "@probe" + NETWORK.split("@probe")[1], isolate=False)
     result = load(tmp_path / "results" / "langgraph-0.0.1.json")
     assert result.environment["network_isolation"] == isolation.IN_PROCESS
     assert json.dumps(result.observations["langgraph/dummy/interfaces"].value)  # recorded, whatever the host has

@@ -5,10 +5,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
-from fanin import matrix, pythons
 from packaging.version import Version
 
+from fanin import matrix, pythons
 from fanin.errors import FaninError
 from fanin.matrix import MatrixError, parse
 
@@ -96,7 +95,7 @@ def test_not_toml_is_one_line(tmp_path: Path) -> None:
 
 
 def test_unknown_cell_lookup_names_the_known_ones() -> None:
-    with pytest.raises(MatrixError, match="no cell 'langgraph-9.9.9'.*langgraph-1.2.18"):
+    with pytest.raises(MatrixError, match=r"no cell 'langgraph-9\.9\.9'.*langgraph-1\.2\.18"):
         COMMITTED.cell("langgraph-9.9.9")
 
 
@@ -125,7 +124,9 @@ def test_only_the_newest_cell_of_a_framework_may_be_current() -> None:
     assert "so its resolution must be 'current'" in broken(newest_as_released)
 
 
-def test_add_cell_dates_the_version_keeps_the_file_and_moves_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_add_cell_dates_the_version_keeps_the_file_and_moves_current(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from fanin import add_cell, locking, pypi
 
     text = matrix.MATRIX_FILE.read_text()
@@ -151,7 +152,9 @@ def test_add_cell_dates_the_version_keeps_the_file_and_moves_current(tmp_path: P
     add_cell.add(["langgraph==1.0.3"], updated)  # an older version: as released, nothing else moves
     again = matrix.load(target)
     assert (again.cell("langgraph-1.0.3").resolution, again.cell("langgraph-1.0.3").exclude_newer) == (
-        "as-released", "2025-11-02T08:30:00Z")
+        "as-released",
+        "2025-11-02T08:30:00Z",
+    )
     assert again.cell("langgraph-1.2.25").resolution == "current"
     with pytest.raises(FaninError, match="already in the matrix"):
         add_cell.add(["langgraph==1.0.3"], again)

@@ -21,8 +21,22 @@ from fanin.model import (
 
 
 def sample() -> ResultSet:
-    info = ProbeInfo("langgraph/same-key/no-reducer", "t", Claim("c", "https://example.org"), ("https://x",), "f.py", "test_x", "abc123")
-    obs = Observation("raises:InvalidUpdateError", {"exception": "InvalidUpdateError"}, "InvalidUpdateError", "raises InvalidUpdateError: x", "loud")
+    info = ProbeInfo(
+        "langgraph/same-key/no-reducer",
+        "t",
+        Claim("c", "https://example.org"),
+        ("https://x",),
+        "f.py",
+        "test_x",
+        "abc123",
+    )
+    obs = Observation(
+        "raises:InvalidUpdateError",
+        {"exception": "InvalidUpdateError"},
+        "InvalidUpdateError",
+        "raises InvalidUpdateError: x",
+        "loud",
+    )
     return ResultSet("langgraph-1.2.18", "langgraph", "1.2.18", {"python": "3.11.7"}, {info.id: info}, {info.id: obs})
 
 
@@ -87,7 +101,7 @@ def test_broken_result_files_are_refused_with_one_line(tmp_path: Path, content: 
 def test_a_file_for_another_cell_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "langgraph-1.2.9.json"
     save(sample(), path)
-    with pytest.raises(ResultFileError, match="holds cell 'langgraph-1.2.18'"):
+    with pytest.raises(ResultFileError, match=r"holds cell 'langgraph-1\.2\.18'"):
         load(path, expect_cell="langgraph-1.2.9")
 
 

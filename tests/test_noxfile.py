@@ -16,7 +16,10 @@ def nox_list(env: dict[str, str] | None = None, json_output: bool = True) -> sub
     selection = ["--json", "-s", "probe"] if json_output else []
     return subprocess.run(
         [sys.executable, "-m", "nox", "--noxfile", str(REPO_ROOT / "noxfile.py"), "-l", *selection],
-        capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=120,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
     )
 
 

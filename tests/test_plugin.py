@@ -13,7 +13,7 @@ from fanin.model import load
 
 pytest_plugins = ["pytester"]
 
-PROBES = '''
+PROBES = """
 import socket
 import threading
 
@@ -78,7 +78,7 @@ def test_network(obs):
 @probe("langgraph/dummy/vacuous", title="could not show concurrency", claim=CLAIM)
 def test_vacuous(obs):
     obs.vacuous("the writers did not share one superstep")
-'''
+"""
 
 INI = """
 [pytest]
@@ -112,8 +112,15 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     results = pytester.path / "results.json"
     reference = pytester.path / "reference.json"
     return pytester.runpytest_subprocess(
-        "--fanin-cell", "langgraph-0.0.1", "--fanin-framework", "langgraph",
-        "--fanin-results", str(results), "--fanin-reference", str(reference), *args,
+        "--fanin-cell",
+        "langgraph-0.0.1",
+        "--fanin-framework",
+        "langgraph",
+        "--fanin-results",
+        str(results),
+        "--fanin-reference",
+        str(reference),
+        *args,
     )
 
 
@@ -151,7 +158,9 @@ def test_observation_details(suite: pytest.Pytester) -> None:
     observations = data["observations"]
     assert observations["langgraph/dummy/raises"]["detail"].startswith("raises KeyError:")
     assert "0x…" in observations["langgraph/dummy/raises"]["detail"]
-    assert observations["langgraph/dummy/not-applicable"]["value"]["reason"].startswith("no module fanin_no_such_module")
+    assert observations["langgraph/dummy/not-applicable"]["value"]["reason"].startswith(
+        "no module fanin_no_such_module"
+    )
     assert observations["langgraph/dummy/network"]["detail"] == "probe-error: network blocked: 192.0.2.1:80"
     assert observations["langgraph/dummy/hang"]["value"] == {"timeout_seconds": 2.0}
     assert data["probes"]["langgraph/dummy/ok"]["claim"]["source"] == "https://example.org/doc"
@@ -195,7 +204,7 @@ def test_corrupt_reference_is_one_clear_line_and_loses_nothing(suite: pytest.Pyt
 def test_duplicate_probe_ids_are_refused(pytester: pytest.Pytester) -> None:
     pytester.makefile(".ini", pytest=INI)
     pytester.makepyfile(
-        test_a=PROBES.split("@probe(\"langgraph/dummy/async\"")[0],
+        test_a=PROBES.split('@probe("langgraph/dummy/async"')[0],
         test_b='from fanin.probe import Claim, probe\n@probe("langgraph/dummy/ok", title="t", claim=Claim("c", "s"))\n'
         "def test_again(obs):\n    obs.record(1, label='l', detail='d', hazard='safe')\n",
     )
@@ -218,11 +227,13 @@ def test_a_reference_probe_that_no_longer_exists_fails_the_run(suite: pytest.Pyt
     data["observations"]["langgraph/dummy/removed"] = data["observations"]["langgraph/dummy/ok"]
     reference.write_text(json.dumps(data))
     result = run(suite, "-k", "test_ok")  # the others are deselected, not gone
-    result.stderr.fnmatch_lines(["fanin: error: the reference holds 1 probe(s) that no longer exist (langgraph/dummy/removed)*"])
+    result.stderr.fnmatch_lines(
+        ["fanin: error: the reference holds 1 probe(s) that no longer exist (langgraph/dummy/removed)*"]
+    )
     assert result.ret == 1
 
 
-DIMENSIONED = '''
+DIMENSIONED = """
 import os
 
 from fanin.probe import Claim, probe
@@ -236,7 +247,7 @@ def test_dims(obs):
     (obs.scratch / "db.sqlite").write_text(obs.observation_id)
     obs.record({"backend": obs.backend, "mode": obs.mode, "scratch": sorted(p.name for p in obs.scratch.iterdir())},
                label=f"{obs.backend}/{obs.mode}", detail="ran", hazard="safe")
-'''
+"""
 
 
 def test_a_probe_with_dimensions_is_observed_once_per_variant(pytester: pytest.Pytester) -> None:
@@ -254,4 +265,6 @@ def test_a_probe_with_dimensions_is_observed_once_per_variant(pytester: pytest.P
     assert postgres.outcome == "probe-error" and "no PostgreSQL server" in postgres.detail
     assert result.observations["langgraph/dummy/dims[sqlite]"].value["scratch"] == ["db.sqlite"]
     assert result.probes["langgraph/dummy/dims"].dimensions == (
-        ("backend", ("memory", "sqlite", "postgres")), ("mode", ("sync", "async")))
+        ("backend", ("memory", "sqlite", "postgres")),
+        ("mode", ("sync", "async")),
+    )

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from fanin import catalog, matrix
-from fanin.render import outputs
 from fanin.environment import file_sha256
 from fanin.model import NOT_APPLICABLE, PROBE_ERROR, load
+from fanin.render import outputs
 from fanin.source import REPO_ROOT
 
 MATRIX = matrix.load()
@@ -48,8 +48,7 @@ def test_reference_holds_every_declared_probe_and_nothing_else(cell: matrix.Cell
 def test_reference_was_made_by_todays_probe_code(cell: matrix.Cell) -> None:
     reference = load(cell.reference_path)
     edited = [
-        p.id for p in DECLARED
-        if p.id in reference.probes and reference.probes[p.id].source_hash != p.source_hash
+        p.id for p in DECLARED if p.id in reference.probes and reference.probes[p.id].source_hash != p.source_hash
     ]
     assert not edited, f"probes edited since blessing: {edited}; " + STALE.format(cell=cell.id)
 
@@ -101,7 +100,9 @@ def legend_violations(observations: dict) -> list[str]:
         if o.outcome.startswith("raises:") and o.hazard != "loud":
             found.append(f"{oid}: the framework raised, so the run stopped: loud, not {o.hazard}")
         if (o.hazard == "n/a") != (o.outcome in (NOT_APPLICABLE, "vacuous", PROBE_ERROR)):
-            found.append(f"{oid}: hazard n/a is for n/a, vacuous and probe-error outcomes only ({o.outcome}, {o.hazard})")
+            found.append(
+                f"{oid}: hazard n/a is for n/a, vacuous and probe-error outcomes only ({o.outcome}, {o.hazard})"
+            )
         if o.outcome == "ok" and o.hazard == "loud" and not _mentions(o.value, "raises"):
             found.append(f"{oid}: loud, but the value records no error")
         if o.hazard == "nondeterministic" and not any(
@@ -136,5 +137,7 @@ def test_the_legend_check_catches_a_wrong_hazard() -> None:
 @pytest.mark.parametrize("cell", CELLS)
 def test_claims_check_behaviour_never_wording(cell: matrix.Cell) -> None:
     reference = load(cell.reference_path)
-    wrong = {pid: info.claim.unchecked_paths() for pid, info in reference.probes.items() if info.claim.unchecked_paths()}
+    wrong = {
+        pid: info.claim.unchecked_paths() for pid, info in reference.probes.items() if info.claim.unchecked_paths()
+    }
     assert wrong == {}, "claims may expect outcome, hazard or value paths only"

@@ -19,7 +19,7 @@ pytest_plugins = ["pytester"]
 
 MATRIX_TEXT = matrix.MATRIX_FILE.read_text()
 
-NOISY_AND_LEAKY = '''
+NOISY_AND_LEAKY = """
 import asyncio
 import sys
 
@@ -45,9 +45,9 @@ async def test_leaky_task(obs):
 @probe("langgraph/dummy/after", title="runs after the others", claim=CLAIM)
 def test_after(obs):
     obs.record({"ran": True}, label="ran", detail="still ran", hazard="safe")
-'''
+"""
 
-HANGS = '''
+HANGS = """
 import threading
 from pathlib import Path
 
@@ -58,14 +58,21 @@ from fanin.probe import Claim, probe
 def test_hang(obs):
     Path("started").write_text("yes")
     threading.Event().wait()
-'''
+"""
 
 INI = "[pytest]\naddopts = -p fanin.plugin -p no:cacheprovider\ntimeout = 30\ntimeout_method = signal\n"
 
 
 def fanin_args(path: Path) -> list[str]:
-    return ["--fanin-cell", "langgraph-0.0.1", "--fanin-framework", "langgraph",
-            "--fanin-results", str(path / "results.json"), "--fanin-accept-new"]
+    return [
+        "--fanin-cell",
+        "langgraph-0.0.1",
+        "--fanin-framework",
+        "langgraph",
+        "--fanin-results",
+        str(path / "results.json"),
+        "--fanin-accept-new",
+    ]
 
 
 def test_noisy_and_leaky_probes_are_recorded_and_the_run_goes_on(pytester: pytest.Pytester) -> None:
@@ -75,7 +82,9 @@ def test_noisy_and_leaky_probes_are_recorded_and_the_run_goes_on(pytester: pytes
     assert result.ret == 0
     observations = load(pytester.path / "results.json").observations
     assert {pid: o.outcome for pid, o in observations.items()} == {
-        "langgraph/dummy/noisy": "ok", "langgraph/dummy/leaky-task": "ok", "langgraph/dummy/after": "ok",
+        "langgraph/dummy/noisy": "ok",
+        "langgraph/dummy/leaky-task": "ok",
+        "langgraph/dummy/after": "ok",
     }
 
 
@@ -87,7 +96,10 @@ def test_a_signal_mid_cell_leaves_the_previous_result_set_intact(pytester: pytes
     previous.write_text("previous run")
     process = subprocess.Popen(
         [sys.executable, "-m", "pytest", *fanin_args(pytester.path)],
-        cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 60
     while not (pytester.path / "started").exists():  # wait for the probe to be mid-run
@@ -128,7 +140,10 @@ def test_concurrent_writers_never_leave_a_torn_file(tmp_path: Path) -> None:
 def nox(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "nox", "--noxfile", str(REPO_ROOT / "noxfile.py"), *args],
-        capture_output=True, text=True, env={**os.environ, **env}, timeout=300,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=300,
     )
 
 
@@ -139,8 +154,11 @@ def extra_cell(tmp_path: Path, body: str) -> Path:
 
 
 def test_a_cell_that_cannot_install_is_reported_as_not_run_with_the_reason(tmp_path: Path) -> None:
-    custom = extra_cell(tmp_path, 'framework = "langgraph"\nversion = "0.0.99"\nresolution = "as-released"\n'
-                                  'exclude_newer = "2024-01-01T00:00:00Z"\n')
+    custom = extra_cell(
+        tmp_path,
+        'framework = "langgraph"\nversion = "0.0.99"\nresolution = "as-released"\n'
+        'exclude_newer = "2024-01-01T00:00:00Z"\n',
+    )
     reports = tmp_path / "reports"
     done = nox(["-s", "probe(langgraph-0.0.99)"], {"FANIN_MATRIX": str(custom), "FANIN_REPORTS": str(reports)})
     assert done.returncode != 0
@@ -153,8 +171,11 @@ def test_a_cell_that_cannot_install_is_reported_as_not_run_with_the_reason(tmp_p
 
 
 def test_a_python_that_is_not_installed_fails_its_cell_with_a_clear_line(tmp_path: Path) -> None:
-    custom = extra_cell(tmp_path, 'framework = "langgraph"\nversion = "1.2.24"\npython = "3.99"\n'
-                                  'resolution = "current"\nexclude_newer = "2026-11-30T00:00:00Z"\n')
+    custom = extra_cell(
+        tmp_path,
+        'framework = "langgraph"\nversion = "1.2.24"\npython = "3.99"\n'
+        'resolution = "current"\nexclude_newer = "2026-11-30T00:00:00Z"\n',
+    )
     done = nox(["-s", "probe(langgraph-1.2.24-py3.99)"], {"FANIN_MATRIX": str(custom), "FANIN_REPORTS": str(tmp_path)})
     assert done.returncode != 0
     assert "NOT RUN: Python 3.99 is not installed" in done.stdout

@@ -33,7 +33,10 @@ def test_markdown_report_has_an_anchor_and_a_cite_line_per_probe() -> None:
     for view in rep.frameworks:
         for row in view.probes:
             assert f'<a id="{row.info.id}"></a>' in text
-            assert re.search(rf"Cite as: `fanin {re.escape(row.info.id)}@[0-9a-f]{{6}} · \S+ \S+ · reference \d{{4}}-\d\d-\d\d`", text)
+            assert re.search(
+                rf"Cite as: `fanin {re.escape(row.info.id)}@[0-9a-f]{{6}} · \S+ \S+ · reference \d{{4}}-\d\d-\d\d`",
+                text,
+            )
 
 
 def test_claim_check_reads_observation_fields_and_value_paths() -> None:

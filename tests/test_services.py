@@ -22,8 +22,12 @@ def test_a_real_server_answers_on_its_socket_and_leaves_nothing_behind() -> None
         dsn = env[services.POSTGRES_DSN]
         host = dict(part.split("=", 1) for part in dsn.split())["host"]
         psql = Path(pgserver.__file__).parent / "pginstall" / "bin" / "psql"
-        done = subprocess.run([str(psql), f"{dsn} dbname=postgres", "-tAc", "SHOW listen_addresses"],
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [str(psql), f"{dsn} dbname=postgres", "-tAc", "SHOW listen_addresses"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         assert done.stdout.strip() == ""  # no TCP listener at all: the Unix socket only
         assert env[services.POSTGRES_VERSION].split(".")[0].isdigit()
         assert postgres_processes(host)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from fanin.source import probe_source, probe_source_hash
 
-MODULE = '''
+MODULE = """
 from kit import helper
 
 LIMIT = 3
@@ -18,7 +18,7 @@ def test_one(obs):
 @probe("langgraph/x/two", title="t", claim=C)
 def test_two(obs):
     obs.record(2, label="l", detail="d", hazard="safe")
-'''
+"""
 
 
 def suite(tmp_path: Path) -> Path:
@@ -64,7 +64,9 @@ def test_appending_a_probe_or_blank_lines_changes_no_other_hash(tmp_path: Path) 
 
 def test_the_hash_follows_kit_code_transitively_and_only_what_is_used(tmp_path: Path) -> None:
     path = suite(tmp_path)
-    (tmp_path / "kit.py").write_text("from gates import Gate\n\n\ndef helper(n):\n    return Gate(n)\n\n\ndef unused():\n    return 1\n")
+    (tmp_path / "kit.py").write_text(
+        "from gates import Gate\n\n\ndef helper(n):\n    return Gate(n)\n\n\ndef unused():\n    return 1\n"
+    )
     (tmp_path / "gates.py").write_text("class Gate:\n    def __init__(self, n):\n        self.n = n\n")
     first = probe_source_hash(path, "test_one")
     (tmp_path / "kit.py").write_text((tmp_path / "kit.py").read_text().replace("return 1", "return 2"))

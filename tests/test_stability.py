@@ -24,10 +24,22 @@ def test_exact_by_design_and_flaky(tmp_path: Path) -> None:
     counts_differ = Observation("ok", {"outcomes": ["A", "B"], "runs": 20}, "A or B", "A ×9, B ×11", "nondeterministic")
     reworded = Observation("ok", {"final": "B"}, "B", "d, in another order", "silent")
     paths = [
-        run(tmp_path, 0, {"adk/x/exact": EXACT, "adk/x/design": BY_DESIGN, "adk/x/flaky": EXACT, "adk/x/gone": EXACT,
-                          "adk/x/wording": EXACT}),
-        run(tmp_path, 1, {"adk/x/exact": EXACT, "adk/x/design": counts_differ, "adk/x/flaky": flaky_a,
-                          "adk/x/wording": reworded}),
+        run(
+            tmp_path,
+            0,
+            {
+                "adk/x/exact": EXACT,
+                "adk/x/design": BY_DESIGN,
+                "adk/x/flaky": EXACT,
+                "adk/x/gone": EXACT,
+                "adk/x/wording": EXACT,
+            },
+        ),
+        run(
+            tmp_path,
+            1,
+            {"adk/x/exact": EXACT, "adk/x/design": counts_differ, "adk/x/flaky": flaky_a, "adk/x/wording": reworded},
+        ),
     ]
     result = stability.check(paths)
     assert result.exact == ["adk/x/exact"]
@@ -39,4 +51,6 @@ def test_needs_two_runs_of_one_cell(tmp_path: Path) -> None:
     with pytest.raises(FaninError, match="at least two runs"):
         stability.check([run(tmp_path, 0, {"adk/x/exact": EXACT})])
     with pytest.raises(FaninError, match="different cells"):
-        stability.check([run(tmp_path, 0, {"adk/x/exact": EXACT}), run(tmp_path, 1, {"adk/x/exact": EXACT}, "adk-2.9.2")])
+        stability.check(
+            [run(tmp_path, 0, {"adk/x/exact": EXACT}), run(tmp_path, 1, {"adk/x/exact": EXACT}, "adk-2.9.2")]
+        )

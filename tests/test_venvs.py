@@ -17,7 +17,9 @@ def test_drift_a_new_lock_or_another_python_is_rebuilt_before_use(tmp_path: Path
     assert venvs.installed(venv) == {"iniconfig": "2.0.0"}
 
     # Someone installs a package by hand: the venv no longer is its lock.
-    subprocess.run([venvs.uv_binary(), "pip", "install", "--quiet", "--python", str(venv.python), "six==1.16.0"], check=True)
+    subprocess.run(
+        [venvs.uv_binary(), "pip", "install", "--quiet", "--python", str(venv.python), "six==1.16.0"], check=True
+    )
     assert venvs.drift(venv, lock, venvs._interpreter(sys.executable)) == ["six: 1.16.0 -> not in the lock"]
     venv = venvs.ensure("cell", sys.executable, lock, root=tmp_path)
     assert venvs.installed(venv) == {"iniconfig": "2.0.0"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from fanin.model import Observation
-from fanin.render.markdown import CHANGED, MEANINGS, changed_text, claim_verdicts, cite, pretty_json
+from fanin.render.markdown import CHANGED, MEANINGS, changed_text, cite, claim_verdicts, pretty_json
 from fanin.report import Answer, FrameworkView, ProbeRow, Report, hazard_counts
 
 COLOURS = {
@@ -65,7 +65,9 @@ def _matrix(view: FrameworkView) -> str:
         rows.append(f'<tr><td class="topic" colspan="{width}">{escape(topic)}</td></tr>')
         for row in probes:
             cells = "".join(_obs_cell(row.observations.get(c.cell), c.cell in row.changed_cells) for c in view.columns)
-            cells += "".join(f'<td class="obs">not run: {escape(view.missing[cell])}</td>' for cell in sorted(view.missing))
+            cells += "".join(
+                f'<td class="obs">not run: {escape(view.missing[cell])}</td>' for cell in sorted(view.missing)
+            )
             breakable = escape(row.id).replace("/", "/<wbr>")
             rows.append(f'<tr><td><a href="#{escape(row.id)}"><code>{breakable}</code></a></td>{cells}</tr>')
     return f'<div class="wrap"><table class="matrix"><tr><th>probe</th>{head}</tr>{"".join(rows)}</table></div>'
@@ -74,7 +76,9 @@ def _matrix(view: FrameworkView) -> str:
 def _summary(view: FrameworkView) -> str:
     head = "".join(f'<th class="{hazard_class(h)}">{escape(h)}</th>' for h in COLOURS)
     rows = "".join(
-        f"<tr><td>{escape(c.version)}</td>" + "".join(f"<td>{n}</td>" for _, n in hazard_counts(view.summary(c.cell))) + "</tr>"
+        f"<tr><td>{escape(c.version)}</td>"
+        + "".join(f"<td>{n}</td>" for _, n in hazard_counts(view.summary(c.cell)))
+        + "</tr>"
         for c in view.columns
     )
     return f"<table><tr><th>{escape(view.name)}</th>{head}</tr>{rows}</table>"
@@ -94,7 +98,8 @@ def _comparison(report: Report) -> str:
     rows = []
     for q in report.comparison:
         cells = "".join(
-            "<td>" + ("".join(_answer(a) for a in q.answers.get(v.key, [])) or "no probe cited") + "</td>" for v in views
+            "<td>" + ("".join(_answer(a) for a in q.answers.get(v.key, [])) or "no probe cited") + "</td>"
+            for v in views
         )
         rows.append(f"<tr><td>{escape(q.question)}</td>{cells}</tr>")
     return f"<table><tr><th>question</th>{head}</tr>{''.join(rows)}</table>"
@@ -122,26 +127,37 @@ def _probe(report: Report, view: FrameworkView, row: ProbeRow) -> str:
         f"<td><pre>{escape(pretty_json(s.observation.value, width=60))}</pre></td></tr>"
         for s in spans
     )
-    parts.append(f"<table><tr><th>versions</th><th>observed</th><th>outcome</th><th>detail</th><th>value</th></tr>{table}</table>")
+    parts.append(
+        f"<table><tr><th>versions</th><th>observed</th><th>outcome</th><th>detail</th><th>value</th></tr>{table}</table>"
+    )
     where = f"{info.file}::{info.function}"
     if row.reproducer is not None:
         note = "" if row.reproducer_current else " (edited since these observations were made)"
-        parts.append(f"<p>Reproducer <code>{escape(where)}</code>{escape(note)}:</p><pre>{escape(row.reproducer)}</pre>")
-    parts.append(f'<p class="meta">Cite as: <code>{escape(cite(view, row, report.reference_date))}</code></p></section>')
+        parts.append(
+            f"<p>Reproducer <code>{escape(where)}</code>{escape(note)}:</p><pre>{escape(row.reproducer)}</pre>"
+        )
+    parts.append(
+        f'<p class="meta">Cite as: <code>{escape(cite(view, row, report.reference_date))}</code></p></section>'
+    )
     return "\n".join(parts)
 
 
 def page(report: Report) -> str:
     legend = "".join(
-        f'<tr><td class="{hazard_class(h)}"></td><td>{escape(h)}</td><td>{escape(MEANINGS[h])}</td></tr>' for h in COLOURS
+        f'<tr><td class="{hazard_class(h)}"></td><td>{escape(h)}</td><td>{escape(MEANINGS[h])}</td></tr>'
+        for h in COLOURS
     )
     body = [
         f"<h1>{escape(report.title)}</h1>",
-        f'<p class="meta">Rendered from <code>{escape(report.source)}</code> by <code>python -m fanin report</code>; '
-        f"observations of {escape(report.reference_date)}.</p>",
-        f'<h2 id="legend">Legend</h2><table class="legend">{legend}</table>'
-        f"<p>{CHANGED} marks a cell whose outcome, hazard or value differs from the previous version. "
-        "Hover a cell for its detail; click a probe id for its section.</p>",
+        (
+            f'<p class="meta">Rendered from <code>{escape(report.source)}</code> by <code>python -m fanin report</code>; '
+            f"observations of {escape(report.reference_date)}.</p>"
+        ),
+        (
+            f'<h2 id="legend">Legend</h2><table class="legend">{legend}</table>'
+            f"<p>{CHANGED} marks a cell whose outcome, hazard or value differs from the previous version. "
+            "Hover a cell for its detail; click a probe id for its section.</p>"
+        ),
         '<h2 id="summary">Summary: probes per hazard, per version</h2>',
         *(_summary(v) for v in report.frameworks if v.columns),
     ]

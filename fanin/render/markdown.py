@@ -38,7 +38,10 @@ def pretty_json(value: object, indent: str = "", width: int = 88) -> str:
         return flat
     inner = indent + " "
     if isinstance(value, dict):
-        items = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {pretty_json(v, inner, width).lstrip()}" for k, v in sorted(value.items())]
+        items = [
+            f"{inner}{json.dumps(k, ensure_ascii=False)}: {pretty_json(v, inner, width).lstrip()}"
+            for k, v in sorted(value.items())
+        ]
         return "{\n" + ",\n".join(items) + f"\n{indent}}}"
     items = [inner + pretty_json(v, inner, width).lstrip() for v in value]
     return "[\n" + ",\n".join(items) + f"\n{indent}]"
@@ -107,7 +110,10 @@ def _comparison(report: Report) -> str:
     views = [v for v in report.frameworks if v.newest]
     headers = ["question", *(f"{v.name} {v.newest.version}" for v in views if v.newest)]
     rows = [
-        [q.question, *("<br>".join(answer_text(a) for a in q.answers.get(v.key, [])) or "no probe cited" for v in views)]
+        [
+            q.question,
+            *("<br>".join(answer_text(a) for a in q.answers.get(v.key, [])) or "no probe cited" for v in views),
+        ]
         for q in report.comparison
     ]
     return tabulate(rows, headers=headers, tablefmt="github") + "\n"
@@ -183,12 +189,16 @@ def _probe_section(report: Report, view: FrameworkView, row: ProbeRow) -> str:
 def report(rep: Report) -> str:
     parts = [f"# {rep.title}", ""]
     cells = ", ".join(
-        f"{len(v.columns)} {v.name} cells ({v.columns[0].version} – {v.columns[-1].version})" for v in rep.frameworks if v.columns
+        f"{len(v.columns)} {v.name} cells ({v.columns[0].version} – {v.columns[-1].version})"
+        for v in rep.frameworks
+        if v.columns
     )
     parts += [
-        f"Rendered from `{rep.source}` by `python -m fanin report`; do not edit by hand. "
-        f"Observations of {rep.reference_date}: {cells or 'no cells'}. "
-        "The review checklist is in [CHECKLIST.md](CHECKLIST.md).",
+        (
+            f"Rendered from `{rep.source}` by `python -m fanin report`; do not edit by hand. "
+            f"Observations of {rep.reference_date}: {cells or 'no cells'}. "
+            "The review checklist is in [CHECKLIST.md](CHECKLIST.md)."
+        ),
         "",
         "## Legend",
         "",
@@ -212,7 +222,7 @@ def report(rep: Report) -> str:
 def divergence(before: str, after: str) -> tuple[str, str]:
     """Drop the words two texts share at the start, so a table shows where they differ."""
     shared = 0
-    for a, b in zip(before, after):
+    for a, b in zip(before, after, strict=False):
         if a != b:
             break
         shared += 1

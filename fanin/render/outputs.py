@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fanin import report
-from fanin.model import ResultSet
 from fanin import matrix as paths
+from fanin import report
 from fanin.matrix import Matrix
+from fanin.model import ResultSet
 from fanin.render import checklist, html, markdown
 
 
@@ -30,4 +30,7 @@ def local_run(matrix: Matrix, source: Path | None = None) -> tuple[dict[Path, st
     if not any(source.glob("*.json")):
         return {}, 0
     rep = report.build(source, matrix, reference=False)
-    return {paths.REPORTS / "run" / "REPORT.md": markdown.report(rep), paths.REPORTS / "run" / "matrix.html": html.page(rep)}, rep.unreadable
+    return {
+        paths.REPORTS / "run" / "REPORT.md": markdown.report(rep),
+        paths.REPORTS / "run" / "matrix.html": html.page(rep),
+    }, rep.unreadable
