@@ -16,7 +16,18 @@ from __future__ import annotations
 import socket
 from typing import Any
 
-attempts: list[str] = []
+
+class Attempts:
+    """The connection attempts refused since the last `clear()`: one guard per process, owned by the plugin."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def clear(self) -> None:
+        self.seen.clear()
+
+
+_active = Attempts()  # the socket patches are process-wide, so what they report to is too
 
 
 class NetworkBlocked(ConnectionRefusedError):
@@ -29,7 +40,7 @@ def _is_local_unix(sock: socket.socket) -> bool:
 
 def _refuse(target: Any) -> NetworkBlocked:
     shown = ":".join(str(part) for part in target) if isinstance(target, tuple) else str(target)
-    attempts.append(shown)
+    _active.seen.append(shown)
     return NetworkBlocked(f"fanin blocks the network inside probes (tried {shown})")
 
 
@@ -61,7 +72,10 @@ def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
     raise _refuse((host, port))
 
 
-def install() -> None:
+def install(attempts: Attempts) -> None:
+    """Patch `socket` so every attempt is refused and reported to `attempts`."""
+    global _active
+    _active = attempts
     socket.socket.connect = _connect  # type: ignore[method-assign,assignment]
     socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign,assignment]
     socket.socket.sendto = _sendto  # type: ignore[method-assign,assignment]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import json
 import os
 import signal
 import sys
@@ -38,7 +39,7 @@ from fanin.model import (
     normalize_message,
     save,
 )
-from fanin.probe import FrameworkRaised, MissingService, NotApplicable, Observer, Vacuous
+from fanin.probe import FrameworkRaised, MissingService, NotApplicable, Observer, ProbeTimeout, Vacuous
 from fanin.source import shown
 
 # pytest's own codes are 0-5; this one says the framework itself does not import in the cell.
@@ -95,6 +96,7 @@ class Recorder:
 
 
 recorder_key = pytest.StashKey[Recorder]()
+attempts_key = pytest.StashKey[netblock.Attempts]()
 change_key = pytest.StashKey[compare.Change]()
 
 
@@ -133,7 +135,8 @@ def pytest_configure(config: pytest.Config) -> None:
             recorder.resumed = journal_log.read(recorder.journal)
         else:
             recorder.journal.unlink(missing_ok=True)
-    netblock.install()
+    config.stash[attempts_key] = netblock.Attempts()
+    netblock.install(config.stash[attempts_key])
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _terminate)
 
@@ -264,7 +267,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if recorder.journal is not None:
         journal_log.record_start(recorder.journal, observer.observation_id, pyfuncitem.nodeid)
     kwargs = {name: pyfuncitem.funcargs[name] for name in inspect.signature(pyfuncitem.obj).parameters}
-    netblock.attempts.clear()
+    attempts = pyfuncitem.config.stash[attempts_key]
+    attempts.clear()
     failure: BaseException | None = None
     try:
         if inspect.iscoroutinefunction(pyfuncitem.obj):
@@ -277,15 +281,12 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         observer.finish_not_applicable(exc.reason)
     except Vacuous as exc:
         observer.finish_vacuous(exc.reason)
-    except pytest.fail.Exception as exc:
-        if not str(exc).startswith("Timeout"):
-            raise
-        seconds = _timeout_of(pyfuncitem)
+    except ProbeTimeout as exc:
         observer.observation = Observation(
             outcome=TIMEOUT,
-            value={"timeout_seconds": seconds},
+            value={"timeout_seconds": exc.seconds},
             label="timeout",
-            detail=f"no result within {seconds} s (hang)",
+            detail=f"no result within {exc.seconds} s (hang)",
             hazard="loud",
         )
     except MissingService as exc:
@@ -293,8 +294,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     except Exception as exc:
         failure = exc
         observer.observation = _probe_error(f"{type(exc).__name__}: {normalize_message(str(exc))}", exc)
-    if netblock.attempts and failure is None:
-        observer.observation = _probe_error(f"network blocked: {', '.join(netblock.attempts)}", None)
+    if attempts.seen and failure is None:
+        observer.observation = _probe_error(f"network blocked: {', '.join(attempts.seen)}", None)
     if observer.observation is None:
         observer.observation = _probe_error("the probe returned without recording an observation", None)
     _remember(pyfuncitem, info, observer.observation_id, observer.observation)
@@ -310,14 +311,46 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     return True
 
 
-def _timeout_of(item: pytest.Item) -> Any:
-    marker = item.get_closest_marker("timeout")
-    if marker and marker.args:
-        return marker.args[0]
-    try:
-        return float(item.config.getini("timeout"))
-    except (ValueError, TypeError):
-        return "?"
+timer_key = pytest.StashKey[Any]()
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> bool | None:
+    """pytest-timeout's own hook: its settings (ini `timeout`, the marker), fanin's timer.
+
+    For a probe, the alarm raises fanin's `ProbeTimeout` (a BaseException, so a framework's
+    `except Exception` cannot swallow it) carrying the seconds: the observation says `timeout`
+    without reading any message text. Everything else is left to pytest-timeout.
+    """
+    if (
+        probe_info(item) is None
+        or settings.method != "signal"
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        return None
+    seconds = settings.timeout
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise ProbeTimeout(seconds)
+
+    def cancel() -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+    item.stash[timer_key] = cancel
+    signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    return True
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_timeout_cancel_timer(item: pytest.Item) -> bool | None:
+    cancel = item.stash.get(timer_key, None)
+    if cancel is None:
+        return None
+    cancel()
+    del item.stash[timer_key]
+    return True
 
 
 def _probe_error(message: str, exc: BaseException | None) -> Observation:
@@ -349,25 +382,32 @@ def _record(recorder: Recorder, info: ProbeInfo, observation_id: str, observatio
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """The observation and how it compares go into the report's `user_properties` (so into the junit XML too)."""
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
     change = item.stash.get(change_key, None)
-    if call.when != "call" or change is None or not report.passed:
+    if call.when != "call" or change is None or change.after is None:
         return
-    if change.kind == compare.NEW:
-        report.fanin_status = "new"  # type: ignore[attr-defined]
-        if not item.config.stash[recorder_key].accept_new:
-            report.outcome = "failed"
-            report.longrepr = f"no reference observation for this cell\n{compare.describe(change)}"
-    elif change.kind == compare.MINOR:
-        report.fanin_status = "wording"  # type: ignore[attr-defined]
+    report.user_properties += [
+        ("fanin_observation_id", change.probe_id),
+        ("fanin_observation", json.dumps(change.after.to_json(), sort_keys=True, ensure_ascii=False)),
+        ("fanin_change", change.label),
+    ]
+    if not report.passed:
+        return
+    if change.kind in (compare.Kind.NEW, compare.Kind.WORDING):
+        report.user_properties.append(("fanin_status", change.kind.value))
+    if change.kind == compare.NEW and not item.config.stash[recorder_key].accept_new:
+        report.outcome = "failed"
+        report.longrepr = f"no reference observation for this cell\n{compare.describe(change)}"
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
-    status = getattr(report, "fanin_status", None)
-    if report.when == "call" and status == "new":
+    """`NEW` and `WORDING` are their own categories in pytest's summary line ("3 failed, 7 new")."""
+    status = dict(report.user_properties).get("fanin_status") if report.when == "call" else None
+    if status == compare.Kind.NEW.value:
         return "new", "N", ("NEW", {"yellow": True})
-    if report.when == "call" and status == "wording":
+    if status == compare.Kind.WORDING.value:
         return "wording", "w", ("WORDING", {"yellow": True})
     return None
 

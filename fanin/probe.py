@@ -236,6 +236,20 @@ class Observer:
         if parameter not in inspect.signature(func).parameters:
             self.not_applicable(f"{where} has no parameter {parameter!r} in this version")
 
+    def require_in_flight(self, gate: Any) -> None:
+        """`vacuous` with the gate's own reason when its branches were never all in flight together."""
+        reason = getattr(gate, "vacuous", None)
+        if reason:
+            raise Vacuous(reason)
+
+    def require_same_step(self, steps: dict[str, Any], *, expected: int | None = None, what: str = "writers") -> None:
+        """`vacuous` unless every node in `steps` (name -> superstep) ran in one superstep (and `expected` of them ran).
+
+        The proof a concurrency probe owes: writers that ran one after another never collided.
+        """
+        if len(set(steps.values())) != 1 or (expected is not None and len(steps) != expected):
+            raise Vacuous(f"the {what} did not share one superstep: {steps}")
+
     def not_applicable(self, reason: str) -> NoReturn:
         raise NotApplicable(reason)
 
@@ -251,6 +265,14 @@ class Observer:
         self.observation = Observation(
             outcome=VACUOUS, value={"reason": reason}, label="vacuous", detail=f"vacuous: {reason}", hazard="n/a"
         )
+
+
+class ProbeTimeout(ProbeSignal):
+    """The probe ran past its timeout (pytest-timeout's settings, fanin's own timer; see fanin.plugin)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no result within {seconds} s")
+        self.seconds = seconds
 
 
 class MissingService(RuntimeError):

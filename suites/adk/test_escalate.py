@@ -78,8 +78,7 @@ async def test_direct_child(obs: Observer) -> None:
     )
     with obs.framework():
         events, state = await run_once(root)
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     value = summarize(events, log, found, state, "a")
     label, detail, hazard = describe(value)
     obs.record(value, label=label, detail=detail, hazard=hazard)
@@ -113,8 +112,7 @@ async def test_nested_child(obs: Observer) -> None:
     )
     with obs.framework():
         events, state = await run_once(root)
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     value = summarize(events, log, found, state, "a_check")
     label, detail, hazard = describe(value)
     obs.record(value, label=label, detail=f"{detail}; the loop ran its escalating child {value['a_check_runs']}×", hazard=hazard)

@@ -31,8 +31,7 @@ async def test_same_key(obs: Observer) -> None:
         children = [fake_llm_agent(n, f"reply {n}", turns=turns, output_key="result") for n in ("a", "b", "c")]
         with obs.framework():
             events, state = await run_once(ParallelAgent(name="fanout", sub_agents=children))
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        obs.require_in_flight(turns)
         writers = [e.author for e in events if e.actions and "result" in (e.actions.state_delta or {})]
         runs[",".join(order)] = {"output_key_events": writers, "final": state.get("result")}
     last_wins = all(r["final"] == f"reply {r['output_key_events'][-1]}" for r in runs.values() if r["output_key_events"])
@@ -61,8 +60,7 @@ async def test_distinct_keys(obs: Observer) -> None:
     children = [fake_llm_agent(n, f"reply {n}", turns=turns, output_key=f"result_{n}") for n in ("a", "b", "c")]
     with obs.framework():
         events, state = await run_once(ParallelAgent(name="fanout", sub_agents=children))
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     writers = [e.author for e in events if e.actions and e.actions.state_delta]
     kept = {key: state.get(key) for key in ("result_a", "result_b", "result_c")}
     count = sum(v is not None for v in kept.values())

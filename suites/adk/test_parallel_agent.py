@@ -33,8 +33,7 @@ async def test_same_key(obs: Observer) -> None:
         root = ParallelAgent(name="fanout", sub_agents=children)
         with obs.framework():
             events, state = await run_once(root)
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        obs.require_in_flight(turns)
         deltas = [e.author for e in events if e.actions and "result" in (e.actions.state_delta or {})]
         runs[",".join(order)] = {"state_delta_events": deltas, "final": state.get("result")}
     last_wins = all(r["final"] == r["state_delta_events"][-1].upper() for r in runs.values() if r["state_delta_events"])
@@ -64,8 +63,7 @@ async def test_distinct_keys(obs: Observer) -> None:
     root = ParallelAgent(name="fanout", sub_agents=children)
     with obs.framework():
         events, state = await run_once(root)
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     deltas = [e.author for e in events if e.actions and e.actions.state_delta]
     kept = {key: state.get(key) for key in ("result_a", "result_b", "result_c")}
     obs.record(
@@ -104,8 +102,7 @@ async def test_branch_state_visibility(obs: Observer) -> None:
     )
     with obs.framework():
         events, state = await run_once(ParallelAgent(name="fanout", sub_agents=[a, b]))
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     b_prompt = [text for request in b_model.requests for text in request]
     value = {
         "b_reads_state_result_a": seen_by_b.get("result_a"),
@@ -157,8 +154,7 @@ async def test_branch_name_prefix(obs: Observer) -> None:
         children = [LlmAgent(name=n, model=models[n], output_key=f"out_{n}", **gate(n)) for n in names]
         with obs.framework():
             events, state = await run_once(ParallelAgent(name="fanout", sub_agents=children))
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        obs.require_in_flight(turns)
         prompt = [text for request in models[second].requests for text in request]
         runs[f"{first} first"] = {
             f"{second}_sees_{first}": any(f"REPORT-OF-{first}" in text for text in prompt),
@@ -189,8 +185,7 @@ async def test_completion_order(obs: Observer) -> None:
     children = [Step(name=n, turns=turns, delta={f"result_{n}": n.upper()}) for n in ("a", "b", "c")]
     with obs.framework():
         events, state = await run_once(ParallelAgent(name="fanout", sub_agents=children))
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     arrival = [e.author for e in events if e.actions and e.actions.state_delta]
     key_order = [k for k in state if k.startswith("result_")]
     follows = [k.removeprefix("result_") for k in key_order] == arrival
@@ -220,8 +215,7 @@ async def test_all_permutations(obs: Observer) -> None:
         children = [Step(name=n, turns=turns, delta={"result": n.upper()}) for n in ("a", "b", "c")]
         with obs.framework():
             _, state = await run_once(ParallelAgent(name="fanout", sub_agents=children))
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        obs.require_in_flight(turns)
         survivors["".join(order)] = state.get("result")
     # Nobody forcing an order: what ADK's own scheduling decides. Where it varies (1.0/1.5 iterate the
     # `done` set of asyncio.wait, ordered by task addresses), the rate differs from process to process
@@ -272,8 +266,7 @@ async def test_child_exception(obs: Observer) -> None:
     result = await obs.attempt_async(
         lambda: run_turn(ParallelAgent(name="fanout", sub_agents=children), service, "s1", events=events)
     )
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     state = await stored_state(service, "s1")
     fate = {name: what for name, what in log}
     fate.setdefault("c", "still waiting" if "c" in turns.arrived else "never started")
@@ -331,8 +324,7 @@ async def test_read_modify_write(obs: Observer) -> None:
     children = [ReadModifyWrite(name=n, turns=turns, value=n.upper()) for n in ("a", "b")]
     with obs.framework():
         await run_turn(ParallelAgent(name="fanout", sub_agents=children), service, "s1")
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     tally = (await stored_state(service, "s1")).get("tally") or {}
     lost = sorted(k for k in ("a", "b", "seed") if k not in tally)
     obs.record(

@@ -91,8 +91,7 @@ async def test_child_exception_running_sibling(obs: Observer) -> None:
             raise
 
     result = await obs.attempt_async(run)
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     if ("c", "holding") not in log:
         obs.vacuous("c was not in flight when a raised")
     await settle()
@@ -258,8 +257,7 @@ async def test_in_loop(obs: Observer) -> None:
         with obs.framework():
             await run_turn(root, service, "s1")
         for t in turns:
-            if t.vacuous:
-                obs.vacuous(t.vacuous)
+            obs.require_in_flight(t)
         escalator = "a" if variant == "direct" else "check"
         runs = {name: [what for who, what in log if who == name] for name in (escalator, "b", "c")}
         for name in ("b", "c"):  # a sibling still waiting for its turn when the run returned was stranded
@@ -354,8 +352,7 @@ async def test_nested_visibility(obs: Observer) -> None:
     with obs.framework():
         await run_turn(stages, service, "s2")
     for turns in (workers, reducers, stage1, stage2):
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        obs.require_in_flight(turns)
     value = {
         "tree": {"a": seen(a), "r1": seen(r1), "r2": seen(r2), "r3": seen(r3)},
         "stages": {"a": seen(sa), "c": seen(sc), "d": seen(sd)},
@@ -440,8 +437,7 @@ async def test_include_contents_none(obs: Observer) -> None:
                 raise
 
         result = await obs.attempt_async(run)
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        obs.require_in_flight(turns)
         order = [f"{e.author}: {parts_summary(e.content)}" for e in events if e.content]
         second = requests[1] if len(requests) > 1 else []
         variants[include] = {
@@ -584,8 +580,7 @@ async def test_resume(obs: Observer) -> None:
     paused = await first_then_resume(fanout, log, phase, answer)
     paused["a_model_calls"] = len(a.model.requests)
     for t in (failed_turns, turns):
-        if t.vacuous:
-            obs.vacuous(t.vacuous)
+        obs.require_in_flight(t)
 
     value = {"failed": failed, "paused": paused}
     problems = []

@@ -59,8 +59,7 @@ async def test_stale_result(obs: Observer) -> None:
         )
         with obs.framework():
             await run_turn(root, service, "s1")
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        obs.require_in_flight(turns)
         state = await stored_state(service, "s1")
         after[run_id] = {k: state.get(k) for k in ("run_id", "result_a", "result_b")}
     final = after["run-2"]
@@ -94,8 +93,7 @@ async def test_temp_prefix(obs: Observer) -> None:
     await service.create_session(app_name=APP, user_id=USER, session_id="s1")
     with obs.framework():
         events = await run_turn(ParallelAgent(name="fanout", sub_agents=branches), service, "s1")
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     state = await stored_state(service, "s1")
     stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
     value = {
@@ -147,8 +145,7 @@ async def test_app_user_prefix(obs: Observer) -> None:
     await service.create_session(app_name=APP, user_id=USER, session_id="s1")
     with obs.framework():
         await run_turn(ParallelAgent(name="fanout", sub_agents=branches), service, "s1")
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     await service.create_session(app_name=APP, user_id=USER, session_id="s2")
     await service.create_session(app_name=APP, user_id="someone-else", session_id="s3")
     keys = ("app:x", "user:y", "plain")
@@ -190,8 +187,7 @@ async def test_concurrent_runs(obs: Observer) -> None:
         obs.attempt_async(lambda: run_turn(Step(name="a", turns=turns, delta={"result_a": "A"}), service, "s1")),
         obs.attempt_async(lambda: run_turn(Step(name="b", turns=turns, delta={"result_b": "B"}), service, "s1")),
     )
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     state = await stored_state(service, "s1")
     stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
     value = {

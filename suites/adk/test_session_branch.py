@@ -62,8 +62,7 @@ async def test_direct_state_mutation(obs: Observer) -> None:
                                                        Reader(name="b", turns=turns, seen=sibling_saw)])
     with obs.framework():
         await run_turn(fanout, service, "s1")
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     state = await stored_state(service, "s1")
     next_turn_saw = {"direct_a": "unread", "delta_a": "unread"}
     with obs.framework():

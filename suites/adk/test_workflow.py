@@ -70,8 +70,7 @@ async def test_join_inputs(obs: Observer) -> None:
     workflow = Workflow(name="wf", edges=[("START", prepare, (market, risk), JoinNode(name="join"), collect)])
     with obs.framework():
         _, stored = await run_workflow(workflow)
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     value = {
         "collect_runs": len(received),
         "received": [sorted_dict(r) for r in received],
@@ -112,8 +111,7 @@ async def test_join_none_output(obs: Observer) -> None:
     workflow = Workflow(name="wf", edges=[("START", (market, risk), JoinNode(name="join"), collect)])
     with obs.framework():
         await run_workflow(workflow)
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     joined = received[0] if received and isinstance(received[0], dict) else None
     value = {
         "released": bool(received),
@@ -162,8 +160,7 @@ async def test_join_renamed_node(obs: Observer) -> None:
         )
         with obs.framework():
             await run_workflow(workflow)
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        obs.require_in_flight(turns)
         keys[variant] = sorted(received[0]) if received and isinstance(received[0], dict) else None
     follows = keys["risk_v2"] is not None and "risk_v2" in keys["risk_v2"] and "risk" not in keys["risk_v2"]
     obs.record(
@@ -202,8 +199,7 @@ async def test_plain_fan_in(obs: Observer) -> None:
     with obs.framework():
         workflow = Workflow(name="wf", edges=[("START", (market, risk), collect)])
         await run_workflow(workflow)
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     value = {"collect_runs": len(received), "received_in_order": [sorted_dict(r) for r in received]}
     obs.record(
         value,
@@ -251,8 +247,7 @@ async def test_join_input_schema(obs: Observer) -> None:
             ],
         )
         result = await obs.attempt_async(lambda: run_workflow(workflow))
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        obs.require_in_flight(turns)
         joined = received[0] if received and isinstance(received[0], dict) else None
         variants[variant] = {
             "run": "returned" if "returned" in result else result,

@@ -77,8 +77,7 @@ async def test_parallel_worker_order(obs: Observer) -> None:
     await service.create_session(app_name=APP, user_id=USER, session_id="s1")
     with obs.framework():
         await drive(workflow, service, "s1", on_event)
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
     lists = [o for o in outputs(stored.events) if isinstance(o, list) and o != items]
     value = {
@@ -152,8 +151,7 @@ async def test_parallel_worker_failure(obs: Observer) -> None:
     service = InMemorySessionService()
     await service.create_session(app_name=APP, user_id=USER, session_id="s1")
     run = await obs.attempt_async(lambda: drive(workflow, service, "s1", on_event))
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     await settle()
     t3_at_end = fate.get("t3", "still parked")
     hold.set()  # a t3 left running would now finish; see whether its output lands anywhere

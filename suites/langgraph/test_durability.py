@@ -84,8 +84,7 @@ def test_durability_modes(obs: Observer) -> None:
         failed = obs.attempt(
             lambda: run.stream({"items": []}, config, on_chunk, stream_mode=["updates", "custom"], **options)
         )
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        obs.require_in_flight(turns)
         snapshot = run.get_state(config)
         kept = {
             "runs_after_failure": dict(runs),
@@ -212,8 +211,7 @@ def test_retry_policy(obs: Observer) -> None:
         # "custom" beside "updates": the loop also wakes on its output queue, so ok's update reaches on_chunk
         # (which releases flaky) while the loop waits for flaky.
         chunks = run.stream({"items": []}, {}, on_chunk, stream_mode=["updates", "custom"])
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     final = sorted(
         item
         for mode, chunk in chunks

@@ -111,8 +111,7 @@ def test_rename(obs: Observer) -> None:
             builder.add_edge("plan", name)
         steps.clear()
         items = lg_modes.invoke(obs, builder.compile(), {"items": []})["items"]
-        if len(set(steps.values())) != 1 or len(steps) != 3:
-            obs.vacuous(f"the retrievers did not share one superstep: {steps}")
+        obs.require_same_step(steps, expected=3, what="retrievers")
         return items
 
     with obs.framework():
@@ -165,8 +164,7 @@ def test_completion_time(obs: Observer) -> None:
             obs, builder.compile(), {"items": []}, stream_mode=["updates", "values"], on_chunk=release
         )
         final = [data for mode, data in chunks if mode == "values"][-1]
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        obs.require_in_flight(turns)
         return {"finished": turns.acted, "items": final["items"]}
 
     with obs.framework():

@@ -70,8 +70,7 @@ def test_task_fan_in(obs: Observer) -> None:
 
         graph = fan_in_graph(task(gate.node(lambda name: name, work)), lambda futures: futures.values())
         chunks = lg_modes.stream(obs, graph, ["a", "b", "c"], stream_mode=["updates", "values"], on_chunk=release)
-        if gate.vacuous:
-            obs.vacuous(gate.vacuous)
+        obs.require_in_flight(gate)
         if gate.acted != ["c", "b", "a"]:
             obs.vacuous(f"the tasks finished as {gate.acted}")
         return {"finished": gate.acted, "updates": updates, "returned": [d for m, d in chunks if m == "values"][-1]}
@@ -125,8 +124,7 @@ def test_task_fan_in(obs: Observer) -> None:
         outcome = obs.attempt(
             lambda: lg_modes.invoke(obs, graph, ["a", "b", "c"], on_return=lambda: at_return.update(hold.fates))
         )
-        if hold.vacuous:
-            obs.vacuous(hold.vacuous)
+        obs.require_in_flight(hold)
         fates = {name: at_return.get(name, "still in flight") for name in ["a", "c"]}
         return {**outcome, "held tasks when the run ended": fates}
 

@@ -44,8 +44,7 @@ def test_id_collision(obs: Observer) -> None:
         builder.add_edge(START, second)
         steps.clear()
         messages = builder.compile().invoke({"messages": []})["messages"]
-        if len(set(steps.values())) != 1 or len(steps) != 2:
-            obs.vacuous(f"the speakers did not share one superstep: {steps}")
+        obs.require_same_step(steps, expected=2, what="speakers")
         return [message_view(m) for m in messages]
 
     with obs.framework():
@@ -107,8 +106,7 @@ def test_remove_in_parallel(obs: Observer) -> None:
         outcome = obs.attempt(
             lambda: [m.id for m in lg_modes.invoke(obs, builder.compile(), {"messages": seed})["messages"]]
         )
-        if len(set(steps.values())) != 1 or len(steps) != 2:
-            obs.vacuous(f"the remover and the appender did not share one superstep: {steps}")
+        obs.require_same_step(steps, expected=2, what="remover and the appender")
         return outcome
 
     with obs.framework():

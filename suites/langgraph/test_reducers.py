@@ -40,8 +40,7 @@ def test_add(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
         final = graph.invoke({"items": []})
-    if len(set(steps.values())) != 1 or len(steps) != 2:
-        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    obs.require_same_step(steps, expected=2, what="writers")
     items = final["items"]
     both_kept = sorted(items) == ["A", "B"]
     obs.record(
@@ -87,8 +86,7 @@ def test_full_state_not_delta(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
         final = graph.invoke({"items": ["seed"]})
-    if len(set(steps.values())) != 1 or len(steps) != 2:
-        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    obs.require_same_step(steps, expected=2, what="writers")
     seeds = final["items"].count("seed")
     obs.record(
         {"final": final, "writer_steps": steps, "seed_count": seeds},
@@ -131,8 +129,7 @@ def test_metadata_after_reducer(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"channel": channel, "writer_steps": steps}):
         final = graph.invoke({"items": []})
-    if len(set(steps.values())) != 1 or len(steps) != 2:
-        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    obs.require_same_step(steps, expected=2, what="writers")
     items = final["items"]
     both = sorted(items) == ["A", "B"]
     obs.record(
@@ -176,8 +173,7 @@ def test_metadata_before_reducer(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"channel": channel, "writer_steps": steps}):
         final = graph.invoke({"items": []})
-    if len(set(steps.values())) != 1 or len(steps) != 2:
-        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    obs.require_same_step(steps, expected=2, what="writers")
     items = final["items"]
     both = sorted(items) == ["A", "B"]
     obs.record(
@@ -306,8 +302,7 @@ def test_dict_or(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
         final = graph.invoke({"facts": {}})
-    if len(set(steps.values())) != 1 or len(steps) != 2:
-        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    obs.require_same_step(steps, expected=2, what="writers")
     status = final["facts"]["status"]
     obs.record(
         {"final": final, "writer_steps": steps},

@@ -42,8 +42,7 @@ def test_no_reducer(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
         final = lg_modes.invoke(obs, graph, {"value": "init"})
-    if len(set(steps.values())) != 1 or len(steps) != 2:
-        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    obs.require_same_step(steps, expected=2, what="writers")
     kept = final["value"]
     lost = sorted({"A", "B"} - {kept})
     obs.record(
@@ -86,8 +85,7 @@ def test_same_value(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
         final = lg_modes.invoke(obs, graph, {"value": "init"})
-    if len(set(steps.values())) != 1 or len(steps) != 2:
-        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    obs.require_same_step(steps, expected=2, what="writers")
     kept = final["value"] == "same"
     obs.record(
         {"final": final, "writer_steps": steps},
@@ -129,8 +127,7 @@ def test_max_concurrency_1(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
         final = lg_modes.invoke(obs, graph, {"value": "init"}, {"max_concurrency": 1})
-    if len(set(steps.values())) != 1 or len(steps) != 2:
-        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    obs.require_same_step(steps, expected=2, what="writers")
     lost = sorted({"A", "B"} - {final["value"]})
     obs.record(
         {"final": final, "writer_steps": steps},
@@ -216,8 +213,7 @@ def test_nested_dict(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
         final = lg_modes.invoke(obs, graph, {"results": {}})
-    if len(set(steps.values())) != 1 or len(steps) != 2:
-        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    obs.require_same_step(steps, expected=2, what="writers")
     results = final["results"]
     if results == {"a": 1, "b": 2}:
         label, detail, hazard = "deep merge", "no error; the two sub-keys were merged", "safe"
@@ -266,8 +262,7 @@ def test_full_state_return(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
         final = lg_modes.invoke(obs, graph, {"attempts": 0, "a_result": "", "b_result": ""})
-    if len(set(steps.values())) != 1 or len(steps) != 2:
-        obs.vacuous(f"the writers did not share one superstep: {steps}")
+    obs.require_same_step(steps, expected=2, what="writers")
     kept = final["b_result"] == "B"
     obs.record(
         {"final": final, "writer_steps": steps},

@@ -52,8 +52,7 @@ def test_order(obs: Observer) -> None:
             obs, builder.compile(), {"items": []}, stream_mode=["updates", "values"], on_chunk=release
         )
         final = [data for mode, data in chunks if mode == "values"][-1]
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        obs.require_in_flight(turns)
         return {"sent": [x for _, x in sends], "finished": turns.acted, "items": final["items"]}
 
     with obs.framework():
@@ -121,8 +120,7 @@ def test_pull_before_push(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
         final = lg_modes.invoke(obs, graph, {"items": []})
-    if len(set(steps.values())) != 1 or len(steps) != 3:
-        obs.vacuous(f"the edge and Send tasks did not share one superstep: {steps}")
+    obs.require_same_step(steps, expected=3, what="edge and Send tasks")
     items = final["items"]
     if items[0] == "zz_edge":
         rule = "edge task first"
@@ -235,8 +233,7 @@ def test_reducer_required(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"writer_steps": steps}):
         final = lg_modes.invoke(obs, graph, {"result": "init"})
-    if len(set(steps.values())) != 1 or len(steps) != 2:
-        obs.vacuous(f"the Send workers did not share one superstep: {steps}")
+    obs.require_same_step(steps, expected=2, what="Send workers")
     obs.record(
         {"final": final, "writer_steps": steps},
         label=f"last write wins: {final['result']}",
