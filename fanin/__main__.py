@@ -135,7 +135,13 @@ def _select(matrix: Matrix, names: list[str], framework: str | None, smoke: bool
 
 
 def cmd_probe(args: argparse.Namespace, matrix: Matrix) -> int:
-    """Run cells against their references."""
+    """Run cells against their references (or, with --here, the frameworks installed in this environment)."""
+    if args.here:
+        from fanin import here
+
+        if args.cells:
+            raise FaninError("probe --here takes no cell ids: it probes what this environment has installed")
+        return here.run(matrix, args.python)
     cells = _select(matrix, args.cells, args.framework, args.smoke)
     options = execute.Options(accept_new=args.accept_new, pytest_args=tuple(args.pytest_args), jobs=args.jobs or 0)
     execute.jobs(options.jobs)  # a malformed FANIN_JOBS is bad input before anything runs
@@ -264,6 +270,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--accept-new", "--fanin-accept-new", action="store_true", help="probes without a reference do not fail the run"
     )
     probe.add_argument("--jobs", type=int, help="cells side by side (default: FANIN_JOBS or the number of cores)")
+    probe.add_argument(
+        "--here",
+        action="store_true",
+        help="probe the frameworks installed in this environment and compare with the nearest reference cell",
+    )
+    probe.add_argument("--python", help="with --here: another interpreter's environment (default: this one)")
     probe.set_defaults(func=cmd_probe, pytest_args=[])
 
     rep = sub.add_parser(

@@ -37,14 +37,18 @@ def add(args: list[str], matrix: Matrix, python: str | None = None, today: _dt.d
     newest = matrix.newest(framework.key)
     becomes_newest = Version(release.version) > Version(newest.version)
     stamp = (today or _dt.datetime.now(_dt.UTC).date()).isoformat() + "T00:00:00Z"
+    twin_of_newest = Version(release.version) == Version(newest.version)  # the newest on another Python
+    if twin_of_newest:
+        stamp = newest.exclude_newer  # resolved as of the same moment as its twin, so only the Python differs
     table = tomlkit.table()
     table["framework"] = framework.key
     table["version"] = release.version
     if python != matrix.default_python:
         table["python"] = python
-    table["resolution"] = "current" if becomes_newest else "as-released"
-    table["exclude_newer"] = stamp if becomes_newest else release.as_released
-    if not becomes_newest:
+    current = becomes_newest or twin_of_newest
+    table["resolution"] = "current" if current else "as-released"
+    table["exclude_newer"] = stamp if current else release.as_released
+    if not current:
         table["exclude_newer"].comment(f"released {release.uploaded[:16].replace('T', ' ')} UTC")
     demoted = []
     if becomes_newest:

@@ -57,7 +57,7 @@ def collect(lock: Path | None) -> dict[str, Any]:
         "implementation": platform.python_implementation(),
         "platform": f"{platform.system().lower()}-{platform.machine()}",
         "suite_commit": suite_commit(),
-        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d"),
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
         "packages": installed_packages(),
     }
     # Which guard kept the run off the network (fanin.isolation sets it; a bare pytest run has only the in-process one).

@@ -133,6 +133,7 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
             reference=reference,
             results=results,
             junit=junit,
+            html=junit.with_suffix(".html") if venvs.has_package(venv, "pytest-html") else None,
             targets=options.targets,
             pytest_args=extra,
             accept_new=options.accept_new,

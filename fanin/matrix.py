@@ -18,17 +18,21 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from fanin.errors import FaninError
-from fanin.source import REPO_ROOT, shown
+from fanin.source import INSTALLED, REPO_ROOT, shown
 
 # FANIN_MATRIX points at another matrix file (a trial matrix, or the tests' broken ones).
 MATRIX_FILE = Path(os.environ.get("FANIN_MATRIX", REPO_ROOT / "reference" / "matrix.toml"))
 LOCKS = REPO_ROOT / "reference" / "locks"
 REFERENCE_RESULTS = REPO_ROOT / "reference" / "results"
-REFERENCE_REPORT = REPO_ROOT / "reference" / "REPORT.md"
-REFERENCE_CHECKLIST = REPO_ROOT / "reference" / "CHECKLIST.md"
+_RENDERED = REPO_ROOT / "reference"  # an installed fanin never writes into its own package: see REPORTS below
+REFERENCE_REPORT = _RENDERED / "REPORT.md"
+REFERENCE_CHECKLIST = _RENDERED / "CHECKLIST.md"
 # FANIN_REPORTS moves everything local runs write (results, logs, html) elsewhere, e.g. a CI artifacts dir.
-REPORTS = Path(os.environ.get("FANIN_REPORTS", REPO_ROOT / "reports"))
+# An installed fanin writes beside where it is run, never inside site-packages.
+REPORTS = Path(os.environ.get("FANIN_REPORTS", (Path.cwd() / "fanin-reports") if INSTALLED else REPO_ROOT / "reports"))
 RUN_RESULTS = REPORTS / "results"
+if INSTALLED:
+    REFERENCE_REPORT, REFERENCE_CHECKLIST = REPORTS / "REPORT.md", REPORTS / "CHECKLIST.md"
 
 RESOLUTIONS = ("as-released", "current")
 _CELL_KEYS = {"framework", "version", "python", "resolution", "exclude_newer", "note"}

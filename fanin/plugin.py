@@ -153,6 +153,7 @@ def _terminate(signum: int, frame: Any) -> None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """A framework that does not import in this cell is one line naming the error, never 60 collection errors."""
+    _describe_cell_for_html(session.config)
     module = session.config.getoption("fanin_import")
     if not module:
         return
@@ -393,6 +394,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         ("fanin_observation", json.dumps(change.after.to_json(), sort_keys=True, ensure_ascii=False)),
         ("fanin_change", change.label),
     ]
+    _html_extras(report, change)
     if not report.passed:
         return
     if change.kind in (compare.Kind.NEW, compare.Kind.WORDING):
@@ -400,6 +402,41 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if change.kind == compare.NEW and not item.config.stash[recorder_key].accept_new:
         report.outcome = "failed"
         report.longrepr = f"no reference observation for this cell\n{compare.describe(change)}"
+
+
+def _html_extras(report: pytest.TestReport, change: compare.Change) -> None:
+    """With pytest-html loaded, the cell's page shows each observation and, for a change, its before/after."""
+    try:
+        from pytest_html import extras
+    except ImportError:
+        return
+    assert change.after is not None
+    added = [extras.json(change.after.to_json(), name=f"observation {change.probe_id}")]
+    if change.kind not in (compare.Kind.SAME, compare.Kind.NEW):
+        added.append(extras.text(compare.describe(change), name="before / after"))
+    report.extras = [*getattr(report, "extras", []), *added]  # type: ignore[attr-defined]  # pytest-html reads it
+
+
+def _describe_cell_for_html(config: pytest.Config) -> None:
+    """pytest-html's Environment table shows the cell (pytest-metadata's stash), when those plugins are loaded."""
+    try:
+        from pytest_metadata.plugin import metadata_key
+    except ImportError:
+        return
+    if metadata_key not in config.stash:
+        return
+    recorder = config.stash[recorder_key]
+    lock = config.getoption("fanin_lock")
+    config.stash[metadata_key].update(
+        {
+            "fanin cell": recorder.cell,
+            "framework": f"{config.getoption('fanin_package') or recorder.framework}",
+            "lock": str(lock) if lock else "none",
+            "reference": str(recorder.reference_path) if recorder.reference_path else "none",
+            "network isolation": os.environ.get("FANIN_NETWORK_ISOLATION", "in-process block only"),
+            "postgresql": os.environ.get("FANIN_POSTGRES_VERSION", "not started"),
+        }
+    )
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:

@@ -54,10 +54,11 @@ class CellRun:
     package: str
     import_check: str
     python: Path
-    lock: Path
+    lock: Path | None  # None: the environment is not ours (probe --here); the result set records its packages
     reference: Path | None
     results: Path
     junit: Path | None = None
+    html: Path | None = None  # a self-contained pytest-html page of the run
     targets: tuple[str, ...] = ()  # probe files or file::function ids instead of the framework's whole suite
     pytest_args: tuple[str, ...] = ()
     accept_new: bool = False
@@ -160,6 +161,8 @@ def pytest_command(run: CellRun, journal: Path, resume: bool) -> list[str]:
         command += ["--fanin-reference", str(run.reference)]
     if run.junit is not None:
         command.append(f"--junitxml={run.junit}")
+    if run.html is not None:  # pytest-html is in every cell's lock (the matrix's harness requirements)
+        command += ["-p", "pytest_metadata", "-p", "pytest_html", f"--html={run.html}", "--self-contained-html"]
     if run.accept_new:
         command.append("--fanin-accept-new")
     if resume:

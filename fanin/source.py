@@ -24,7 +24,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+_PACKAGE = Path(__file__).resolve().parent
+_CHECKOUT = _PACKAGE.parent
+# A checkout has suites/ and reference/ beside fanin/; an installed wheel carries them inside the
+# package (fanin/_catalogue/), so every path below works the same either way.
+REPO_ROOT = (
+    _CHECKOUT if (_CHECKOUT / "suites").is_dir() and (_CHECKOUT / "reference").is_dir() else _PACKAGE / "_catalogue"
+)
+INSTALLED = REPO_ROOT != _CHECKOUT
 SUITES = REPO_ROOT / "suites"
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)

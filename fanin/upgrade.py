@@ -1,4 +1,15 @@
-"""Plan an upgrade check: which cell to build for `framework==version`, and which reference to diff it with."""
+"""The upgrade gate: compare the version you run with the one you want, and fail on what would hurt.
+
+`upgrade -- google-adk==2.13.0 [--from 2.8.0]`. Each side is a reference cell when the matrix
+has that version (its committed result set, identity-checked), and otherwise is locked, probed
+and kept in reports/upgrade/: the `--from` side as it was released (the environment its users
+had), the target as of today (what `pip install` gives now). Without `--from` the baseline is
+the newest reference cell of the framework.
+
+Every difference is classified by fanin.compare: regression, fix, new coverage, changed, wording.
+Exit 1 when a change gates (a regression, or a changed value your code may depend on), 0 when
+the upgrade only fixes, adds coverage or rewords; 2 for bad input, 3 when a side could not run.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +22,23 @@ from packaging.version import InvalidVersion, Version
 
 from fanin import pypi
 from fanin.errors import FaninError
-from fanin.matrix import Cell, Matrix
+from fanin.matrix import Cell, Framework, Matrix
+
+
+@dataclass(frozen=True)
+class Side:
+    """One end of the comparison: a matrix cell (its reference), or a cell made for this check."""
+
+    cell: Cell
+    in_reference: bool
 
 
 @dataclass(frozen=True)
 class UpgradePlan:
-    cell: Cell
-    baseline: Cell
+    cell: Cell  # the target
+    baseline: Cell  # the side compared against
+    target: Side | None = None
+    base: Side | None = None
 
 
 def parse_spec(args: list[str]) -> tuple[str, str]:
@@ -56,46 +77,103 @@ def parse_spec(args: list[str]) -> tuple[str, str]:
     return canonicalize_name(requirement.name), wanted
 
 
+def _split(args: list[str]) -> tuple[list[str], str | None]:
+    words, base = list(args), None
+    if "--from" in words:
+        at = words.index("--from")
+        if at + 1 >= len(words):
+            raise FaninError("--from takes a version, e.g. --from 2.8.0")
+        base = words[at + 1]
+        del words[at : at + 2]
+    return words, base
+
+
+def _side(matrix: Matrix, framework: Framework, release: pypi.Release, as_released: bool, today: _dt.date) -> Side:
+    for cell in matrix.of(framework.key):
+        if Version(cell.version) == Version(release.version) and cell.python == matrix.default_python:
+            return Side(cell, cell.reference_path.exists())
+    if as_released:
+        cell = matrix.make_cell(framework, release.version, matrix.default_python, "as-released", release.as_released)
+    else:
+        stamp = today.isoformat() + "T23:59:59Z"
+        cell = matrix.make_cell(framework, release.version, matrix.default_python, "current", stamp)
+    return Side(cell, False)
+
+
 def plan(args: list[str], matrix: Matrix, today: _dt.date | None = None) -> UpgradePlan:
-    """Validate against PyPI before anything is installed; the cell resolves as of today."""
-    name, wanted = parse_spec(args)
+    """Validate against PyPI before anything is installed."""
+    words, base_version = _split(args)
+    name, wanted = parse_spec(words)
     framework = matrix.framework(name)
-    baseline = matrix.newest(framework.key)
+    day = today or _dt.datetime.now(_dt.UTC).date()
     release = pypi.resolve(framework.package, wanted)
-    stamp = (today or _dt.datetime.now(_dt.UTC).date()).isoformat() + "T23:59:59Z"
-    cell = matrix.make_cell(framework, release.version, matrix.default_python, "current", stamp)
-    if not baseline.reference_path.exists():
-        raise FaninError(f"no reference result set for {baseline.id} to compare with; run and bless it first")
-    return UpgradePlan(cell=cell, baseline=baseline)
+    target_side = _side(matrix, framework, release, as_released=False, today=day)
+    if not target_side.in_reference:  # a version outside the matrix is resolved as of today
+        stamp = day.isoformat() + "T23:59:59Z"
+        target_side = Side(matrix.make_cell(framework, release.version, matrix.default_python, "current", stamp), False)
+    if base_version is None:
+        baseline = matrix.newest(framework.key)
+        if not baseline.reference_path.exists():
+            raise FaninError(f"no reference result set for {baseline.id} to compare with; run and bless it first")
+        base_side = Side(baseline, True)
+    else:
+        try:
+            Version(base_version)
+        except InvalidVersion:
+            raise FaninError(f"--from {base_version!r} is not a version like 2.8.0") from None
+        base_side = _side(matrix, framework, pypi.resolve(framework.package, base_version), as_released=True, today=day)
+        if Version(base_side.cell.version) == Version(release.version):
+            raise FaninError(
+                f"--from and the target are the same version ({release.version}); give the one you run now"
+            )
+    return UpgradePlan(cell=target_side.cell, baseline=base_side.cell, target=target_side, base=base_side)
 
 
 def run(args: list[str], matrix: Matrix) -> int:
-    """Lock the version as of today, probe it, diff it with the newest reference of its framework."""
+    """Lock and probe whichever side the reference lacks, then classify every difference."""
     from fanin import compare, execute, locking, runner
     from fanin.identity import load_reference
     from fanin.matrix import REPORTS
-    from fanin.model import load
+    from fanin.model import ResultSet, load
     from fanin.render import markdown
 
     upgrade_plan = plan(args, matrix)
-    baseline = load_reference(upgrade_plan.baseline.reference_path, upgrade_plan.baseline)
-    lock_path = REPORTS / "locks" / f"{upgrade_plan.cell.id}.txt"
-    locking.lock(upgrade_plan.cell, matrix, lock_path)
-    options = execute.Options(
-        lock=lock_path, results_dir=REPORTS / "upgrade", baseline=upgrade_plan.baseline, accept_new=True
+    assert upgrade_plan.target is not None and upgrade_plan.base is not None
+
+    def observe(side: Side) -> ResultSet | int:
+        if side.in_reference:
+            return load_reference(side.cell.reference_path, side.cell)
+        lock_path = REPORTS / "locks" / f"{side.cell.id}.txt"
+        locking.lock(side.cell, matrix, lock_path)
+        options = execute.Options(
+            lock=lock_path, results_dir=REPORTS / "upgrade", reference_dir=REPORTS / "upgrade" / "none", accept_new=True
+        )
+        with runner.signals_end_children():
+            result = execute.run_one(side.cell, matrix, options)
+        print(execute.describe(result, reference=REPORTS / "upgrade" / "none" / "-"))
+        if result.code not in (runner.SAME, runner.CHANGED):
+            return result.code
+        return load(result.results, expect_cell=side.cell.id)
+
+    base = observe(upgrade_plan.base)
+    if isinstance(base, int):
+        return base
+    target = observe(upgrade_plan.target)
+    if isinstance(target, int):
+        return target
+    changes = compare.diff(base, target)
+    where = {True: "reference", False: "probed now"}
+    header = (
+        f"{base.cell} ({base.version}, {where[upgrade_plan.base.in_reference]}) -> "
+        f"{target.cell} ({target.version}, {where[upgrade_plan.target.in_reference]})"
     )
-    with runner.signals_end_children():
-        result = execute.run_one(upgrade_plan.cell, matrix, options)
-    print(execute.describe(result))
-    if result.code not in (runner.SAME, runner.CHANGED):
-        return result.code
-    candidate = load(result.results, expect_cell=upgrade_plan.cell.id)
-    changes = compare.diff(baseline, candidate)
-    header = f"{baseline.cell} ({baseline.version}) -> {candidate.cell} ({candidate.version})"
     if not changes:
-        print(f"{header}: no change in {len(candidate.observations)} probes")
+        print(f"{header}: no change in {len(target.observations)} observations")
         return runner.SAME
-    print(f"{header}:\n{markdown.changes(changes)}\n")
+    counts = {label: sum(c.label == label for c in changes) for label in dict.fromkeys(c.label for c in changes)}
+    print(f"{header}: " + ", ".join(f"{n} {label}" for label, n in counts.items()))
+    print(markdown.changes(changes) + "\n")
     for change in changes:
-        print(compare.describe(change) + "\n")
-    return runner.CHANGED if any(change.is_breaking for change in changes) else runner.SAME
+        if change.is_breaking:
+            print(compare.describe(change) + "\n")
+    return runner.CHANGED if any(change.gates for change in changes) else runner.SAME

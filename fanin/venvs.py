@@ -22,9 +22,13 @@ from packaging.utils import canonicalize_name
 
 from fanin.environment import file_sha256
 from fanin.errors import EnvironmentFault
-from fanin.source import REPO_ROOT
+from fanin.source import INSTALLED, REPO_ROOT
 
-VENVS = Path(os.environ.get("FANIN_VENVS", REPO_ROOT / ".fanin" / "venvs"))
+VENVS = Path(
+    os.environ.get(
+        "FANIN_VENVS", (Path.home() / ".cache" / "fanin" / "venvs") if INSTALLED else REPO_ROOT / ".fanin" / "venvs"
+    )
+)
 STAMP = ".fanin-stamp.json"
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^\s;\\]+)\s*(?:;\s*([^\\#]+?))?\s*(?:\\)?$")
 
@@ -83,6 +87,10 @@ def installed(venv: Venv) -> dict[str, str]:
             name, _, version = entry.name[: -len(".dist-info")].partition("-")
             found[canonicalize_name(name)] = version
     return found
+
+
+def has_package(venv: Venv, name: str) -> bool:
+    return canonicalize_name(name) in installed(venv)
 
 
 def drift(venv: Venv, lock: Path, environment: dict[str, str]) -> list[str]:

@@ -125,3 +125,29 @@ def test_a_reference_copied_under_another_cells_name_is_refused_by_diff(tmp_path
     copy.write_text(json.dumps(data))
     done = fanin("diff", "langgraph-1.2.24", str(copy))
     assert done.returncode == 2 and "holds langgraph 1.2.18, but langgraph-1.2.24 is langgraph 1.2.24" in one_line(done)
+
+
+def test_pip_install_gives_a_working_fanin_without_any_framework(tmp_path: Path) -> None:
+    """`pip install .` (here: uv's pip, from this checkout) gives `fanin` and `python -m fanin`, catalogue included."""
+    from fanin.venvs import uv_binary
+
+    uv = uv_binary()
+    subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(tmp_path / "venv")], check=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    subprocess.run([uv, "pip", "install", "--quiet", "--python", str(python), str(REPO_ROOT)], check=True, timeout=600)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FANIN_", "UV_PROJECT"))}
+    listed = subprocess.run(
+        [str(python), "-m", "fanin", "cells"], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert "langgraph-" in listed.stdout and "adk-" in listed.stdout
+    script = subprocess.run(
+        [str(tmp_path / "venv" / "bin" / "fanin"), "diff", "langgraph-1.2.18", "langgraph-1.2.24", "-q"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert script.returncode in (0, 1), script.stderr  # the reference ships with it; no framework is installed
+    frameworks = subprocess.run([str(python), "-c", "import langgraph"], capture_output=True)
+    assert frameworks.returncode != 0  # report and diff really ran without one

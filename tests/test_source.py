@@ -73,3 +73,22 @@ def test_the_hash_follows_kit_code_transitively_and_only_what_is_used(tmp_path: 
     assert probe_source_hash(path, "test_one") == first  # an unused kit function
     (tmp_path / "gates.py").write_text("class Gate:\n    def __init__(self, n):\n        self.n = n + 1\n")
     assert probe_source_hash(path, "test_one") != first  # a class the kit function uses
+
+
+def test_what_runs_inside_a_cell_imports_on_python_310() -> None:
+    """The plugin's own modules load in every cell's interpreter; Python 3.10 cells are in the matrix."""
+    import subprocess
+
+    from fanin import pythons
+    from fanin.source import REPO_ROOT
+
+    python = pythons.find("3.10")
+    assert python, "Python 3.10 is part of the matrix; install it (pyenv) to run the 3.10 cells"
+    code = (
+        "import fanin.model, fanin.journal, fanin.compare, fanin.environment, fanin.source, fanin.staging, "
+        "fanin.netblock, fanin.probe; fanin.environment.collect(None)"
+    )
+    done = subprocess.run(
+        [python, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, env={"PYTHONPATH": str(REPO_ROOT)}
+    )
+    assert done.returncode == 0, done.stderr
