@@ -153,6 +153,12 @@ def cells(session: nox.Session) -> None:
 
 
 @nox.session
+def merge(session: nox.Session) -> None:
+    """Gather result sets from CI shards: `-- DIR... [--out DIR]` (default out: reports/results)."""
+    fanin(session, "merge", *session.posargs)
+
+
+@nox.session
 def upgrade(session: nox.Session) -> None:
     """Probe FRAMEWORK==VERSION (or ==latest) outside the matrix and diff it with the newest reference."""
     fanin(session, "upgrade", *session.posargs)

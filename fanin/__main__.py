@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fanin import bisect as fanin_bisect
-from fanin import bisect_all, compare, execute, identity, locking, runner, stability, upgrade
+from fanin import bisect_all, compare, execute, identity, locking, runner, shards, stability, upgrade
 from fanin import bless as fanin_bless
 from fanin.errors import FaninError
 from fanin.matrix import REPORTS, RUN_RESULTS, Cell, Matrix
@@ -142,7 +142,7 @@ def cmd_probe(args: argparse.Namespace, matrix: Matrix) -> int:
         if args.cells:
             raise FaninError("probe --here takes no cell ids: it probes what this environment has installed")
         return here.run(matrix, args.python)
-    cells = _select(matrix, args.cells, args.framework, args.smoke)
+    cells = shards.select(_select(matrix, args.cells, args.framework, args.smoke))
     options = execute.Options(accept_new=args.accept_new, pytest_args=tuple(args.pytest_args), jobs=args.jobs or 0)
     execute.jobs(options.jobs)  # a malformed FANIN_JOBS is bad input before anything runs
     results = execute.run_cells(cells, matrix, options)
@@ -153,6 +153,16 @@ def cmd_probe(args: argparse.Namespace, matrix: Matrix) -> int:
             f"(logs in {shown(REPORTS / 'logs')}/)"
         )
     return execute.exit_code(results)
+
+
+def cmd_merge(args: argparse.Namespace, matrix: Matrix) -> int:
+    merged = shards.merge(args.sources, args.out, matrix)
+    print(f"fanin: merged {len(merged)} result set(s) into {shown(args.out)}: {', '.join(merged)}")
+    missing = sorted({c.id for c in matrix.cells} - set(merged))
+    if missing:
+        print(f"fanin: no result set for {len(missing)} cell(s): {', '.join(missing)}")
+        return NOT_RUN
+    return runner.SAME
 
 
 def cmd_lock(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -324,6 +334,11 @@ def build_parser() -> argparse.ArgumentParser:
     stable = sub.add_parser("stability", help="compare repeated runs of cells; exit 1 if any probe is flaky")
     stable.add_argument("dirs", nargs="*", type=Path, help="default: every cell under reports/repeat/")
     stable.set_defaults(func=cmd_stability)
+
+    mrg = sub.add_parser("merge", help="gather the result sets CI shards produced (DIR...) into one directory")
+    mrg.add_argument("sources", nargs="+", type=Path)
+    mrg.add_argument("--out", type=Path, default=RUN_RESULTS)
+    mrg.set_defaults(func=cmd_merge)
 
     cells = sub.add_parser("cells", help="list the matrix")
     cells.add_argument("--framework")

@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -84,6 +85,7 @@ class Recorder:
     journal: Path | None = None
     resumed: journal_log.State = field(default_factory=journal_log.State)
     running: str | None = None
+    started: float = field(default_factory=time.monotonic)
 
     def vanished(self) -> list[str]:
         """Probes the reference holds that no longer exist in the suite: the reference is stale."""
@@ -518,7 +520,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         cell=recorder.cell,
         framework=framework,
         version=version,
-        environment=environment.collect(config.getoption("fanin_lock")),
+        environment={
+            **environment.collect(config.getoption("fanin_lock")),
+            # How long the cell took (recorded, never compared): CI shards are balanced by it.
+            "run_seconds": round(time.monotonic() - recorder.started, 1),
+        },
         probes=dict(recorder.probes),
         observations=dict(recorder.observations),
     )

@@ -272,7 +272,17 @@ def test_a_probe_with_dimensions_is_observed_once_per_variant(pytester: pytest.P
 
 def test_pytest_html_gets_each_observation_and_the_cell(suite: pytest.Pytester) -> None:
     page = suite.path / "cell.html"
-    run(suite, "-k", "test_ok or test_raises", "--fanin-accept-new", "-p", "pytest_html", "-p", "pytest_metadata",
-        f"--html={page}", "--self-contained-html")
+    run(
+        suite,
+        "-k",
+        "test_ok or test_raises",
+        "--fanin-accept-new",
+        "-p",
+        "pytest_html",
+        "-p",
+        "pytest_metadata",
+        f"--html={page}",
+        "--self-contained-html",
+    )
     text = page.read_text()
     assert "observation langgraph/dummy/ok" in text and "fanin cell" in text and "langgraph-0.0.1" in text

