@@ -153,6 +153,12 @@ def cells(session: nox.Session) -> None:
 
 
 @nox.session
+def audit(session: nox.Session) -> None:
+    """FILE.py:ATTR [--cell CELL] [--input JSON] [--json PATH]: fan-in hazards of your graph, with observed evidence."""
+    fanin(session, "audit", *session.posargs)
+
+
+@nox.session
 def merge(session: nox.Session) -> None:
     """Gather result sets from CI shards: `-- DIR... [--out DIR]` (default out: reports/results)."""
     fanin(session, "merge", *session.posargs)

@@ -155,6 +155,21 @@ def cmd_probe(args: argparse.Namespace, matrix: Matrix) -> int:
     return execute.exit_code(results)
 
 
+def cmd_audit(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin import audit
+
+    python = audit.python_of(matrix.cell(args.cell)) if args.cell else None
+    given = None
+    if args.input:
+        given = Path(args.input).read_text(encoding="utf-8") if args.input.endswith(".json") else args.input
+        try:
+            json.loads(given)
+        except ValueError as exc:
+            raise FaninError(f"--input is not JSON ({exc})") from None
+    fail_on = [h.strip() for h in args.fail_on.split(",") if h.strip()]
+    return audit.run(args.target, matrix, python, given, args.json, fail_on)
+
+
 def cmd_merge(args: argparse.Namespace, matrix: Matrix) -> int:
     merged = shards.merge(args.sources, args.out, matrix)
     print(f"fanin: merged {len(merged)} result set(s) into {shown(args.out)}: {', '.join(merged)}")
@@ -334,6 +349,20 @@ def build_parser() -> argparse.ArgumentParser:
     stable = sub.add_parser("stability", help="compare repeated runs of cells; exit 1 if any probe is flaky")
     stable.add_argument("dirs", nargs="*", type=Path, help="default: every cell under reports/repeat/")
     stable.set_defaults(func=cmd_stability)
+
+    aud = sub.add_parser(
+        "audit", help="FILE.py:ATTR or package.module:ATTR: fan-in hazards of your own graph, with evidence"
+    )
+    aud.add_argument("target")
+    aud.add_argument("--cell", help="run in this cell's venv instead of the current environment")
+    aud.add_argument(
+        "--input", help="JSON (or a .json file) to dry-run a LangGraph graph with, recording who wrote what"
+    )
+    aud.add_argument("--json", type=Path, help="also write the findings as JSON here")
+    aud.add_argument(
+        "--fail-on", default="silent,loud", help="hazards that make the exit code 1 (default: silent,loud)"
+    )
+    aud.set_defaults(func=cmd_audit)
 
     mrg = sub.add_parser("merge", help="gather the result sets CI shards produced (DIR...) into one directory")
     mrg.add_argument("sources", nargs="+", type=Path)

@@ -45,6 +45,7 @@ class Result:
     log: Path
     results: Path
     junit: Path
+    refused: str | None = None  # the reference was refused (identity or lock): every probe ran, the run fails
 
     @property
     def code(self) -> int:
@@ -140,7 +141,7 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
             env=options.env,
         )
         outcome = runner.run_cell(run, handle)
-    return Result(cell, outcome, time.monotonic() - started, log, results, junit)
+    return Result(cell, outcome, time.monotonic() - started, log, results, junit, refused)
 
 
 def _not_run(cell: Cell, results: Path, reason: str) -> runner.CellOutcome:
@@ -164,6 +165,8 @@ def describe(result: Result, reference: Path | None = None) -> str:
         runner.CHANGED: "CHANGED (see the log)",
     }.get(result.code, f"NOT RUN: {result.outcome.reason}")
     reference = reference or result.cell.reference_path
+    if result.refused and result.code == runner.CHANGED:
+        verdict = f"REFERENCE REFUSED ({result.refused}); every probe was observed"
     if result.code == runner.SAME:
         new = _new_count(result, reference) if reference.exists() else None
         if new is None:

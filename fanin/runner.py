@@ -162,7 +162,14 @@ def pytest_command(run: CellRun, journal: Path, resume: bool) -> list[str]:
     if run.junit is not None:
         command.append(f"--junitxml={run.junit}")
     if run.html is not None:  # pytest-html is in every cell's lock (the matrix's harness requirements)
-        command += ["-p", "pytest_metadata", "-p", "pytest_html", f"--html={run.html}", "--self-contained-html"]
+        command += [
+            "-p",
+            "pytest_metadata.plugin",
+            "-p",
+            "pytest_html.plugin",
+            f"--html={run.html}",
+            "--self-contained-html",
+        ]
     if run.accept_new:
         command.append("--fanin-accept-new")
     if resume:
