@@ -26,7 +26,6 @@ from fanin.matrix import Cell, Matrix
 from fanin.model import HAZARDS, Observation, ResultSet
 from fanin.source import REPO_ROOT, SUITES
 
-INSPECTOR = Path(__file__).resolve().parent / "audit_inspect.py"
 _HARM = {"safe": 0, "n/a": 0, "order-coupled": 1, "nondeterministic": 2, "loud": 2, "silent": 3}
 
 
@@ -66,7 +65,8 @@ def inspect(target: str, python: str, matrix: Matrix, given: str | None) -> dict
     registry = {key: fw.package for key, fw in matrix.frameworks.items()}
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(
-        [python, str(INSPECTOR), str(SUITES), json.dumps(registry), target, given or ""],
+        # -m, not the file: run as a script, fanin/ would be first on sys.path and fanin/bisect.py would shadow bisect.
+        [python, "-m", "fanin.audit_inspect", str(SUITES), json.dumps(registry), target, given or ""],
         capture_output=True,
         text=True,
         env=env,

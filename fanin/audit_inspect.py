@@ -1,6 +1,6 @@
 """Run inside the environment that holds the user's graph: load it, let each framework's inspector look at it.
 
-`python fanin/audit_inspect.py TARGET [INPUT_JSON]` prints one JSON object: the installed
+`python -m fanin.audit_inspect SUITES REGISTRY TARGET [INPUT_JSON]` prints one JSON object: the installed
 version of each registered framework and the facts of every inspector that recognised the
 target (suites/<framework>/audit.py). The harness never imports a framework; this script,
 like a probe, runs where the framework is.

@@ -144,8 +144,9 @@ def _dry_run(target: Any, builder: Any, given: Any) -> dict[str, Any]:
         for event in graph.stream(given, stream_mode="debug"):
             if event.get("type") == "task_result":
                 payload = event.get("payload", {})
-                keys = sorted({str(channel) for channel, _ in payload.get("result", []) if not str(channel).startswith("__")})
-                writes.append({"step": event.get("step"), "node": payload.get("name"), "keys": keys})
+                channels = [item[0] if isinstance(item, (list, tuple)) else item for item in payload.get("result", [])]
+                keys = sorted({str(c) for c in channels if not str(c).startswith(("__", "branch:"))})
+                writes.append({"step": event.get("step"), "node": payload.get("name"), "task": payload.get("id"), "keys": keys})
     except Exception as exc:  # noqa: BLE001 - the dry run's failure is itself a fact (e.g. InvalidUpdateError)
         error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
     return {"writes": writes, "error": error}
@@ -166,22 +167,24 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
             together[step].add(node)
     groups = sorted({tuple(sorted(nodes)) for nodes in together.values() if len(nodes) > 1})
     run = _dry_run(target, builder, given) if given is not None else None
-    observed: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    observed: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for write in (run or {}).get("writes", []):
         for key in write["keys"]:
-            observed[write["step"]][key].add(write["node"])
+            observed[write["step"]][key].append(write["node"])  # one entry per task: Send workers share a name
     policies = {row["key"]: row for row in channels}
     # 1. A plain (LastValue) key written by several nodes of one superstep.
     for step, keys in sorted(observed.items()):
         for key, writers in sorted(keys.items()):
             if len(writers) > 1 and policies.get(key, {}).get("channel") == "LastValue":
+                via_send = len(set(writers)) < len(writers)  # several tasks of one node: Send workers
                 findings.append({
                     "pattern": "plain key written in parallel",
-                    "where": sorted(writers) + [f"key {key!r}"],
-                    "probes": ["langgraph/same-key/no-reducer", "langgraph/send/reducer-required"],
+                    "where": [f"{len(writers)} tasks of {sorted(set(writers))}", f"key {key!r}"],
+                    "probes": ["langgraph/send/reducer-required"] if via_send else ["langgraph/same-key/no-reducer"],
                     "certainty": f"observed in the dry run (superstep {step})",
                 })
-    if run and run.get("error", "") and "InvalidUpdateError" in (run.get("error") or ""):
+    already = any(f["pattern"] == "plain key written in parallel" for f in findings)
+    if run and not already and "InvalidUpdateError" in (run.get("error") or ""):
         findings.append({
             "pattern": "plain key written in parallel",
             "where": ["the dry run"],
@@ -193,7 +196,7 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
     for keys in observed.values():
         for key, writers in keys.items():
             if len(writers) > 1:
-                parallel_writers[key] |= writers
+                parallel_writers[key] |= set(writers)
     for row in channels:
         if row["channel"] == "BinaryOperatorAggregate" and row.get("commutative") is False:
             writers = sorted(parallel_writers.get(row["key"], set()))
