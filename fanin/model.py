@@ -245,6 +245,9 @@ class ProbeInfo:
     function: str = ""
     source_hash: str = ""
     dimensions: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Repeats its scenario to establish a set of outcomes (with a stopping rule in its value): exempt
+    # from the one-second budget a probe otherwise has (benchmarks/RESULTS.md lists any over it).
+    repetition: bool = False
 
     @property
     def framework(self) -> str:
@@ -276,6 +279,8 @@ class ProbeInfo:
         }
         if self.dimensions:
             data["dimensions"] = {name: list(values) for name, values in self.dimensions}
+        if self.repetition:
+            data["repetition"] = True
         return data
 
     @classmethod
@@ -289,6 +294,7 @@ class ProbeInfo:
             function=data.get("function", ""),
             source_hash=data.get("source_hash", ""),
             dimensions=check_dimensions(data.get("dimensions", {})),
+            repetition=bool(data.get("repetition", False)),
         )
 
 

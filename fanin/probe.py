@@ -50,6 +50,7 @@ def probe(
     sources: tuple[str, ...] | list[str] = (),
     backends: tuple[str, ...] | None = None,
     modes: tuple[str, ...] | None = None,
+    repetition: bool = False,
 ) -> Callable[[F], F]:
     """Declare a probe. The id is permanent: people cite it, so it is never reused or renamed.
 
@@ -81,6 +82,7 @@ def probe(
             function=fn.__name__,
             source_hash=probe_source_hash(path, fn.__name__),
             dimensions=dimensions,
+            repetition=repetition,
         )
         return fn
 

@@ -43,3 +43,41 @@ class Turns:
         position = self.order.index(name)
         if position + 1 < len(self.order):
             self._events[self.order[position + 1]].set()
+
+
+class IdleTurns(Turns):
+    """`Turns` that learns "they will never be in flight together" from the event loop, not from a clock.
+
+    For scenarios where running one after the other is itself an answer (a version that serialises the
+    branches): a branch waiting for its siblings lets every other task run until the loop has nothing
+    ready (`settle`); if the siblings still have not arrived, they cannot arrive while it waits, so it
+    is released at once and `vacuous` says why. No wall time is spent either way.
+    """
+
+    def __init__(self, order: list[str]) -> None:
+        super().__init__(order, patience=0.0)
+
+    async def wait(self, name: str) -> None:
+        self.arrived.append(name)
+        if set(self.arrived) >= set(self.order):
+            self._events[self.order[0]].set()
+        while not self._events[name].is_set():
+            await settle()
+            if self._events[name].is_set():
+                break
+            if not set(self.arrived) >= set(self.order):
+                missing = sorted(set(self.order) - set(self.arrived))
+                self.vacuous = f"branches {missing} were never in flight while {name} waited"
+                self._events[name].set()
+            else:
+                await self._events[name].wait()
+
+
+async def settle(max_rounds: int = 10_000) -> None:
+    """Let every runnable task run until none is left (loop iterations, never wall time)."""
+    loop = asyncio.get_running_loop()
+    for _ in range(max_rounds):
+        await asyncio.sleep(0)
+        if not loop._ready:  # CPython's queue of ready callbacks
+            return
+    raise RuntimeError(f"the event loop still had work after {max_rounds} rounds")

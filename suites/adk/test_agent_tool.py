@@ -1,6 +1,6 @@
 """AgentTools called in parallel (two function calls in one model turn), each sub-agent with an output_key."""
 
-from gates import Turns
+from gates import IdleTurns
 from adk_kit import FakeModel, run_once
 
 from google.adk.agents import LlmAgent
@@ -20,9 +20,9 @@ from fanin.probe import Claim, Observer, probe
 )
 async def test_parallel_state_delta(obs: Observer) -> None:
     AgentTool = obs.need("google.adk.tools.agent_tool", "AgentTool")
-    # prime is released before roll; if ADK runs the two calls one after the other, the gate gives up
-    # after `patience` and the run goes on: that is recorded as sequential execution, not hidden.
-    turns = Turns(["prime", "roll"], patience=2.0)
+    # prime is released before roll; if ADK runs the two calls one after the other, the gate sees the
+    # event loop go idle with only one call in flight and lets it go: recorded as sequential, not hidden.
+    turns = IdleTurns(["prime", "roll"])
     roll = LlmAgent(name="roll", model=FakeModel(replies=["6"], turns=turns, gate="roll"), output_key="result_roll")
     prime = LlmAgent(name="prime", model=FakeModel(replies=["yes"], turns=turns, gate="prime"), output_key="result_prime")
     calls = [("roll", {"request": "roll a die"}), ("prime", {"request": "is 2 prime?"})]

@@ -99,6 +99,7 @@ async def test_parallel_worker_order(obs: Observer) -> None:
 @probe(
     "adk/workflow/parallel-worker-failure",
     title="ParallelWorker: one item fails while another is in flight; eight items fail in the same wake-up",
+    repetition=True,
     claim=Claim(
         "One worker failure cancels the remaining workers and propagates the exception; when several fail "
         "at once, the exception surfaced is always the lowest-index item's.",
