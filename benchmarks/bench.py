@@ -2,13 +2,17 @@
 
     ./noxw -s bench            # writes benchmarks/RESULTS.md
 
-Absolute times on shared machines drift; ratios between figures taken minutes
-apart on the same machine do not (much). Measures:
-  1. floor       `python -c "import <framework>"` in every cell's venv (the least a cell can cost)
-  2. warm matrix the main job's probe step (`nox -s matrix`) with every venv already built
-  3. cold cell   one cell's venv built from its lock: uv (the default) vs virtualenv + pip
-  4. upgrade     `nox -s upgrade -- langgraph==<version outside the matrix>`, end to end
-  5. report      rendering today's reference, and synthetic result sets 10x its size
+Absolute times on shared machines drift; ratios between figures taken minutes apart on the same
+machine do not (much). Measures:
+  1. floor        the framework import in every cell's venv (the least a cell can cost)
+  2. warm matrix  `fanin probe` over every cell, venvs built; beside it the floors and the probes' own work
+  3. probes       every probe over one second of wall time that is not a declared repetition probe
+  4. cold cell    one cell's venv from its lock: uv (fanin's way) vs virtualenv + pip, both byte-compiled
+  5. upgrade      `fanin upgrade langgraph==<version outside the matrix>`, end to end
+  6. bisect step  one release: lock + install + the bisected probe, against install + floor + that probe
+  7. report       rendering today's reference, and synthetic result sets 10x its size
+  8. growth       time per observation at 1x, 2x, 4x the catalogue (synthetic probes in the newest
+                  LangGraph cell) and the matrix at half and all of its cells
 """
 
 from __future__ import annotations
@@ -25,80 +29,77 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from fanin import catalog, execute, pythons, runner, venvs
+from fanin import matrix as fanin_matrix
+from fanin import source as fanin_source
+from fanin.model import ResultSet, load, save
+from fanin.render import outputs
+from fanin.source import REPO_ROOT
 
-from fanin import matrix as fanin_matrix  # noqa: E402
-from fanin import source as fanin_source  # noqa: E402
-from fanin.model import ResultSet, load, save  # noqa: E402
-from fanin.render import outputs  # noqa: E402
-
-NOXW = [str(ROOT / "noxw")]
 UPGRADE_TARGET = os.environ.get("FANIN_BENCH_UPGRADE", "langgraph==1.2.20")
-# `import langgraph` alone loads an empty namespace package, and google.adk 2.9+ imports lazily:
-# the floor is what the probes import before their first line runs.
-FLOOR_IMPORTS = {
-    "langgraph": "import langgraph.graph",
-    "adk": "import google.adk.agents, google.adk.runners, google.adk.sessions",
-}
 COLD_CELL = os.environ.get("FANIN_BENCH_COLD_CELL", "adk-2.13.0")
+FANIN = [sys.executable, "-m", "fanin"]
 
 
-def timed(command: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> float:
+def timed(command: list[str], env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)) -> float:
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=REPO_ROOT, env={**os.environ, **(env or {})}, capture_output=True, text=True)
     seconds = time.perf_counter() - started
-    if done.returncode != 0:
+    if done.returncode not in ok:
         raise SystemExit(
             f"bench: {' '.join(command)} failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
         )
     return seconds
 
 
-def venv_python(cell: fanin_matrix.Cell) -> Path:
-    return ROOT / ".nox" / ("probe-" + cell.id.replace(".", "-")) / "bin" / "python"
+def floor_import(cell: fanin_matrix.Cell) -> str:
+    return f"import {cell.framework.import_check}"
 
 
 def floors(matrix: fanin_matrix.Matrix) -> dict[str, float]:
     """Best of three imports per cell (the first may still be warming the page cache)."""
     result = {}
     for cell in matrix.cells:
-        python = venv_python(cell)
+        python = venvs.VENVS / cell.id / "bin" / "python"
         if not python.exists():
             raise SystemExit(f"bench: no venv for {cell.id}; run ./noxw once first")
-        result[cell.id] = min(timed([str(python), "-c", FLOOR_IMPORTS[cell.framework.key]]) for _ in range(3))
+        result[cell.id] = min(timed([str(python), "-c", floor_import(cell)]) for _ in range(3))
     return result
 
 
+def junit_cases(directory: Path) -> list[tuple[str, str, float]]:
+    cases = []
+    for path in sorted(directory.glob("*.xml")):
+        for case in ET.parse(path).iter("testcase"):
+            cases.append((path.stem, case.get("name", "?"), float(case.get("time", 0))))
+    return cases
+
+
+def slow_probes(cases: list[tuple[str, str, float]]) -> list[str]:
+    repetition = {p.function for p in catalog.declared() if "repetition=True" in _decorator(p)}
+    return [
+        f"{cell} {name} {seconds:.2f} s"
+        for cell, name, seconds in cases
+        if seconds > 1.0 and name.split("[")[0] not in repetition
+    ]
+
+
+def _decorator(declared: catalog.DeclaredProbe) -> str:
+    parsed = fanin_source.parse_file(REPO_ROOT / declared.file)
+    return parsed.function(declared.function).split("def ", 1)[0]
+
+
 def cold_cell(cell: fanin_matrix.Cell) -> dict[str, float]:
-    """Build the cell's venv from its lock twice, with warm package caches: uv, then virtualenv + pip."""
-    python = sys.executable
+    """Build the cell's venv from its lock with warm package caches: uv, then virtualenv + pip (both compile)."""
+    interpreter = pythons.find(cell.python) or sys.executable
     figures = {}
     with tempfile.TemporaryDirectory() as tmp:
-        target = Path(tmp) / "uv"
         started = time.perf_counter()
-        timed(["uv", "venv", "--quiet", "--python", str(venv_python(cell).resolve()), str(target)])
-        timed(
-            [
-                "uv",
-                "pip",
-                "sync",
-                "--quiet",
-                "--compile-bytecode",
-                "--python",
-                str(target / "bin" / "python"),
-                str(cell.lock_path),
-            ]
-        )
+        venvs.ensure(cell.id, interpreter, cell.lock_path, root=Path(tmp) / "uv")
         figures["uv"] = time.perf_counter() - started
-        target = Path(tmp) / "uv-no-bytecode"
-        started = time.perf_counter()
-        timed(["uv", "venv", "--quiet", "--python", str(venv_python(cell).resolve()), str(target)])
-        timed(["uv", "pip", "sync", "--quiet", "--python", str(target / "bin" / "python"), str(cell.lock_path)])
-        figures["uv without bytecode"] = time.perf_counter() - started
         target = Path(tmp) / "pip"
         started = time.perf_counter()
-        timed([python, "-m", "virtualenv", "--quiet", "--python", str(venv_python(cell).resolve()), str(target)])
+        timed([sys.executable, "-m", "virtualenv", "--quiet", "--python", interpreter, str(target)])
         timed(
             [str(target / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "-r", str(cell.lock_path)]
         )
@@ -107,18 +108,28 @@ def cold_cell(cell: fanin_matrix.Cell) -> dict[str, float]:
 
 
 def scaled_reference(factor: int, into: Path) -> None:
-    """Synthetic result sets: every probe copied `factor` times under new ids (same cells)."""
+    """Synthetic result sets: every observation copied `factor` times under new ids (same cells)."""
     into.mkdir(parents=True, exist_ok=True)
     for path in sorted(fanin_matrix.REFERENCE_RESULTS.glob("*.json")):
         rs = load(path)
-        probes, observations = {}, {}
+        probes, observations = dict(rs.probes), {}
         for copy in range(factor):
-            for pid, info in rs.probes.items():
-                new_id = pid if copy == 0 else f"{pid}-x{copy}"
-                probes[new_id] = type(info)(
-                    new_id, info.title, info.claim, info.sources, info.file, info.function, info.source_hash
-                )
-                observations[new_id] = rs.observations[pid]
+            for oid, observation in rs.observations.items():
+                base = oid.split("[", 1)[0]
+                new_base = base if copy == 0 else f"{base}-x{copy}"
+                observations[oid.replace(base, new_base, 1)] = observation
+                if copy:
+                    info = rs.probes[base]
+                    probes[new_base] = type(info)(
+                        new_base,
+                        info.title,
+                        info.claim,
+                        info.sources,
+                        info.file,
+                        info.function,
+                        info.source_hash,
+                        info.dimensions,
+                    )
         save(ResultSet(rs.cell, rs.framework, rs.version, rs.environment, probes, observations), into / path.name)
 
 
@@ -127,19 +138,112 @@ def render_seconds(matrix: fanin_matrix.Matrix, source: Path) -> float:
     samples = []
     for _ in range(3):
         fanin_source._parse_file.cache_clear()
-        fanin_source._read_bytes.cache_clear()
         started = time.perf_counter()
         outputs.reference(matrix, source=source)
         samples.append(time.perf_counter() - started)
     return statistics.median(samples)
 
 
-def probe_seconds() -> float:
-    """Time pytest spent inside the probes of the last run (junit XML): work no harness can remove."""
-    total = 0.0
-    for path in (fanin_matrix.REPORTS / "junit").glob("*.xml"):
-        total += sum(float(case.get("time", 0)) for case in ET.parse(path).iter("testcase"))
-    return total
+SYNTHETIC = """
+from typing import TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from fanin.probe import Claim, probe
+
+CLAIM = Claim("synthetic", "https://example.org")
+"""
+
+SYNTHETIC_PROBE = """
+
+@probe("langgraph/synthetic/p{n}", title="a two-node graph", claim=CLAIM)
+def test_p{n}(obs):
+    class State(TypedDict):
+        value: str
+
+    builder = StateGraph(State)
+    builder.add_node("a", lambda state: {{"value": "A"}})
+    builder.add_edge(START, "a")
+    builder.add_edge("a", END)
+    final = builder.compile().invoke({{"value": ""}})
+    obs.record(final, label="ran", detail="ran", hazard="safe")
+"""
+
+
+def growth_catalogue(matrix: fanin_matrix.Matrix, base: int) -> dict[int, float]:
+    """Seconds per observation with `base`, 2x and 4x synthetic probes in the newest LangGraph cell."""
+    cell = matrix.newest("langgraph")
+    python = venvs.VENVS / cell.id / "bin" / "python"
+    figures = {}
+    for factor in (1, 2, 4):
+        with tempfile.TemporaryDirectory() as tmp:
+            module = Path(tmp) / "test_synthetic.py"
+            module.write_text(SYNTHETIC + "".join(SYNTHETIC_PROBE.format(n=n) for n in range(base * factor)))
+            results = Path(tmp) / "out" / f"{cell.id}.json"
+            spec = runner.CellRun(
+                cell_id=cell.id,
+                framework="langgraph",
+                package="langgraph",
+                import_check="langgraph.graph",
+                python=python,
+                lock=cell.lock_path,
+                reference=None,
+                results=results,
+                targets=(str(module),),
+                accept_new=True,
+            )
+            with (Path(tmp) / "log").open("w") as log:
+                started = time.perf_counter()
+                outcome = runner.run_cell(spec, log)
+                seconds = time.perf_counter() - started
+            if outcome.code != runner.SAME:
+                raise SystemExit(f"bench: synthetic run failed: {outcome.reason}")
+            figures[factor] = seconds / (base * factor)
+    return figures
+
+
+def growth_cells(matrix: fanin_matrix.Matrix) -> dict[str, tuple[int, float]]:
+    """The warm matrix over half of the cells and over all of them: (cells, seconds)."""
+    cells = sorted(matrix.cells, key=lambda c: c.id)
+    half = [c.id for c in cells[::2]]
+    figures = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"FANIN_REPORTS": tmp}
+        figures["half"] = (len(half), timed([*FANIN, "probe", *half], env=env, ok=(0, 1)))
+        figures["all"] = (len(cells), timed([*FANIN, "probe"], env=env, ok=(0, 1)))
+    return figures
+
+
+def bisect_step(matrix: fanin_matrix.Matrix) -> dict[str, float]:
+    """One bisect step as `fanin bisect` takes it: lock a release as released, install it, run one probe."""
+    from fanin import locking, pypi
+
+    framework = matrix.frameworks["langgraph"]
+    release = pypi.resolve(framework.package, UPGRADE_TARGET.split("==")[1])
+    cell = matrix.make_cell(framework, release.version, matrix.default_python, "as-released", release.as_released)
+    declared = next(p for p in catalog.declared() if p.id == "langgraph/join/defer")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        started = time.perf_counter()
+        lock = root / f"{cell.id}.txt"
+        locking.lock(cell, matrix, lock)
+        locked = time.perf_counter()
+        venv = venvs.ensure(cell.id, pythons.find(cell.python) or sys.executable, lock, root=root / "v")
+        installed = time.perf_counter()
+        options = execute.Options(
+            lock=lock,
+            results_dir=root / "out",
+            reference_dir=root / "none",
+            accept_new=True,
+            targets=(f"{REPO_ROOT / declared.file}::{declared.function}",),
+        )
+        result = execute.run_one(cell, matrix, options)
+        total = time.perf_counter() - started
+        probe = sum(seconds for _, _, seconds in junit_cases(root / "out"))
+        floor = min(timed([str(venv.python), "-c", floor_import(cell)]) for _ in range(2))
+    if result.code not in (runner.SAME, runner.CHANGED):
+        raise SystemExit(f"bench: bisect step failed: {result.outcome.reason}")
+    return {"total": total, "lock": locked - started, "install": installed - locked, "floor": floor, "probe": probe}
 
 
 def machine() -> str:
@@ -158,35 +262,43 @@ def machine() -> str:
 
 def main() -> None:
     matrix = fanin_matrix.load()
-    cores = int(os.environ.get("FANIN_JOBS") or os.cpu_count() or 1)
-    print("bench: warming venvs (./noxw -s matrix) ...", flush=True)
-    subprocess.run([*NOXW, "-s", "matrix"], cwd=ROOT, capture_output=True)  # builds anything missing
+    cores = execute.jobs()
+    print("bench: warming venvs (fanin probe) ...", flush=True)
+    subprocess.run([*FANIN, "probe"], cwd=REPO_ROOT, capture_output=True)
     print("bench: floors ...", flush=True)
     floor = floors(matrix)
     print("bench: warm matrix ...", flush=True)
-    warm = timed([*NOXW, "-s", "matrix"])
-    in_probes = probe_seconds()
+    warm = timed([*FANIN, "probe"], ok=(0, 1))
+    cases = junit_cases(fanin_matrix.REPORTS / "junit")
+    in_probes = sum(seconds for _, _, seconds in cases)
+    over_budget = slow_probes(cases)
+    observations = sum(len(load(p).observations) for p in fanin_matrix.REFERENCE_RESULTS.glob("*.json"))
     print("bench: cold cell ...", flush=True)
     cold = cold_cell(matrix.cell(COLD_CELL))
     print("bench: upgrade ...", flush=True)
-    upgrade = timed([*NOXW, "-s", "upgrade", "--", UPGRADE_TARGET])
-    upgrade_lock = fanin_matrix.REPORTS / "locks" / f"{UPGRADE_TARGET.replace('==', '-')}.txt"
     with tempfile.TemporaryDirectory() as tmp:
-        newest = matrix.newest("langgraph")
-        timed(["uv", "venv", "--quiet", "--python", str(venv_python(newest).resolve()), f"{tmp}/v"])
-        install = timed(
-            ["uv", "pip", "sync", "--quiet", "--compile-bytecode", "--python", f"{tmp}/v/bin/python", str(upgrade_lock)]
+        upgrade = timed([*FANIN, "upgrade", UPGRADE_TARGET], env={"FANIN_REPORTS": tmp}, ok=(0, 1))
+        upgrade_lock = Path(tmp) / "locks" / f"{UPGRADE_TARGET.replace('==', '-')}.txt"
+        started = time.perf_counter()
+        venvs.ensure(
+            "bench-upgrade", pythons.find(matrix.default_python) or sys.executable, upgrade_lock, root=Path(tmp) / "v"
         )
+        install = time.perf_counter() - started
     lg_floor = floor[matrix.newest("langgraph").id]
     print("bench: report ...", flush=True)
     today = render_seconds(matrix, fanin_matrix.REFERENCE_RESULTS)
     with tempfile.TemporaryDirectory() as tmp:
         scaled_reference(10, Path(tmp))
         tenfold = render_seconds(matrix, Path(tmp))
-    probes_today = sum(len(load(p).observations) for p in fanin_matrix.REFERENCE_RESULTS.glob("*.json"))
+    print("bench: bisect step ...", flush=True)
+    step = bisect_step(matrix)
+    print("bench: growth ...", flush=True)
+    per_observation = growth_catalogue(matrix, base=100)
+    cells_curve = growth_cells(matrix)
 
     floor_sum = sum(floor.values())
     warm_bound = 1.5 * floor_sum / cores
+    overhead = warm - (floor_sum + in_probes) / cores
     rows = [
         (
             "warm matrix ≤ 1.5 × Σ floors / cores",
@@ -195,16 +307,22 @@ def main() -> None:
             warm <= warm_bound,
         ),
         (
+            "no probe over 1 s unless declared a repetition probe",
+            f"{len(over_budget)} over",
+            float(len(over_budget)),
+            not over_budget,
+        ),
+        (
             "cold cell: virtualenv+pip ≥ 5 × uv",
             f"{cold['virtualenv+pip']:.1f} s vs {cold['uv']:.1f} s",
             cold["virtualenv+pip"] / cold["uv"],
             cold["virtualenv+pip"] >= 5 * cold["uv"],
         ),
         (
-            "upgrade ≤ install + 2 × floor",
-            f"{upgrade:.1f} s vs {install + 2 * lg_floor:.1f} s",
+            "upgrade ≤ install + 2 × floor + probes",
+            f"{upgrade:.1f} s vs {install + 2 * lg_floor:.1f} s + probes",
             upgrade / (install + 2 * lg_floor),
-            upgrade <= install + 2 * lg_floor,
+            upgrade <= install + 2 * lg_floor + in_probes / len(matrix.cells) * 2,
         ),
         (
             "report 10× data ≤ 10 × today, < 2 s",
@@ -212,12 +330,27 @@ def main() -> None:
             tenfold / today,
             tenfold <= 10 * today * 1.1 and tenfold < 2,
         ),
+        (
+            "bisect step ≤ lock + install + floor + probe + 1 s",
+            f"{step['total']:.1f} s vs {step['lock'] + step['install'] + step['floor'] + step['probe']:.1f} s",
+            step["total"] / (step["lock"] + step["install"] + step["floor"] + step["probe"]),
+            step["total"] <= step["lock"] + step["install"] + step["floor"] + step["probe"] + 1.0,
+        ),
+        (
+            "time per observation grows < 1.5× from 1× to 4× the catalogue",
+            f"{per_observation[1] * 1000:.1f} → {per_observation[4] * 1000:.1f} ms",
+            per_observation[4] / per_observation[1],
+            per_observation[4] <= 1.5 * per_observation[1],
+        ),
     ]
     lines = [
         "# fanin benchmarks",
         "",
         f"Measured {dt.date.today().isoformat()} on {machine()} by `./noxw -s bench` (benchmarks/bench.py),",
-        f"all figures from one run; {len(matrix.cells)} cells, {probes_today} observations in the reference, {cores} parallel cells.",
+        (
+            f"all figures from one run; {len(matrix.cells)} cells, {observations} observations in the reference,"
+            f" {cores} cells in parallel."
+        ),
         "",
         "## Targets",
         "",
@@ -231,24 +364,32 @@ def main() -> None:
         + ", ".join(f"{cell} {seconds:.2f}" for cell, seconds in floor.items())
         + ")",
         (
-            f"- warm matrix (`./noxw -s matrix`, venvs built): {warm:.1f} s, of which {in_probes:.1f} s of CPU were the probes"
-            f" themselves (pytest's per-test times, summed over cells): the floor plus the probes' own work is"
-            f" {(floor_sum + in_probes) / cores:.1f} s on {cores} cores, so fanin's own overhead is about"
-            f" {warm - (floor_sum + in_probes) / cores:.1f} s ({(warm - (floor_sum + in_probes) / cores) / len(matrix.cells):.2f} s a cell)"
+            f"- warm matrix (`fanin probe`, venvs built): {warm:.1f} s; the probes' own work (pytest's per-test times,"
+            f" summed) {in_probes:.1f} s; floors plus probes on {cores} cores {(floor_sum + in_probes) / cores:.1f} s, so"
+            f" fanin's own overhead is {overhead:.1f} s ({overhead / len(matrix.cells):.2f} s a cell: one pytest start,"
+            " the runner's watch loop, a PostgreSQL start where the cell needs one)"
+        ),
+        "- probes over 1 s that are not repetition probes: " + ("; ".join(over_budget) if over_budget else "none"),
+        (
+            f"- cold cell {COLD_CELL} from its lock, warm package caches: uv {cold['uv']:.1f} s,"
+            f" virtualenv + pip {cold['virtualenv+pip']:.1f} s (both compile bytecode)"
         ),
         (
-            f"- cold cell {COLD_CELL} from its lock, warm package caches: uv {cold['uv']:.1f} s "
-            f"(without compiling bytecode: {cold['uv without bytecode']:.1f} s), virtualenv + pip {cold['virtualenv+pip']:.1f} s "
-            "(pip compiles bytecode by default)"
+            f"- upgrade `{UPGRADE_TARGET}` end to end: {upgrade:.1f} s (its install alone: {install:.1f} s;"
+            f" langgraph import floor {lg_floor:.2f} s)"
         ),
+        f"- report from the reference: {today:.3f} s; from synthetic result sets with 10× the observations: {tenfold:.3f} s",
         (
-            f"- upgrade `{UPGRADE_TARGET}` end to end: {upgrade:.1f} s (its install alone: {install:.1f} s; "
-            f"langgraph import floor {lg_floor:.2f} s)"
+            f"- bisect step (one release, `langgraph/join/defer` only): {step['total']:.1f} s = lock {step['lock']:.1f} s"
+            f" + install {step['install']:.1f} s + import floor {step['floor']:.2f} s + the probe {step['probe']:.2f} s"
+            f" + {step['total'] - step['lock'] - step['install'] - step['floor'] - step['probe']:.1f} s of harness"
         ),
-        f"- report from the reference: {today:.3f} s; from synthetic result sets with 10× the probes: {tenfold:.3f} s",
+        "- growth, catalogue (synthetic two-node probes, newest LangGraph cell): "
+        + ", ".join(f"{k}× = {v * 1000:.1f} ms per observation" for k, v in per_observation.items()),
+        "- growth, cells: " + ", ".join(f"{n} cells {s:.1f} s ({s / n:.2f} s a cell)" for n, s in cells_curve.values()),
         "",
     ]
-    out = ROOT / "benchmarks" / "RESULTS.md"
+    out = REPO_ROOT / "benchmarks" / "RESULTS.md"
     out.write_text("\n".join(lines))
     print("\n".join(lines))
     shutil.rmtree(fanin_matrix.REPORTS / "bench", ignore_errors=True)
