@@ -10,10 +10,24 @@ ParallelAgent (`Merge`) folds them in a declared authority order, keeping every 
 agreement or a conflict with its provenance; nothing depends on which branch finished first.
 """
 
+import asyncio
 from typing import Any
 
 from gates import Turns
-from adk_kit import APP, USER, Event, EventActions, FakeModel, GatedWriter, Step, fake_llm_agent, run_once, run_turn, stored_state
+from adk_kit import (
+    APP,
+    USER,
+    Event,
+    EventActions,
+    FakeModel,
+    GatedWriter,
+    Step,
+    fake_llm_agent,
+    run_once,
+    run_turn,
+    settle,
+    stored_state,
+)
 
 from google.adk.agents import BaseAgent, LlmAgent, ParallelAgent, SequentialAgent
 from google.adk.sessions import InMemorySessionService
@@ -729,6 +743,40 @@ async def test_temp_prefix_mitigated(obs: Observer) -> None:
     obs.record(value, label=label, detail=detail, hazard=hazard)
 
 
+class Calls:
+    """`Turns` for calls that a version may run concurrently or one by one, told apart without a clock.
+
+    The first call to arrive lets the event loop settle (`adk_kit.settle`: loop iterations, no wall time):
+    if the other call has not arrived by then, nothing else is in flight, so the version runs the calls one
+    after the other (`sequential`) and every call goes at once; otherwise they are released in `order`.
+    """
+
+    def __init__(self, order: list[str]) -> None:
+        self.order = list(order)
+        self.arrived: list[str] = []
+        self.acted: list[str] = []
+        self.sequential = False
+        self._events = {name: asyncio.Event() for name in self.order}
+
+    async def wait(self, name: str) -> None:
+        self.arrived.append(name)
+        if set(self.arrived) >= set(self.order):
+            self._events[self.order[0]].set()
+        elif len(self.arrived) == 1:
+            await settle()
+            if not set(self.arrived) >= set(self.order):
+                self.sequential = True
+                for event in self._events.values():
+                    event.set()
+        await self._events[name].wait()
+
+    def done(self, name: str) -> None:
+        self.acted.append(name)
+        position = self.order.index(name)
+        if position + 1 < len(self.order):
+            self._events[self.order[position + 1]].set()
+
+
 @probe(
     "adk/agent-tool/parallel-state-delta-mitigated",
     title="parallel-state-delta, mitigated: the two AgentTool results read from their function responses, not from"
@@ -743,9 +791,9 @@ async def test_parallel_state_delta_mitigated(obs: Observer) -> None:
     AgentTool = obs.need("google.adk.tools.agent_tool", "AgentTool")
     runs = {}
     for order in (["prime", "roll"], ["roll", "prime"]):
-        # as in the hazard probe, a version that runs the two calls one after the other makes the gate give up
-        # after `patience` (recorded as sequential execution); the shorter patience keeps the probe under 1 s
-        turns = Turns(order, patience=0.2)
+        # the hazard probe's gate gives up after `patience` when a version runs the calls one by one; this one
+        # tells the two cases apart by letting the event loop settle, so no run waits on a clock
+        turns = Calls(order)
         roll = LlmAgent(name="roll", model=FakeModel(replies=["6"], turns=turns, gate="roll"), output_key="result_roll")
         prime = LlmAgent(name="prime", model=FakeModel(replies=["yes"], turns=turns, gate="prime"), output_key="result_prime")
         calls = [("roll", {"request": "roll a die"}), ("prime", {"request": "is 2 prime?"})]
@@ -764,7 +812,8 @@ async def test_parallel_state_delta_mitigated(obs: Observer) -> None:
             "kept": [f"{k}: {v}" for k, v in writes.items() if results.get(k) == v],
             "result": results,
             "observed": {
-                "tool_calls_ran": "one after the other" if turns.vacuous else "concurrently",
+                "tool_calls_ran": "one after the other" if turns.sequential else "concurrently",
+                "finished": turns.acted,
                 "output_keys_in_state": sorted(k for k in ("result_roll", "result_prime") if state.get(k) is not None),
             },
         }
