@@ -194,3 +194,67 @@ def drop_database(obs: Any, name: str) -> None:
 
     with psycopg.connect(obs.postgres_dsn("postgres"), autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# --- worker processes (adk/session/concurrent-processes) ------------------------------------------
+
+
+def start_worker(kind: str, target: str, name: str, app: str, user: str, session_id: str) -> tuple[Any, Any]:
+    """Fork a worker process that opens its own `kind` session service on `target` (its own engine and
+    connections: two workers, one database); returns (process, the parent's end of its pipe).
+
+    Forked, not exec'd: a fresh interpreter spends seconds importing ADK before it can hold a session,
+    a fork starts with ADK already imported and nothing else shared but the database. The worker gets
+    the backend, the store (URL or file path) and the session address as its arguments."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    parent_end, child_end = context.Pipe()
+    process = context.Process(
+        target=_worker_main, args=(kind, target, name, app, user, session_id, child_end), name=f"worker-{name}",
+        daemon=True,
+    )
+    process.start()
+    child_end.close()
+    return process, parent_end
+
+
+def _worker_main(kind: str, target: str, name: str, app: str, user: str, session_id: str, conn: Any) -> None:
+    """The worker: read the session, say so, then append one event per `go <key>` until told to stop or an
+    append raises (as a Runner would stop). Everything it saw goes back through the pipe as plain data."""
+    import asyncio
+    import traceback
+
+    # Forked from inside the parent's running event loop: forget it here (Python 3.12+ does this at fork).
+    asyncio.events._set_running_loop(None)
+    try:
+        asyncio.run(_worker(kind, target, name, app, user, session_id, conn))
+    except BaseException:  # noqa: BLE001 - a defect of the worker itself: the parent turns it into probe-error
+        conn.send(("worker-error", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+async def _worker(kind: str, target: str, name: str, app: str, user: str, session_id: str, conn: Any) -> None:
+    from google.adk.events import Event, EventActions
+
+    service = open_service(kind, target)
+    try:
+        session = await service.get_session(app_name=app, user_id=user, session_id=session_id)
+        conn.send(("holding", [event.invocation_id for event in session.events]))
+        while True:
+            key = conn.recv()
+            if key is None:
+                break
+            event = Event(
+                author=name, invocation_id=f"inv-{key}", actions=EventActions(state_delta={key: name.upper(), "last": key})
+            )
+            try:
+                await service.append_event(session, event)
+            except Exception as exc:  # noqa: BLE001 - the framework's answer, reported to the parent
+                error = {"raises": type(exc).__name__, "module": type(exc).__module__, "is_value_error": isinstance(exc, ValueError)}
+                conn.send(("raised", error, str(exc)))
+                break
+            conn.send(("appended", sorted(session.state)))
+    finally:
+        await close_service(service)
