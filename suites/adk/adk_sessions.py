@@ -64,7 +64,7 @@ def postgres_url(dsn: str) -> str:
 
 
 def engine_kind(module: Any) -> str:
-    """`async` when DatabaseSessionService builds `create_async_engine`, `sync` for `create_engine` (ADK < 1.2x)."""
+    """`async` when DatabaseSessionService builds `create_async_engine`, `sync` when it builds `create_engine`."""
     return "async" if hasattr(module, "create_async_engine") else "sync"
 
 
@@ -96,8 +96,8 @@ async def close_service(service: Any) -> None:
 
 class session_store:
     """`async with session_store(obs) as target`: where `obs.backend` keeps sessions (a URL, a file path,
-    or "" for memory), after checking this version can open it there; a PostgreSQL database is created
-    first and dropped when the block ends. `open_service(obs.backend, target)` opens services on it."""
+    or "" for memory); a PostgreSQL database is created first and dropped when the block ends.
+    `store.open(target)` opens a session service on it (`n/a` when this version cannot)."""
 
     def __init__(self, obs: Any) -> None:
         self.obs = obs
@@ -105,12 +105,24 @@ class session_store:
 
     async def __aenter__(self) -> str:
         try:
-            target = self.target()
-            self.check_driver(target)
+            return self.target()
         except BaseException:
             self.drop_database()
             raise
-        return target
+
+    def open(self, target: str) -> Any:
+        """`open_service(obs.backend, target)`. A synchronous DatabaseSessionService (the 1.0-1.15.1 cells)
+        cannot be built on aiosqlite, an async-only driver: the observation is `n/a`, with what it raised.
+        (psycopg 3 has both kinds, so `postgresql+psycopg://` opens there, on a synchronous engine.)"""
+        try:
+            return open_service(self.obs.backend, target)
+        except Exception as exc:
+            if "+aiosqlite:" not in target or engine_kind(importlib.import_module(DATABASE_MODULE)) != "sync":
+                raise
+            self.obs.not_applicable(
+                f"DatabaseSessionService of google-adk {adk_version()} builds a synchronous SQLAlchemy engine "
+                f"(create_engine), and constructing it on {target.split(':', 1)[0]}:// raises {type(exc).__name__}"
+            )
 
     def target(self) -> str:
         """What a service is opened on; `n/a` when this version has no such backend."""
@@ -130,21 +142,6 @@ class session_store:
             return f"sqlite+aiosqlite:///{obs.scratch / 'sessions.db'}"
         self.database = create_database(obs)
         return postgres_url(obs.postgres_dsn(self.database))
-
-    def check_driver(self, target: str) -> None:
-        """A synchronous DatabaseSessionService (ADK < 1.2x) on an async-only driver: `n/a`, with what it raised."""
-        if self.obs.backend not in ("sqlite", "postgres"):
-            return
-        if engine_kind(importlib.import_module(DATABASE_MODULE)) == "async":
-            return
-        try:
-            service = open_service(self.obs.backend, target)
-        except Exception as exc:  # noqa: BLE001 - the version cannot use this driver: n/a with the reason
-            self.obs.not_applicable(
-                f"DatabaseSessionService of google-adk {adk_version()} builds a synchronous SQLAlchemy engine "
-                f"(create_engine), and constructing it on {target.split(':', 1)[0]}:// raises {type(exc).__name__}"
-            )
-        service.db_engine.dispose()
 
     def drop_database(self) -> None:
         if self.database is not None:
@@ -166,7 +163,7 @@ class session_service:
     async def __aenter__(self) -> Any:
         target = await self.store.__aenter__()
         try:
-            self.service = open_service(self.store.obs.backend, target)
+            self.service = self.store.open(target)
         except BaseException:
             await self.store.__aexit__(None, None, None)
             raise
@@ -174,7 +171,8 @@ class session_service:
 
     async def __aexit__(self, *exc: Any) -> None:
         try:
-            await close_service(self.service)
+            if self.service is not None:
+                await close_service(self.service)
         finally:
             await self.store.__aexit__(None, None, None)
 

@@ -3,7 +3,7 @@
 import re
 
 from adk_kit import APP, USER
-from adk_sessions import close_service, open_service, session_store, start_worker
+from adk_sessions import close_service, session_store, start_worker
 
 from fanin.probe import Claim, Observer, probe
 
@@ -42,8 +42,9 @@ def outcome(append) -> str:
     backends=("sqlite", "postgres", "sqlite-native"),
 )
 async def test_concurrent_processes(obs: Observer) -> None:
-    async with session_store(obs) as target:
-        service = open_service(obs.backend, target)
+    store = session_store(obs)
+    async with store as target:
+        service = store.open(target)
         try:
             await service.create_session(app_name=APP, user_id=USER, session_id="s1")
         finally:
@@ -82,7 +83,7 @@ async def test_concurrent_processes(obs: Observer) -> None:
                     process.kill()
                     process.join()
                 conn.close()
-        service = open_service(obs.backend, target)
+        service = store.open(target)
         try:
             stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
         finally:
@@ -95,9 +96,12 @@ async def test_concurrent_processes(obs: Observer) -> None:
         "stored_events": [str(event.invocation_id).removeprefix("inv-") for event in stored.events],
         "worker_views": {name: [k for k in keys if k in STEPS] for name, keys in sorted(views.items())},
     }
+    # A write is lost when its append returned but the store lacks its key, its event, or (last) its value.
     lost = [key for key in appended if state.get(key) is None]
+    lost += [f"event {key}" for key in appended if key not in value["stored_events"]]
     if appended and state.get("last") != appended[-1]:
         lost.append(f"last={appended[-1]}")
+    reordered = [key for key in value["stored_events"] if key in appended] != appended
     raised = [f"{key} raises {appends[key]['raises']}" for key in STEPS if isinstance(appends[key], dict)]
     kept = [key for key in STEPS if state.get(key) is not None]
     order = ",".join(value["stored_events"])
@@ -108,6 +112,7 @@ async def test_concurrent_processes(obs: Observer) -> None:
         detail=f"appends {', '.join(f'{k}: {outcome(v)}' for k, v in appends.items())}; "
         f"stored state keeps {', '.join(kept) or 'nothing'} (last={state.get('last')!r}); stored events {order}"
         + (f"; lost without error: {', '.join(lost)}" if lost else "")
+        + ("; stored event order differs from the order of the appends" if reordered else "")
         + (f"; {wording}" if wording else ""),
         hazard="silent" if lost else "loud" if raised else "safe",
     )
