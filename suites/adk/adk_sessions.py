@@ -36,6 +36,15 @@ BACKENDS = ("memory", "sqlite", "postgres", "sqlite-native")
 DATABASE_MODULE = "google.adk.sessions.database_session_service"
 NATIVE_MODULE = "google.adk.sessions.sqlite_session_service"
 
+# Imported here, when the suite is collected, where this version has them: importing SQLAlchemy and its
+# dialects costs a few hundred milliseconds once, which would otherwise land in whichever probe variant
+# happens to run first. A missing module is decided per observation (n/a), never here.
+for _module in (DATABASE_MODULE, NATIVE_MODULE, "sqlalchemy.dialects.postgresql.psycopg", "sqlalchemy.dialects.sqlite.aiosqlite", "psycopg", "aiosqlite"):
+    try:
+        importlib.import_module(_module)
+    except ImportError:
+        pass
+
 
 def adk_version() -> str:
     return importlib.metadata.version("google-adk")
