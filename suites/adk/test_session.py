@@ -5,9 +5,9 @@ from typing import Any
 
 from gates import Turns
 from adk_kit import APP, USER, Event, EventActions, Step, run_turn, stored_state
+from adk_sessions import session_service
 
 from google.adk.agents import BaseAgent, ParallelAgent, SequentialAgent
-from google.adk.sessions import InMemorySessionService
 
 from fanin.probe import Claim, Observer, probe
 
@@ -33,6 +33,37 @@ class Reader(BaseAgent):
         self.turns.done(self.name)
 
 
+class RunTurns(Turns):
+    """Turns for whole `Runner.run_async` runs on one session.
+
+    `reached[name]` is set once that run's agent is at its gate, so a probe can start the next run only
+    when the previous one is in flight: the order in which the runs read the session and append their
+    messages is then fixed by the probe, not left to a database driver's threads. A run that ends
+    without finishing its turn (it raised) gives the turn up, so the others go on at once instead of
+    waiting out the patience; `never_reached` names the runs that ended before their agent ran.
+    """
+
+    def __init__(self, order: list) -> None:
+        super().__init__(order)
+        self.reached = {name: asyncio.Event() for name in self.order}
+        self.never_reached: list = []
+
+    async def wait(self, name: str) -> None:
+        self.reached[name].set()
+        await super().wait(name)
+
+    def give_up(self, name: str) -> None:
+        if name in self.acted:
+            return
+        if not self.reached[name].is_set():
+            self.never_reached.append(name)
+            self.reached[name].set()
+            self.arrived.append(name)
+            if set(self.arrived) >= set(self.order):
+                self._events[self.order[0]].set()
+        self.done(name)
+
+
 @probe(
     "adk/session/stale-result",
     title="The same session runs the fan-out twice; in the second run one branch writes nothing",
@@ -42,34 +73,35 @@ class Reader(BaseAgent):
         STATE_DOC,
         expect={"value.run-2.result_b": "run-1:B"},
     ),
+    backends=("memory", "sqlite", "postgres", "sqlite-native"),
 )
 async def test_stale_result(obs: Observer) -> None:
-    service = InMemorySessionService()
-    await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-    after = {}
-    for run_id, b_writes in (("run-1", True), ("run-2", False)):
-        turns = Turns(["b", "a"])
-        branches = [
-            Step(name="a", turns=turns, delta={"result_a": f"{run_id}:A"}),
-            Step(name="b", turns=turns, delta={"result_b": f"{run_id}:B"} if b_writes else {}),
-        ]
-        root = SequentialAgent(
-            name="pipeline",
-            sub_agents=[Step(name="stamp", delta={"run_id": run_id}), ParallelAgent(name="fanout", sub_agents=branches)],
+    async with session_service(obs) as service:
+        await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+        after = {}
+        for run_id, b_writes in (("run-1", True), ("run-2", False)):
+            turns = Turns(["b", "a"])
+            branches = [
+                Step(name="a", turns=turns, delta={"result_a": f"{run_id}:A"}),
+                Step(name="b", turns=turns, delta={"result_b": f"{run_id}:B"} if b_writes else {}),
+            ]
+            root = SequentialAgent(
+                name="pipeline",
+                sub_agents=[Step(name="stamp", delta={"run_id": run_id}), ParallelAgent(name="fanout", sub_agents=branches)],
+            )
+            with obs.framework():
+                await run_turn(root, service, "s1")
+            obs.require_in_flight(turns)
+            state = await stored_state(service, "s1")
+            after[run_id] = {k: state.get(k) for k in ("run_id", "result_a", "result_b")}
+        final = after["run-2"]
+        stale = final["result_b"] is not None and not str(final["result_b"]).startswith(final["run_id"] + ":")
+        obs.record(
+            after,
+            label="stale result kept" if stale else "no stale result" if final["result_b"] is None else "fresh result",
+            detail=f"after run-2 (b wrote nothing) result_b = {final['result_b']!r} while run_id = {final['run_id']!r}",
+            hazard="silent" if stale else "safe",
         )
-        with obs.framework():
-            await run_turn(root, service, "s1")
-        obs.require_in_flight(turns)
-        state = await stored_state(service, "s1")
-        after[run_id] = {k: state.get(k) for k in ("run_id", "result_a", "result_b")}
-    final = after["run-2"]
-    stale = final["result_b"] is not None and not str(final["result_b"]).startswith(final["run_id"] + ":")
-    obs.record(
-        after,
-        label="stale result kept" if stale else "no stale result" if final["result_b"] is None else "fresh result",
-        detail=f"after run-2 (b wrote nothing) result_b = {final['result_b']!r} while run_id = {final['run_id']!r}",
-        hazard="silent" if stale else "safe",
-    )
 
 
 @probe(
@@ -81,6 +113,7 @@ async def test_stale_result(obs: Observer) -> None:
         STATE_DOC,
         expect={"value.persisted_state": None, "value.in_stored_event_delta": False},
     ),
+    backends=("memory", "sqlite", "postgres", "sqlite-native"),
 )
 async def test_temp_prefix(obs: Observer) -> None:
     turns = Turns(["a", "b"])
@@ -89,34 +122,34 @@ async def test_temp_prefix(obs: Observer) -> None:
         Step(name="a", turns=turns, delta={"temp:x": "A", "result_a": "done"}),
         Reader(name="b", turns=turns, key="temp:x", seen=seen),
     ]
-    service = InMemorySessionService()
-    await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-    with obs.framework():
-        events = await run_turn(ParallelAgent(name="fanout", sub_agents=branches), service, "s1")
-    obs.require_in_flight(turns)
-    state = await stored_state(service, "s1")
-    stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
-    value = {
-        "sibling_reads": seen.get("temp:x"),
-        "persisted_state": state.get("temp:x"),
-        "in_yielded_event_delta": any("temp:x" in (e.actions.state_delta or {}) for e in events if e.author == "a"),
-        "in_stored_event_delta": any("temp:x" in (e.actions.state_delta or {}) for e in stored.events if e.author == "a"),
-        "result_a": state.get("result_a"),
-    }
-    visible = value["sibling_reads"] == "A"
-    persisted = value["persisted_state"] is not None or value["in_stored_event_delta"]
-    where = (
-        "kept in state" if value["persisted_state"] is not None
-        else "kept in stored event" if value["in_stored_event_delta"] else "not persisted"
-    )
-    obs.record(
-        value,
-        label=f"sibling {'sees it' if visible else 'blind'}; {where}",
-        detail=f"b reads temp:x = {value['sibling_reads']!r} after a wrote it; stored state "
-        f"{'has' if value['persisted_state'] is not None else 'lacks'} it, stored event delta "
-        f"{'has' if value['in_stored_event_delta'] else 'lacks'} it",
-        hazard="silent" if persisted or not visible else "safe",
-    )
+    async with session_service(obs) as service:
+        await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+        with obs.framework():
+            events = await run_turn(ParallelAgent(name="fanout", sub_agents=branches), service, "s1")
+        obs.require_in_flight(turns)
+        state = await stored_state(service, "s1")
+        stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+        value = {
+            "sibling_reads": seen.get("temp:x"),
+            "persisted_state": state.get("temp:x"),
+            "in_yielded_event_delta": any("temp:x" in (e.actions.state_delta or {}) for e in events if e.author == "a"),
+            "in_stored_event_delta": any("temp:x" in (e.actions.state_delta or {}) for e in stored.events if e.author == "a"),
+            "result_a": state.get("result_a"),
+        }
+        visible = value["sibling_reads"] == "A"
+        persisted = value["persisted_state"] is not None or value["in_stored_event_delta"]
+        where = (
+            "kept in state" if value["persisted_state"] is not None
+            else "kept in stored event" if value["in_stored_event_delta"] else "not persisted"
+        )
+        obs.record(
+            value,
+            label=f"sibling {'sees it' if visible else 'blind'}; {where}",
+            detail=f"b reads temp:x = {value['sibling_reads']!r} after a wrote it; stored state "
+            f"{'has' if value['persisted_state'] is not None else 'lacks'} it, stored event delta "
+            f"{'has' if value['in_stored_event_delta'] else 'lacks'} it",
+            hazard="silent" if persisted or not visible else "safe",
+        )
 
 
 @probe(
@@ -127,13 +160,12 @@ async def test_temp_prefix(obs: Observer) -> None:
         "of that user; plain keys stay in their session.",
         STATE_DOC,
         expect={
-            "value.same_session.plain": "A",
-            "value.new_session_same_user.plain": None,
-            "value.new_session_same_user.user:y": "A",
-            "value.new_session_other_user.user:y": None,
-            "value.new_session_other_user.app:x": "A",
+            "value.same_session": {"app:x": "A", "user:y": "A", "plain": "A"},
+            "value.new_session_same_user": {"app:x": "A", "user:y": "A", "plain": None},
+            "value.new_session_other_user": {"app:x": "A", "user:y": None, "plain": None},
         },
     ),
+    backends=("memory", "sqlite", "postgres", "sqlite-native"),
 )
 async def test_app_user_prefix(obs: Observer) -> None:
     turns = Turns(["a", "b"])
@@ -141,67 +173,80 @@ async def test_app_user_prefix(obs: Observer) -> None:
         Step(name="a", turns=turns, delta={"app:x": "A", "user:y": "A", "plain": "A"}),
         Step(name="b", turns=turns, delta={"result_b": "B"}),
     ]
-    service = InMemorySessionService()
-    await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-    with obs.framework():
-        await run_turn(ParallelAgent(name="fanout", sub_agents=branches), service, "s1")
-    obs.require_in_flight(turns)
-    await service.create_session(app_name=APP, user_id=USER, session_id="s2")
-    await service.create_session(app_name=APP, user_id="someone-else", session_id="s3")
-    keys = ("app:x", "user:y", "plain")
-    value = {
-        "same_session": {k: (await stored_state(service, "s1")).get(k) for k in keys},
-        "new_session_same_user": {k: (await stored_state(service, "s2")).get(k) for k in keys},
-        "new_session_other_user": {k: (await stored_state(service, "s3", user_id="someone-else")).get(k) for k in keys},
-    }
-    expected = {
-        "same_session": {"app:x": "A", "user:y": "A", "plain": "A"},
-        "new_session_same_user": {"app:x": "A", "user:y": "A", "plain": None},
-        "new_session_other_user": {"app:x": "A", "user:y": None, "plain": None},
-    }
-    shared = [k for k in keys if value["new_session_same_user"][k] is not None]
-    obs.record(
-        value,
-        label="scoped as documented" if value == expected else f"new session sees {','.join(shared) or 'nothing'}",
-        detail=f"a new session of the same user sees {', '.join(shared) or 'nothing'}; another user's sees "
-        + (", ".join(k for k in keys if value["new_session_other_user"][k] is not None) or "nothing"),
-        hazard="safe" if value == expected else "silent",
-    )
+    async with session_service(obs) as service:
+        await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+        with obs.framework():
+            await run_turn(ParallelAgent(name="fanout", sub_agents=branches), service, "s1")
+        obs.require_in_flight(turns)
+        await service.create_session(app_name=APP, user_id=USER, session_id="s2")
+        await service.create_session(app_name=APP, user_id="someone-else", session_id="s3")
+        keys = ("app:x", "user:y", "plain")
+        value = {
+            "same_session": {k: (await stored_state(service, "s1")).get(k) for k in keys},
+            "new_session_same_user": {k: (await stored_state(service, "s2")).get(k) for k in keys},
+            "new_session_other_user": {k: (await stored_state(service, "s3", user_id="someone-else")).get(k) for k in keys},
+        }
+        expected = {
+            "same_session": {"app:x": "A", "user:y": "A", "plain": "A"},
+            "new_session_same_user": {"app:x": "A", "user:y": "A", "plain": None},
+            "new_session_other_user": {"app:x": "A", "user:y": None, "plain": None},
+        }
+        shared = [k for k in keys if value["new_session_same_user"][k] is not None]
+        obs.record(
+            value,
+            label="scoped as documented" if value == expected else f"new session sees {','.join(shared) or 'nothing'}",
+            detail=f"a new session of the same user sees {', '.join(shared) or 'nothing'}; another user's sees "
+            + (", ".join(k for k in keys if value["new_session_other_user"][k] is not None) or "nothing"),
+            hazard="safe" if value == expected else "silent",
+        )
 
 
 @probe(
     "adk/session/concurrent-runs",
-    title="Two runs on the same session at once, each writing its own key, through InMemorySessionService",
+    title="Two runs on the same session at once, each writing its own key, through one session service",
     claim=Claim(
         "When two agents running concurrently write to the same session through InMemorySessionService, "
         "one agent's writes are silently dropped.",
         "https://github.com/google/adk-python/issues/5244",
         expect={"hazard": "silent"},
     ),
+    backends=("memory", "sqlite", "postgres", "sqlite-native"),
 )
 async def test_concurrent_runs(obs: Observer) -> None:
-    turns = Turns(["a", "b"])
-    service = InMemorySessionService()
-    await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-    runs = await asyncio.gather(
-        obs.attempt_async(lambda: run_turn(Step(name="a", turns=turns, delta={"result_a": "A"}), service, "s1")),
-        obs.attempt_async(lambda: run_turn(Step(name="b", turns=turns, delta={"result_b": "B"}), service, "s1")),
-    )
-    obs.require_in_flight(turns)
-    state = await stored_state(service, "s1")
-    stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
-    value = {
-        "runs": {name: ("returned" if "returned" in r else r) for name, r in zip(("a", "b"), runs)},
-        "persisted": {k: state.get(k) for k in ("result_a", "result_b")},
-        "stored_event_authors": [e.author for e in stored.events],
-    }
-    kept = [k for k, v in value["persisted"].items() if v is not None]
-    failed = [f"{name} raises {r['raises']}" for name, r in value["runs"].items() if r != "returned"]
-    obs.record(
-        value,
-        label=f"{len(kept)} of 2 writes kept" + (f", {len(failed)} run failed" if failed else ""),
-        detail=f"both runs in flight at once; persisted {', '.join(kept) or 'nothing'}; "
-        f"stored events {','.join(value['stored_event_authors'])}"
-        + (f"; {', '.join(failed)}" if failed else ""),
-        hazard="safe" if len(kept) == 2 and not failed else "loud" if failed else "silent",
-    )
+    turns = RunTurns(["a", "b"])
+
+    async def run(name: str) -> dict:
+        try:
+            step = Step(name=name, turns=turns, delta={f"result_{name}": name.upper()})
+            return await obs.attempt_async(lambda: run_turn(step, service, "s1"))
+        finally:
+            turns.give_up(name)
+
+    async with session_service(obs) as service:
+        await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+        # b starts once a's agent is at its gate: a has read the session and appended its message.
+        first, a_reached = asyncio.ensure_future(run("a")), asyncio.ensure_future(turns.reached["a"].wait())
+        await asyncio.wait({first, a_reached}, return_when=asyncio.FIRST_COMPLETED)
+        runs = await asyncio.gather(first, run("b"))
+        await a_reached
+        obs.require_in_flight(turns)
+        state = await stored_state(service, "s1")
+        stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+        value = {
+            "runs": {name: ("returned" if "returned" in r else r) for name, r in zip(("a", "b"), runs)},
+            "persisted": {k: state.get(k) for k in ("result_a", "result_b")},
+            "stored_event_authors": [e.author for e in stored.events],
+        }
+        if turns.never_reached:
+            value["ended_before_its_agent_ran"] = list(turns.never_reached)
+        kept = [k for k, v in value["persisted"].items() if v is not None]
+        failed = [f"{name} raises {r['raises']}" for name, r in value["runs"].items() if r != "returned"]
+        early = "; ".join(f"{name} ended before its agent ran" for name in turns.never_reached)
+        obs.record(
+            value,
+            label=f"{len(kept)} of 2 writes kept" + (f", {len(failed)} run failed" if failed else ""),
+            detail=f"{early or 'both runs in flight at once'}; persisted {', '.join(kept) or 'nothing'}; "
+            f"stored events {','.join(value['stored_event_authors'])}"
+            + (f"; {', '.join(failed)}" if failed else ""),
+            hazard="safe" if len(kept) == 2 and not failed else "loud" if failed else "silent",
+        )
