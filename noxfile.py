@@ -198,7 +198,9 @@ def browser(session: nox.Session) -> None:
         session.error(f"{chromium} is missing: apt-get install -y chromium (Debian's package; nothing is downloaded)")
     os.environ["FANIN_BROWSER"] = "1"  # tests/test_browser.py runs only when asked to
     try:
-        fanin(session, str(ROOT / "tests" / "test_browser.py"), *session.posargs, group="tests", program=("-m", "pytest"))
+        fanin(
+            session, str(ROOT / "tests" / "test_browser.py"), *session.posargs, group="tests", program=("-m", "pytest")
+        )
     finally:
         os.environ.pop("FANIN_BROWSER", None)
 

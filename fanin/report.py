@@ -596,6 +596,11 @@ class Report:
     compare_pages: tuple[ComparePage, ...] = ()  # the pages the matrix links
     inline_reproducers: bool = True  # False where the probe's file is linked instead (the committed REPORT.md)
     checklist_fields: tuple[tuple[str, str], ...] = ()  # (field, prefilled answer or "") at the checklist's top
+    anchors: Mapping[str, str] = field(default_factory=dict)  # observation id -> the anchor of its section
+
+    def anchor(self, observation_id: str) -> str:
+        """Where an observation's section is: its own when it has one (the default, a differing variant), else its probe's."""
+        return self.anchors.get(observation_id, observation_id)
 
     def probe(self, probe_id: str) -> tuple[FrameworkView, ProbeView] | None:
         for view in self.frameworks:
@@ -1232,6 +1237,12 @@ def _build(
         focus_notes=notes,
         focused=bool(focus),
         checklist_fields=fields,
+        anchors={
+            variant.observation_id: (variant.observation_id if variant in probe.matrix_variants else probe.id)
+            for view in views
+            for probe in view.probes
+            for variant in probe.variants
+        },
     )
     pages: list[ComparePage] = []
     for view in views:

@@ -20,6 +20,7 @@ from fanin.report import (
     MATRIX_HTML,
     NOT_OBSERVED,
     Answer,
+    CompareGroup,
     ComparePage,
     FrameworkView,
     ProbeView,
@@ -27,6 +28,7 @@ from fanin.report import (
     Span,
     Step,
     VariantView,
+    fragment,
 )
 
 # Okabe-Ito hues (distinguishable with every common colour-vision deficiency), each hazard also
@@ -169,7 +171,7 @@ def _delta(step: Step | None) -> str:
 
 
 def _probe_link(rep: Report, anchor: str, text: str, source: str) -> str:
-    return f'<a href="{escape(rep.links.probe(anchor, source))}"><code>{escape(text)}</code></a>'
+    return f'<a href="{escape(rep.links.probe(rep.anchor(anchor), source))}"><code>{escape(text)}</code></a>'
 
 
 def _cell(rep: Report, probe: ProbeView, variant: VariantView, span: Span, start: int, source: str) -> str:
@@ -273,12 +275,15 @@ def _summary(rep: Report) -> str:
     return "".join(out)
 
 
+def _group_link(rep: Report, group: CompareGroup, source: str) -> str:
+    link = _probe_link(rep, group.anchor, group.probe_id, source)
+    return link + (f" ({escape(group.variants)})" if group.variants else "")
+
+
 def _step_list(rep: Report, page: ComparePage, source: str) -> str:
     by_word: dict[str, list[str]] = {}
-    for entry in page.entries:
-        by_word.setdefault(entry.step.label, []).append(
-            _probe_link(rep, entry.observation_id, entry.observation_id, source)
-        )
+    for group in page.grouped:
+        by_word.setdefault(group.step.label, []).append(_group_link(rep, group, source))
     return "; ".join(f"{escape(word)}: {', '.join(links)}" for word, links in by_word.items()) or "—"
 
 
@@ -646,22 +651,24 @@ def compare_page(rep: Report, page_: ComparePage) -> str:
         body.append("<p>No observation differs.</p>")
         return _document(page_.title, body)
     rows = "".join(
-        f'<tr><th scope="row">{escape(e.step.label)}</th><td>{_probe_link(rep, e.observation_id, e.observation_id, source)}</td>'
+        f'<tr><th scope="row">{escape(g.step.label)}</th><td>{_group_link(rep, g, source)}</td>'
         + "".join(
             f'<td class="obs {hazard_class(o.hazard)}">{_observed(o)}</td>' if o is not None else "<td>—</td>"
-            for o in (e.step.before, e.step.after)
+            for o in (g.step.before, g.step.after)
         )
-        + f'<td><a href="#{escape(e.observation_id)}">values</a></td></tr>'
-        for e in page_.entries
+        + f'<td><a href="#{escape(fragment(g.anchor))}">values</a></td></tr>'
+        for g in page_.grouped
     )
     body.append(
+        "<p>Variants of a probe that changed alike share a row.</p>"
         '<div class="wrap"><table><thead><tr><th scope="col">change</th><th scope="col">observation</th>'
         f'<th scope="col">{escape(page_.a.label)}</th><th scope="col">{escape(page_.b.label)}</th><th scope="col"></th>'
         f"</tr></thead><tbody>{rows}</tbody></table></div>"
     )
-    for entry in page_.entries:
+    for group in page_.grouped:
+        variants = f"<p>Variants: {escape(group.variants)}.</p>" if group.variants else ""
         body.append(
-            f'<section class="probe" id="{escape(entry.observation_id)}"><h3><code>{escape(entry.observation_id)}</code>: '
-            f"{escape(entry.step.label)}</h3>{_step_details(entry.step)}</section>"
+            f'<section class="probe" id="{escape(group.anchor)}"><h3><code>{escape(group.probe_id)}</code>: '
+            f"{escape(group.step.label)}</h3>{variants}{_step_details(group.step)}</section>"
         )
     return _document(page_.title, body)

@@ -73,7 +73,7 @@ def _change_mark(step: Step | None) -> str:
 
 
 def _link(rep: Report, anchor: str, text: str, source: str) -> str:
-    return f"[{code(text)}]({rep.links.probe(anchor, source)})"
+    return f"[{code(text)}]({rep.links.probe(rep.anchor(anchor), source)})"
 
 
 def _legend() -> str:
