@@ -452,6 +452,11 @@ class ComparePage:
         )
 
     @property
+    def counts_text(self) -> str:
+        """`14 fix, 10 new coverage, 2 changed`, or `none`."""
+        return ", ".join(f"{n} {word}" for word, n in self.counts) or "none"
+
+    @property
     def summary(self) -> str:
         counts = ", ".join(f"{n} {word}" for word, n in self.counts)
         unit = "questions" if self.across_frameworks else "observations"
@@ -473,6 +478,11 @@ class TwinView:
 class SummaryRow:
     column: Column
     counts: tuple[tuple[str, int], ...]  # (hazard, probes) over each probe's default variant
+    changes: tuple[tuple[str, int], ...] = ()  # (direction, probes) whose default changed from the version before
+
+    @property
+    def changes_text(self) -> str:
+        return ", ".join(f"{n} {word}" for word, n in self.changes)
 
 
 @dataclass(frozen=True)
@@ -1012,8 +1022,17 @@ def _framework_view(
     for probe in finished:
         grouped.setdefault(probe.topic, []).append(probe)
     topics = tuple(_topic_rows(key, topic, rows, main) for topic, rows in grouped.items())
+    moved: dict[str, Counter[str]] = {}
+    for probe in finished:
+        for step in probe.default.steps:
+            if step.after_column is not None:
+                moved.setdefault(step.after_column.cell, Counter())[step.label] += 1
     summary = tuple(
-        SummaryRow(column, tuple((hazard, hazards[hazard]) for hazard in HAZARDS))
+        SummaryRow(
+            column,
+            tuple((hazard, hazards[hazard]) for hazard in HAZARDS),
+            tuple((word, n) for word in CHANGE_WORDS if (n := moved.get(column.cell, Counter())[word])),
+        )
         for column in main
         for hazards in [Counter(o.hazard for p in finished for o in [p.default.observations.get(column.cell)] if o)]
     )
@@ -1209,7 +1228,7 @@ def _build(
         if v.focus is not None and focus and v.key in focus
     )
     focused_views = [v for v in views if v.focus is not None and focus and v.key in focus]
-    evidence_at = "; ".join(
+    evidence_at = ", ".join(
         f"{v.package} {v.focus.label}" + (" (local run)" if v.focus.origin else "") for v in views if v.focus
     )
     fields = (

@@ -300,7 +300,10 @@ def test_print_shows_everything_and_repeats_the_header(browser: Browser, pages: 
         })()"""
     )
     assert styles == ["visible", "none", "table-header-group", True, "none"]
+    browser.js("document.querySelector('.matrix-wrap').scrollIntoView()")
+    browser.screenshot(SHOTS / "print-1440.png")
     pdf = browser.send("Page.printToPDF", printBackground=True)
+    (SHOTS / "matrix.pdf").write_bytes(base64.b64decode(pdf["data"]))
     assert base64.b64decode(pdf["data"]).startswith(b"%PDF")
     browser.send("Emulation.setEmulatedMedia", media="screen")
 

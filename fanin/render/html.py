@@ -49,6 +49,7 @@ body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;m
  color:#1d1d1f;background:#fff;overflow-wrap:break-word}
 h1{margin:.2rem 0}h2{margin-top:2.4rem;border-bottom:1px solid #bbb}h3{margin:0 0 .3rem}
 h1,h2,h3,h4{overflow-wrap:anywhere}
+h3 code{font-size:1.05rem}
 a{color:#0b57a8}
 code,pre{font:13px/1.4 ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace}
 code{overflow-wrap:anywhere}
@@ -103,8 +104,11 @@ form.pick select,form.pick button{font:inherit}
  .wrap,.matrix-wrap{overflow:visible!important;max-height:none!important;border:0}
  .matrix{width:100%;table-layout:auto}
  .matrix thead{display:table-header-group}
- .matrix th,.matrix td,.matrix td.obs>details{position:static!important;min-width:0!important;max-width:none!important;width:auto!important}
- td,th,pre,code{overflow-wrap:anywhere;white-space:pre-wrap}
+ .matrix th,.matrix td,.matrix td.obs>details{position:static!important;max-width:none!important;width:auto!important}
+ .matrix th,.matrix td{min-width:4.5rem!important}
+ .matrix thead th.corner,.matrix tbody th[scope=row]{min-width:9rem!important}
+ td,th,code{overflow-wrap:break-word;word-break:normal}
+ pre{white-space:pre-wrap;overflow-wrap:anywhere}
  tr{break-inside:avoid}
  *{-webkit-print-color-adjust:exact;print-color-adjust:exact}
  details::details-content{content-visibility:visible;display:block}
@@ -265,12 +269,12 @@ def _summary(rep: Report) -> str:
         rows = "".join(
             f'<tr><th scope="row">{escape(r.column.label)}</th>'
             + "".join(f"<td>{n}</td>" for _, n in r.counts)
-            + "</tr>"
+            + f"<td>{escape(r.changes_text)}</td></tr>"
             for r in view.summary
         )
         out.append(
             f'<div class="wrap"><table><thead><tr><th scope="col">{escape(view.name)} ({len(view.probes)} probes)</th>'
-            f"{head}</tr></thead><tbody>{rows}</tbody></table></div>"
+            f'{head}<th scope="col">changed from the version before</th></tr></thead><tbody>{rows}</tbody></table></div>'
         )
     return "".join(out)
 
@@ -294,7 +298,7 @@ def _changes(rep: Report, source: str) -> str:
             continue
         rows = "".join(
             f'<tr><th scope="row"><a href="{escape(_page_href(rep, p, source))}">{escape(p.a.label)} → {escape(p.b.label)}</a></th>'
-            f"<td>{escape(p.summary.split(': ', 1)[-1] if p.entries else 'none')}</td><td>{_step_list(rep, p, source)}</td></tr>"
+            f"<td>{escape(p.counts_text)}</td><td>{_step_list(rep, p, source)}</td></tr>"
             for p in view.steps
         )
         others = [
@@ -556,7 +560,9 @@ def page(rep: Report, source: str = MATRIX_HTML) -> str:
         f'<section id="legend"><h2>Legend</h2>{_legend()}</section>',
         (
             '<section id="summary"><h2>Summary: probes per hazard, per version</h2>'
-            "<p>Each probe counted once, by its default variant (backend and mode); variants are in the matrices.</p>"
+            "<p>Each probe counted once, by its default variant (backend and mode); variants are in the matrices. "
+            "A count also moves when a probe's API appears (n/a → observed, <em>new coverage</em>), so each version "
+            "says how its probes changed from the version before, by direction.</p>"
             f"{_summary(rep)}</section>"
         ),
         (

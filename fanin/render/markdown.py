@@ -92,7 +92,10 @@ def _legend() -> str:
 def _summary(rep: Report) -> str:
     out = []
     for view in rep.frameworks_with_columns:
-        rows = [[row.column.label, *(n for _, n in row.counts)] for row in view.summary]
+        rows = [
+            [row.column.label + (f"<br>{row.changes_text}" if row.changes else ""), *(n for _, n in row.counts)]
+            for row in view.summary
+        ]
         headers = ["version", *(f"{s.mark} {s.word}" for s in HAZARD_STYLES.values())]
         out.append(
             f"**{view.name}** ({len(view.probes)} probes)\n\n" + tabulate(rows, headers=headers, tablefmt="github")
@@ -120,7 +123,7 @@ def _changes(rep: Report, source: str) -> str:
         rows = [
             [
                 f"{page.a.label} → {page.b.label}",
-                page.summary.split(": ", 1)[-1] if page.entries else "none",
+                page.counts_text,
                 _step_list(rep, page, source),
             ]
             for page in view.steps
@@ -371,7 +374,11 @@ def report(rep: Report, source: str = REPORT_MD) -> str:
         _legend(),
         '## <a id="summary"></a>Summary: probes per hazard, per version',
         "",
-        "Each probe counted once, by its default variant (backend and mode); variants are in the matrices.",
+        (
+            "Each probe counted once, by its default variant (backend and mode); variants are in the matrices."
+            " A count also moves when a probe's API appears (n/a → observed, *new coverage*), so under each version"
+            " is how its probes changed from the version before, by direction."
+        ),
         "",
         _summary(rep),
         '## <a id="changes"></a>Changes between versions',

@@ -105,15 +105,10 @@ def bundle(rep: report.Report, out: Path, base: str = "") -> dict[Path, str]:
     return files
 
 
-def compare(
-    rep: report.Report, a: str, b: str, out: Path, base: str = "", beside: Path | None = None
-) -> dict[Path, str]:
-    """DIR/compare-<a>-<b>.md and .html; probe links lead to the report `beside` (default: the reference's)."""
+def compare(rep: report.Report, a: str, b: str, out: Path, base: str = "") -> dict[Path, str]:
+    """DIR/compare-<a>-<b>.md and .html; probe links lead to reference/REPORT.md and reports/matrix.html."""
     page = report.compare_page(rep, a, b)
-    if beside is None:
-        places = _places(paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST, paths.REPORTS / "matrix.html", out)
-    else:
-        places = _places(beside / "REPORT.md", beside / "CHECKLIST.md", beside / "matrix.html", out)
+    places = _places(paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST, paths.REPORTS / "matrix.html", out)
     rep = rep.with_links(report.Links(base, places, ""))
     return _compare_files(rep, out, [page])
 
@@ -128,6 +123,7 @@ class Focus:
     cells: dict[str, str]  # framework key -> cell id
     extra: dict[str, tuple[ResultSet, str]]  # cell id -> (local result set, where it was read)
     said: tuple[str, ...]  # one line per version: where its observations come from
+    specs: tuple[str, ...] = ()  # `package==version`, as asked
 
 
 def resolve(specs: Sequence[tuple[str, str]], matrix: Matrix, source: Path | None = None) -> Focus:
@@ -136,6 +132,7 @@ def resolve(specs: Sequence[tuple[str, str]], matrix: Matrix, source: Path | Non
     cells: dict[str, str] = {}
     extra: dict[str, tuple[ResultSet, str]] = {}
     said = []
+    asked = []
     for name, version in specs:
         framework = matrix.framework(name)
         if version == "latest":
@@ -143,6 +140,7 @@ def resolve(specs: Sequence[tuple[str, str]], matrix: Matrix, source: Path | Non
         if framework.key in cells:
             raise FaninError(f"report --for names {framework.package} twice; give one version per framework")
         cell_id = f"{framework.key}-{version}"
+        asked.append(f"{framework.package}=={version}")
         in_matrix = any(c.id == cell_id for c in matrix.cells)
         if in_matrix and (source / f"{cell_id}.json").is_file():
             cells[framework.key] = cell_id
@@ -168,10 +166,10 @@ def resolve(specs: Sequence[tuple[str, str]], matrix: Matrix, source: Path | Non
         cells[framework.key] = cell_id
         extra[cell_id] = (rs, shown(found))
         said.append(f"{framework.package}=={version}: local result set {shown(found)} (not in the reference)")
-    return Focus(cells, extra, tuple(said))
+    return Focus(cells, extra, tuple(said), tuple(asked))
 
 
 def for_versions(matrix: Matrix, focus: Focus, source: Path | None = None) -> report.Report:
-    title = "fanin report at " + ", ".join(line.split(":", 1)[0] for line in focus.said)
+    title = "fanin report at " + ", ".join(focus.specs)
     rep = report.build(source or paths.REFERENCE_RESULTS, matrix, reference=True, extra=focus.extra, focus=focus.cells)
     return rep.retitled(title)
