@@ -1150,21 +1150,21 @@ def build(
     source: Path,
     matrix: Matrix,
     reference: bool,
-    replace_sets: dict[str, ResultSet] | None = None,
+    replace: dict[str, ResultSet] | None = None,
     *,
     extra: Mapping[str, tuple[ResultSet, str]] | None = None,
     focus: Mapping[str, str] | None = None,
     links: Links | None = None,
-    replace: dict[str, ResultSet] | None = None,
 ) -> Report:
     """The report over the result sets in `source`.
 
+    `replace` puts result sets in place of files (bless renders what the reference is about to be);
     `extra` adds local result sets as columns ({cell: (result set, where it was read)});
     `focus` names, per framework key, the cell the comparison, checklist and cite lines
     speak of (default: each framework's newest version).
     """
     _BEHAVIOUR.clear()
-    return _build(source, matrix, reference, replace_sets or replace, extra, focus, links)
+    return _build(source, matrix, reference, replace, extra, focus, links)
 
 
 def _build(
@@ -1257,7 +1257,9 @@ def _build(
         focused=bool(focus),
         checklist_fields=fields,
         anchors={
-            variant.observation_id: (variant.observation_id if variant in probe.matrix_variants else probe.id)
+            variant.observation_id: variant.observation_id
+            if variant.suffix == "" or not variant.same_as_default
+            else probe.id
             for view in views
             for probe in view.probes
             for variant in probe.variants

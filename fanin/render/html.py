@@ -230,8 +230,19 @@ def _matrix(rep: Report, view: FrameworkView, source: str) -> str:
                 rows.append(f'<tr{css}><th scope="row">{name}</th>{"".join(cells)}</tr>')
         bodies.append(f'<tbody id="{escape(topic.anchor)}">' + "".join(rows) + "</tbody>")
     table_id = f"table-{view.key}"
+    spanning = [
+        p
+        for p in rep.compare_pages
+        if p.a.framework == p.b.framework == view.key and not any(p is step for step in view.steps)
+    ]
+    pages = "".join(
+        f' · <a href="{escape(_page_href(rep, p, source))}">{escape(p.a.label)} → {escape(p.b.label)}</a>'
+        for p in spanning
+    )
     return (
-        _picker(rep, view, table_id, source)
+        f'<p class="compare">Compare pages: under each version, {CHANGED_MARK} from the version before{pages}'
+        ' · <a href="#changes">every change</a></p>'
+        + _picker(rep, view, table_id, source)
         + f'<div class="matrix-wrap" role="region" aria-label="{escape(view.name)} matrix" tabindex="0">'
         f'<table class="matrix" id="{table_id}"><thead><tr>{"".join(head)}</tr></thead>{"".join(bodies)}</table></div>'
     )
@@ -304,7 +315,7 @@ def _changes(rep: Report, source: str) -> str:
         others = [
             p
             for p in rep.compare_pages
-            if p.a.framework == view.key and p not in view.steps and not p.across_frameworks
+            if p.a.framework == p.b.framework == view.key and not any(p is step for step in view.steps)
         ]
         extra = "".join(
             f'<li><a href="{escape(_page_href(rep, p, source))}">{escape(p.title)}</a>: {escape(p.summary)}</li>'
