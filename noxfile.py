@@ -11,6 +11,7 @@
     ./noxw -s bisect -- FRAMEWORK PROBE GOOD BAD   first release where a probe's observation changed
     ./noxw -t repeat -- 20                  every cell 20 times (hash seeds 0..19), then the stability table
     ./noxw -s bench                         benchmarks/RESULTS.md
+    ./noxw -s browser                       the report pages in headless chromium (apt-get install -y chromium)
 
 Every session runs the harness from the project's own locked environment (`uv run --frozen`,
 uv.lock, kept in .fanin/harness); none of them imports a framework. A session's exit code is
@@ -199,6 +200,21 @@ def typecheck(session: nox.Session) -> None:
 def selftest(session: nox.Session) -> None:
     """Only the harness's own tests (no framework installed): seconds, for work on fanin itself."""
     fanin(session, str(ROOT / "tests"), *session.posargs, group="tests", program=("-m", "pytest"))
+
+
+@nox.session
+def browser(session: nox.Session) -> None:
+    """The report pages in headless chromium at 1440 and 390 px (needs `apt-get install -y chromium`)."""
+    chromium = os.environ.get("FANIN_CHROMIUM", "/usr/bin/chromium")
+    if not Path(chromium).exists():
+        session.error(f"{chromium} is missing: apt-get install -y chromium (Debian's package; nothing is downloaded)")
+    os.environ["FANIN_BROWSER"] = "1"  # tests/test_browser.py runs only when asked to
+    try:
+        fanin(
+            session, str(ROOT / "tests" / "test_browser.py"), *session.posargs, group="tests", program=("-m", "pytest")
+        )
+    finally:
+        os.environ.pop("FANIN_BROWSER", None)
 
 
 @nox.session

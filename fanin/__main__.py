@@ -18,8 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fanin import bisect as fanin_bisect
-from fanin import bisect_all, compare, execute, identity, locking, runner, shards, stability, upgrade
+from fanin import bisect_all, compare, execute, identity, locking, report, runner, shards, stability, upgrade
 from fanin import bless as fanin_bless
+from fanin import matrix as matrix_paths
 from fanin.errors import FaninError
 from fanin.matrix import REPORTS, RUN_RESULTS, Cell, Matrix
 from fanin.matrix import load as load_matrix
@@ -39,18 +40,48 @@ class Parser(argparse.ArgumentParser):
 
 
 def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
-    """Render everything first; write only when every result set could be read (all files or none)."""
+    """Render everything first; write only when every result set could be read (all files or none).
+
+    No option: the reference (reference/REPORT.md, CHECKLIST.md), reports/matrix.html and
+    reports/compare/, and reports/run/ from a local run. `--out DIR`: one self-contained
+    bundle. `--for SPEC...`: the bundle at those versions. `--compare A B`: two cells' page.
+    """
+    base = outputs.base_url(args.base_url)
     files: dict[Path, str] = {}
     unreadable = 0
-    for render in (outputs.reference, outputs.local_run):
-        rendered, broken = render(matrix)
-        unreadable += broken
-        files.update(rendered)
+    focus = None
+    if args.for_specs:
+        specs = [upgrade.parse_spec([spec]) for spec in args.for_specs]
+        focus = outputs.resolve(specs, matrix)
+        for line in focus.said:
+            print(f"fanin: {line}")
+    if args.compare:
+        a, b = args.compare
+        rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True, extra=focus.extra if focus else None)
+        unreadable = rep.unreadable
+        files = outputs.compare(rep, a, b, args.out or matrix_paths.REPORTS / "compare", base)
+    elif focus is not None:
+        rep = outputs.for_versions(matrix, focus)
+        unreadable = rep.unreadable
+        files = outputs.bundle(rep, args.out or matrix_paths.REPORTS / "for", base)
+    elif args.out:
+        rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True)
+        unreadable = rep.unreadable
+        files = outputs.bundle(rep, args.out, base)
+    else:
+        for rendered, broken in (outputs.reference(matrix, base=base), outputs.local_run(matrix, base=base)):
+            unreadable += broken
+            files.update(rendered)
     if unreadable:
         raise FaninError(f"{unreadable} result set(s) cannot be read (listed above); nothing was written")
     write_all(files)
+    pages = [p for p in files if p.parent.name == "compare" and not args.compare]
     for path in files:
-        print(f"fanin: wrote {shown(path)}")
+        if path not in pages:
+            print(f"fanin: wrote {shown(path)}")
+    for directory in sorted({p.parent for p in pages}):
+        count = sum(1 for p in pages if p.parent == directory)
+        print(f"fanin: wrote {count} compare pages in {shown(directory)}/")
     return 0
 
 
@@ -304,7 +335,34 @@ def build_parser() -> argparse.ArgumentParser:
     probe.set_defaults(func=cmd_probe, pytest_args=[])
 
     rep = sub.add_parser(
-        "report", help="render reference/REPORT.md, CHECKLIST.md, reports/matrix.html (and reports/run/)"
+        "report",
+        help="render reference/REPORT.md, CHECKLIST.md, reports/matrix.html and compare pages (and reports/run/)",
+    )
+    rep.add_argument(
+        "--for",
+        dest="for_specs",
+        nargs="+",
+        metavar="SPEC",
+        help="e.g. google-adk==1.15.1 langgraph==1.2.9: the report, checklist and cite lines at these versions "
+        "(a reference cell, else a local result in reports/results or reports/upgrade); written to --out",
+    )
+    rep.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("CELL_A", "CELL_B"),
+        help="write compare-<a>-<b>.md and .html: what differs between two cells (default --out reports/compare)",
+    )
+    rep.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="write a self-contained REPORT.md, CHECKLIST.md, matrix.html and compare/ here (never the reference)",
+    )
+    rep.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="where the rendered files are published: every probe link and cite line becomes a permalink "
+        "(default: $FANIN_BASE_URL; never applied to the committed reference/REPORT.md)",
     )
     rep.set_defaults(func=cmd_report)
 

@@ -1,11 +1,11 @@
-"""The rendered report: deterministic, self-contained, every probe an anchor, every claim checked."""
+"""The rendered report: deterministic, self-contained, every probe an anchor with its cite line, every claim checked."""
 
 import json
 import re
 
 from fanin import matrix, report
 from fanin.model import Claim, Observation
-from fanin.render import markdown, outputs
+from fanin.render import common, markdown, outputs
 
 MATRIX = matrix.load()
 
@@ -19,22 +19,23 @@ def test_rendering_is_byte_identical_across_runs() -> None:
 def test_html_is_self_contained_and_every_probe_is_an_anchor() -> None:
     files, _ = outputs.reference(MATRIX)
     page = files[matrix.REPORTS / "matrix.html"]
-    assert "<script" not in page and "<link" not in page and " src=" not in page
+    assert "<link" not in page and " src=" not in page
+    assert page.count("<script>") == 1  # the optional column picker; the page works without it
     rep = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
     for view in rep.frameworks:
-        for row in view.probes:
-            assert f'id="{row.info.id}"' in page
-            assert f'href="#{row.info.id}"' in page
+        for probe in view.probes:
+            assert f'id="{probe.id}"' in page
+            assert f'href="#{probe.id}"' in page
 
 
 def test_markdown_report_has_an_anchor_and_a_cite_line_per_probe() -> None:
     rep = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
     text = markdown.report(rep)
     for view in rep.frameworks:
-        for row in view.probes:
-            assert f'<a id="{row.info.id}"></a>' in text
+        for probe in view.probes:
+            assert f'<a id="{probe.id}"></a>' in text
             assert re.search(
-                rf"Cite as: `fanin {re.escape(row.info.id)}@[0-9a-f]{{6}} · \S+ \S+ · reference \d{{4}}-\d\d-\d\d`",
+                rf"Cite as:\n\n```text\nfanin {re.escape(probe.id)}@[0-9a-f]{{6}} · \S+ \S+ · reference \d{{4}}-\d\d-\d\d @[0-9a-f]{{12}}\n```",
                 text,
             )
 
@@ -52,14 +53,17 @@ def test_claim_check_reads_observation_fields_and_value_paths() -> None:
 def test_spans_collapse_identical_versions_and_changes_are_marked() -> None:
     rep = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
     for view in rep.frameworks:
-        for row in view.probes:
-            spans = view.spans(row)
-            assert sum(1 for c in view.columns if c.cell in row.observations) >= len(spans) >= 1
-            assert len(row.changed_cells) <= len(spans) - 1
+        for probe in view.probes:
+            for variant in probe.variants:
+                spans = variant.observed_spans
+                assert sum(1 for c in view.columns if c.cell in variant.observations) >= len(spans) >= 1
+                assert len(variant.changed_cells) <= len(spans) - 1
+                assert sum(len(s.columns) for s in variant.spans) == len(view.columns)
 
 
 def test_pretty_json_is_the_same_data_and_fits_short_values_on_one_line() -> None:
-    value = {"final": {"items": ["a", "b"]}, "runs": [{"saw": ["a"] * 30, "step": 2}]}
-    text = markdown.pretty_json(value)
+    value = {"final": {"items": ["a", "b"]}, "runs": [{"saw": ["a"] * 30, "step": 2}], "flag": True, "n": 1.5}
+    text = common.pretty_json(value)
     assert json.loads(text) == value
     assert '"final": {"items": ["a", "b"]}' in text
+    assert common.pretty_json({"x": [1, True]}) == json.dumps({"x": [1, True]}, sort_keys=True)

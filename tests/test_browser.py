@@ -1,0 +1,341 @@
+"""The report pages in a real browser: Debian's chromium, headless, driven over the DevTools protocol.
+
+Run by `./noxw -s browser` (not by selftest: it needs `apt-get install -y chromium`). The
+protocol is spoken over `--remote-debugging-pipe` (JSON messages on file descriptors 3 and
+4), so nothing beyond the standard library is needed and no browser is ever downloaded.
+Screenshots are kept in reports/browser/ for a person to look at.
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fanin import matrix, report
+from fanin.model import HAZARDS
+from fanin.render import outputs
+from fanin.source import REPO_ROOT
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("FANIN_BROWSER") != "1", reason="run by ./noxw -s browser (needs Debian's chromium)"
+)
+
+CHROMIUM = os.environ.get("FANIN_CHROMIUM", "/usr/bin/chromium")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--remote-debugging-pipe",
+)
+SHOTS = Path(os.environ.get("FANIN_REPORTS", REPO_ROOT / "reports")) / "browser"
+WORDS = [report.HAZARD_STYLES[h].word for h in HAZARDS]
+
+
+class Browser:
+    """A headless chromium and one page in it, spoken to with the DevTools protocol over a pipe."""
+
+    def __init__(self, profile: Path) -> None:
+        low_r, self._to_browser = os.pipe()
+        self._from_browser, low_w = os.pipe()
+        # Above 9, so that putting them on 3 and 4 in the child cannot overwrite one with the other.
+        to_browser_r, from_browser_w = fcntl.fcntl(low_r, fcntl.F_DUPFD, 10), fcntl.fcntl(low_w, fcntl.F_DUPFD, 10)
+        os.close(low_r)
+        os.close(low_w)
+
+        def on_3_and_4() -> None:  # the browser reads commands on fd 3 and writes answers on fd 4
+            os.dup2(to_browser_r, 3)
+            os.dup2(from_browser_w, 4)
+
+        self.process = subprocess.Popen(
+            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+            preexec_fn=on_3_and_4,
+            close_fds=False,  # fanin's own descriptors are close-on-exec; 3 and 4 must stay open
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(to_browser_r)
+        os.close(from_browser_w)
+        self._buffer = b""
+        self._next = 0
+        self.events: list[dict[str, Any]] = []
+        target = self.call("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        self.send("Page.enable")
+        self.send("Runtime.enable")
+
+    def _read(self) -> dict[str, Any]:
+        while b"\0" not in self._buffer:
+            chunk = os.read(self._from_browser, 1 << 16)
+            if not chunk:
+                raise RuntimeError("chromium closed the DevTools pipe")
+            self._buffer += chunk
+        message, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def call(self, method: str, session: str | None = None, **params: Any) -> dict[str, Any]:
+        self._next += 1
+        message: dict[str, Any] = {"id": self._next, "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
+        while True:
+            answer = self._read()
+            if answer.get("id") == self._next:
+                if "error" in answer:
+                    raise RuntimeError(f"{method}: {answer['error']}")
+                return answer.get("result", {})
+            self.events.append(answer)
+
+    def send(self, method: str, **params: Any) -> dict[str, Any]:
+        return self.call(method, self.session, **params)
+
+    def wait_for(self, event: str) -> None:
+        while True:
+            for index, found in enumerate(self.events):
+                if found.get("method") == event:
+                    del self.events[: index + 1]
+                    return
+            self.events.append(self._read())
+
+    def size(self, width: int, height: int = 900) -> None:
+        self.send(
+            "Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=width < 600
+        )
+
+    def open(self, url: str) -> None:
+        self.events.clear()
+        started = self.send("Page.navigate", url=url)
+        if "loaderId" in started:  # a new document; a fragment of the same one loads nothing
+            self.wait_for("Page.loadEventFired")
+
+    def js(self, expression: str) -> Any:
+        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression[:60]}…: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def screenshot(self, path: Path, full: bool = False) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shot = self.send("Page.captureScreenshot", format="png", captureBeyondViewport=full)
+        path.write_bytes(base64.b64decode(shot["data"]))
+
+    def close(self) -> None:
+        try:
+            self.call("Browser.close")
+        except (RuntimeError, OSError):
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        os.close(self._to_browser)
+        os.close(self._from_browser)
+
+
+@pytest.fixture(scope="module")
+def pages() -> Iterator[Path]:
+    """The reference rendered as a self-contained bundle (matrix.html, compare/) into a temporary directory."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    with tempfile.TemporaryDirectory(prefix="fanin-browser-") as tmp:
+        rep = report.build(matrix.REFERENCE_RESULTS, matrix.load(), reference=True)
+        for path, text in outputs.bundle(rep, Path(tmp)).items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        yield Path(tmp)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with tempfile.TemporaryDirectory(prefix="fanin-chromium-") as profile:
+        started = Browser(Path(profile))
+        try:
+            yield started
+        finally:
+            started.close()
+
+
+def _matrix(browser: Browser, pages: Path, width: int, fragment: str = "") -> None:
+    browser.send("Emulation.setEmulatedMedia", media="screen")
+    browser.size(width)
+    browser.open((pages / "matrix.html").as_uri() + fragment)
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_page_never_overflows_the_viewport(browser: Browser, pages: Path, width: int) -> None:
+    _matrix(browser, pages, width)
+    overflow = browser.js("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert overflow[0] <= overflow[1], f"page is {overflow[0]} px wide in a {overflow[1]} px viewport"
+    wider = browser.js(
+        "Array.from(document.querySelectorAll('body *')).filter(e => !e.closest('.wrap, .matrix-wrap, pre'))"
+        ".filter(e => e.getBoundingClientRect().right > window.innerWidth + 1).map(e => e.tagName + '.' + e.className)"
+        ".slice(0, 5)"
+    )
+    assert wider == [], f"elements outside the viewport at {width} px: {wider}"
+    browser.screenshot(SHOTS / f"matrix-{width}.png")
+    browser.js("document.querySelector('.matrix-wrap').scrollIntoView()")
+    browser.screenshot(SHOTS / f"matrix-{width}-table.png")
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_header_row_and_first_column_stay_in_view_when_the_matrix_scrolls(
+    browser: Browser, pages: Path, width: int
+) -> None:
+    _matrix(browser, pages, width)
+    found = browser.js(
+        """(() => {
+        const out = [];
+        for (const wrap of document.querySelectorAll('.matrix-wrap')) {
+          wrap.scrollIntoView();
+          wrap.scrollTop = Math.min(600, wrap.scrollHeight - wrap.clientHeight);
+          wrap.scrollLeft = Math.min(400, wrap.scrollWidth - wrap.clientWidth);
+          const box = wrap.getBoundingClientRect();
+          const head = wrap.querySelector('thead th:nth-child(2)').getBoundingClientRect();
+          const rows = Array.from(wrap.querySelectorAll('tbody th[scope=row]'));
+          const visible = rows.find(r => r.getBoundingClientRect().bottom > head.bottom + 5);
+          const first = visible.getBoundingClientRect();
+          out.push({scrolled: wrap.scrollTop, left: wrap.scrollLeft, boxTop: box.top, headTop: head.top,
+                    boxLeft: box.left, rowLeft: first.left, inView: head.bottom <= box.bottom});
+        }
+        return out;
+        })()"""
+    )
+    assert len(found) >= 2
+    for matrix_box in found:
+        assert matrix_box["scrolled"] > 0, "the matrix box does not scroll: the header cannot stick inside it"
+        assert abs(matrix_box["headTop"] - matrix_box["boxTop"]) <= 2, matrix_box
+        assert matrix_box["inView"], matrix_box
+        if matrix_box["left"] > 0:
+            assert abs(matrix_box["rowLeft"] - matrix_box["boxLeft"]) <= 2, matrix_box
+    browser.screenshot(SHOTS / f"matrix-{width}-scrolled.png")
+
+
+def test_every_probe_anchor_lands_on_its_section(browser: Browser, pages: Path) -> None:
+    probe = "langgraph/join/separate-edges"
+    _matrix(browser, pages, 1440, f"#{probe}")
+    landed = browser.js(
+        "[document.querySelector(':target') && document.querySelector(':target').id, "
+        "document.querySelector(':target').getBoundingClientRect().top]"
+    )
+    assert landed[0] == probe and 0 <= landed[1] <= 20
+    browser.screenshot(SHOTS / "probe-section-1440.png")
+    missed = browser.js(
+        """(() => {
+        const missed = [];
+        const ids = Array.from(document.querySelectorAll('section.probe[id], h4[id]')).map(e => e.id);
+        for (const id of ids) {
+          location.hash = id;
+          const target = document.querySelector(':target');
+          const top = target ? target.getBoundingClientRect().top : -1;
+          const atEnd = window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 1;
+          const inView = top >= -1 && (top <= 40 || (atEnd && top < window.innerHeight - 40));
+          if (!target || target.id !== id || !inView) missed.push([id, top]);
+        }
+        return [ids.length, missed.slice(0, 5)];
+        })()"""
+    )
+    rep = report.build(matrix.REFERENCE_RESULTS, matrix.load(), reference=True)
+    expected = sum(len(p.matrix_variants) for v in rep.frameworks for p in v.probes)
+    assert missed == [expected, []]
+    outlined = browser.js("getComputedStyle(document.querySelector(':target')).outlineStyle")
+    assert outlined == "solid", "the section jumped to is highlighted (:target)"
+
+
+def test_every_matrix_cell_states_its_hazard_in_words(browser: Browser, pages: Path) -> None:
+    _matrix(browser, pages, 1440)
+    cells = browser.js(
+        """Array.from(document.querySelectorAll('table.matrix tbody td')).map(td => [
+          td.className, (td.querySelector('.hz') || td).textContent.trim().toLowerCase(),
+          td.querySelector('summary') ? td.querySelector('summary').tabIndex : null])"""
+    )
+    assert cells
+    for css, word, tab in cells:
+        if "h-none" in css:
+            assert word == report.NOT_OBSERVED
+            continue
+        assert word in WORDS, (css, word)
+        assert css.split()[1] == "h-" + word.replace("/", ""), (css, word)
+        assert tab == 0, "the cell's detail opens from the keyboard"
+
+
+def test_details_open_by_keyboard(browser: Browser, pages: Path) -> None:
+    _matrix(browser, pages, 1440)
+    browser.js("document.querySelector('table.matrix td.obs summary').focus()")
+    browser.send(
+        "Input.dispatchKeyEvent", type="keyDown", key="Enter", code="Enter", windowsVirtualKeyCode=13, text="\r"
+    )
+    browser.send("Input.dispatchKeyEvent", type="keyUp", key="Enter", code="Enter", windowsVirtualKeyCode=13)
+    assert browser.js("document.querySelector('table.matrix td.obs details').open") is True
+
+
+def test_print_shows_everything_and_repeats_the_header(browser: Browser, pages: Path) -> None:
+    _matrix(browser, pages, 1440)
+    browser.send("Emulation.setEmulatedMedia", media="print")
+    styles = browser.js(
+        """(() => {
+        const wrap = document.querySelector('.matrix-wrap');
+        const detail = document.querySelector('table.matrix td.obs details p');
+        return [getComputedStyle(wrap).overflowY, getComputedStyle(wrap).maxHeight,
+                getComputedStyle(document.querySelector('table.matrix thead')).display,
+                detail.getBoundingClientRect().height > 0,
+                getComputedStyle(document.querySelector('.toc')).display];
+        })()"""
+    )
+    assert styles == ["visible", "none", "table-header-group", True, "none"]
+    browser.js("document.querySelector('.matrix-wrap').scrollIntoView()")
+    browser.screenshot(SHOTS / "print-1440.png")
+    pdf = browser.send("Page.printToPDF", printBackground=True)
+    (SHOTS / "matrix.pdf").write_bytes(base64.b64decode(pdf["data"]))
+    assert base64.b64decode(pdf["data"]).startswith(b"%PDF")
+    browser.send("Emulation.setEmulatedMedia", media="screen")
+
+
+def test_compare_pages_open_from_the_matrix_and_fit(browser: Browser, pages: Path) -> None:
+    _matrix(browser, pages, 390)
+    href = browser.js("document.querySelector('a.cmp').getAttribute('href')")
+    assert href.startswith("compare/compare-")
+    browser.open((pages / href).as_uri())
+    sizes = browser.js("[document.documentElement.scrollWidth, window.innerWidth, document.title]")
+    assert sizes[0] <= sizes[1], sizes
+    assert "→" in sizes[2]
+    browser.screenshot(SHOTS / "compare-390.png")
+
+
+def test_the_picker_compares_any_two_columns(browser: Browser, pages: Path) -> None:
+    _matrix(browser, pages, 1440)
+    shown = browser.js(
+        """(() => {
+        const form = document.querySelector('form.pick');
+        if (form.hidden) return 'hidden';
+        form.elements.a.value = '0'; form.elements.b.value = '2'; form.elements.page.checked = false;
+        form.requestSubmit();
+        const table = document.getElementById(form.dataset.table);
+        const rows = Array.from(table.querySelectorAll('tbody tr:not(.topic)'));
+        return [rows.length, rows.filter(r => !r.hidden).length, form.querySelector('output').textContent];
+        })()"""
+    )
+    assert shown != "hidden"
+    total, visible, said = shown
+    assert 0 < visible < total and said == f"{visible} rows differ"
+
+
+def test_chromium_is_driven_without_downloading_anything() -> None:
+    assert shutil.which("chromium") or Path(CHROMIUM).exists()

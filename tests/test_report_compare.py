@@ -1,0 +1,134 @@
+"""The compare view: two cells, only what differs, each classified by compare's own classifier."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+
+import pytest
+from report_helpers import info, obs, result_set, write
+
+import fanin.__main__ as cli
+from fanin import compare, matrix, report
+from fanin.model import load
+from fanin.render import html, markdown, outputs
+
+MATRIX = matrix.load()
+REFERENCE = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
+
+
+def _pairs() -> list[tuple[str, str]]:
+    return [(p.a.cell, p.b.cell) for p in REFERENCE.compare_pages if not p.across_frameworks]
+
+
+@pytest.mark.parametrize(("a", "b"), _pairs(), ids=lambda cell: cell)
+def test_a_compare_page_is_exactly_what_compare_classifies(a: str, b: str) -> None:
+    before, after = load(matrix.REFERENCE_RESULTS / f"{a}.json"), load(matrix.REFERENCE_RESULTS / f"{b}.json")
+    expected = {c.probe_id: c for c in compare.diff(before, after)}
+    page = report.compare_page(REFERENCE, a, b)
+    assert {e.observation_id: e.step.label for e in page.entries} == {pid: c.label for pid, c in expected.items()}
+    for entry in page.entries:
+        change = expected[entry.observation_id]
+        assert (entry.step.fields, entry.step.gates) == (change.fields, change.gates)
+        assert (
+            entry.step.values
+            == tuple(
+                (path, compare.compact(x), compare.compact(y))
+                for path, x, y in compare.value_differences(change.before.value, change.after.value)  # type: ignore[union-attr]
+            )
+            or "value" not in change.fields
+        )
+    assert page.compared == len(set(before.observations) | set(after.observations))
+
+
+def test_the_summary_counts_each_direction_apart(tmp_path: Path) -> None:
+    probes = [info(f"langgraph/t/{name}") for name in ("worse", "better", "appeared", "moved", "reworded", "same")]
+    before = {
+        "langgraph/t/worse": obs("safe", "ok"),
+        "langgraph/t/better": obs("silent", "lost"),
+        "langgraph/t/appeared": obs("n/a", "n/a"),
+        "langgraph/t/moved": obs("silent", "lost A"),
+        "langgraph/t/reworded": obs("loud", "E", value={"e": 1}, detail="one"),
+        "langgraph/t/same": obs("safe", "ok"),
+    }
+    after = {
+        **before,
+        "langgraph/t/worse": obs("silent", "lost"),
+        "langgraph/t/better": obs("safe", "ok"),
+        "langgraph/t/appeared": obs("silent", "lost"),
+        "langgraph/t/moved": obs("silent", "lost B"),
+        "langgraph/t/reworded": obs("loud", "E", value={"e": 1}, detail="two"),
+    }
+    write(tmp_path, result_set("langgraph-1.2.9", before, probes), result_set("langgraph-1.2.18", after, probes))
+    page = report.compare_page(report.build(tmp_path, MATRIX, reference=True), "langgraph-1.2.9", "langgraph-1.2.18")
+    # n/a -> silent is new coverage, not one more silent probe
+    assert page.counts == (("regression", 1), ("fix", 1), ("new coverage", 1), ("changed", 1), ("wording", 1))
+    assert page.summary == "5 of 6 observations differ: 1 regression, 1 fix, 1 new coverage, 1 changed, 1 wording"
+
+
+def test_variants_that_changed_alike_share_a_row() -> None:
+    page = report.compare_page(REFERENCE, "langgraph-0.2.76", "langgraph-0.3.34")
+    groups = {g.probe_id: g for g in page.grouped}
+    assert groups["langgraph/interrupt/parallel-both"].variants == "all 6 variants"
+    assert sum(len(g.observation_ids) for g in page.grouped) == len(page.entries)
+
+
+def test_compare_pages_show_before_and_after_of_the_changed_value_paths() -> None:
+    page = report.compare_page(REFERENCE, "langgraph-0.3.34", "langgraph-0.4.10")
+    text, page_html = markdown.compare_page(REFERENCE, page), html.compare_page(REFERENCE, page)
+    assert text.startswith("# LangGraph 0.3.34 → LangGraph 0.4.10\n")
+    assert f"**{page.summary}.**" in text and page.summary.startswith(f"{len(page.entries)} of ")
+    assert "| value path | before | after |" in text and '<th scope="col">value path</th>' in page_html
+    assert "`value.b raises, the entrypoint catches it.returned` | `(absent)` |" in text
+    assert "First changed in 0.4.5 (bisected)." in text
+
+
+def test_the_newest_of_each_framework_side_by_side() -> None:
+    page = next(p for p in REFERENCE.compare_pages if p.across_frameworks)
+    assert (page.a.cell, page.b.cell) == ("langgraph-1.2.24", "adk-2.13.0")
+    assert len(page.questions) == len(REFERENCE.comparison)
+    allowed = {"same", "same hazard, other behaviour", "Google ADK more harmful", "LangGraph more harmful"}
+    assert {q.verdict for q in page.questions} <= allowed | {"only Google ADK applies", "only LangGraph applies"}
+    assert "| question | LangGraph 1.2.24 | Google ADK 2.13.0 | compared |" in markdown.compare_page(REFERENCE, page)
+
+
+def test_the_matrix_links_every_neighbour_and_oldest_to_newest_and_the_pages_exist(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(matrix, "REPORTS", tmp_path / "reports")
+    files, _ = outputs.reference(MATRIX)
+    page = files[tmp_path / "reports" / "matrix.html"]
+    linked = set(re.findall(r'href="(compare/[^"#]+)"', page))
+    for view in REFERENCE.frameworks:
+        cells = [c.cell for c in view.columns]
+        wanted = {f"compare/compare-{a}-{b}.html" for a, b in itertools.pairwise(cells)}
+        wanted.add(f"compare/compare-{cells[0]}-{cells[-1]}.html")
+        assert wanted <= linked
+    assert {tmp_path / "reports" / href for href in linked} <= set(files)
+    assert '<form class="pick" hidden' in page  # the optional picker: hidden until its script runs
+
+
+def test_report_compare_writes_both_pages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["report", "--compare", "adk-1.0.0", "adk-2.13.0", "--out", str(tmp_path)]) == 0
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == ["compare-adk-1.0.0-adk-2.13.0.html", "compare-adk-1.0.0-adk-2.13.0.md"]
+    text = (tmp_path / written[1]).read_text()
+    assert "22 of 36 observations differ: 1 regression, 5 fix, 12 new coverage, 4 changed" in text
+    assert "fanin: wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["adk-1.0.0", "adk-9.9.9"], "no cell 'adk-9.9.9' in this report"),
+        (["adk-1.0.0", "adk-1.0.0"], "names 'adk-1.0.0' twice"),
+    ],
+)
+def test_report_compare_refuses_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], said: str
+) -> None:
+    assert cli.main(["report", "--compare", *args, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fanin: error: ") and "\n" not in err and said in err
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,126 @@
+"""`report --for`: the report, checklist and cite lines at the versions a review is about."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import fanin.__main__ as cli
+from fanin import matrix
+from fanin.model import load, save
+from fanin.render import checklist, outputs
+
+MATRIX = matrix.load()
+
+
+@pytest.fixture
+def reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Local results and upgrade runs in a temporary reports/; the reference stays the real one."""
+    monkeypatch.setattr(matrix, "REPORTS", tmp_path / "reports")
+    monkeypatch.setattr(matrix, "RUN_RESULTS", tmp_path / "reports" / "results")
+    return tmp_path / "reports"
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fanin: error: ") and "\n" not in err and "Traceback" not in err
+    return err
+
+
+def test_reference_versions_are_read_from_the_reference(reports: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = reports / "review"
+    assert cli.main(["report", "--for", "google-adk==1.15.1", "langgraph==1.2.9", "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "google-adk==1.15.1: reference cell adk-1.15.1" in said and "langgraph==1.2.9: reference cell" in said
+    text = (out / "REPORT.md").read_text()
+    assert text.startswith("# fanin report at google-adk==1.15.1, langgraph==1.2.9\n")
+    assert "| question | LangGraph 1.2.9 | Google ADK 1.15.1 |" in text
+    cites = re.findall(r"```text\n(fanin \S+ · (\S+) (\S+) · reference [^\n]+)\n```", text)
+    assert cites and {(package, version) for _, package, version in cites} == {
+        ("langgraph", "1.2.9"),
+        ("google-adk", "1.15.1"),
+    }
+    listed = (out / "CHECKLIST.md").read_text()
+    assert "| Framework | LangGraph (langgraph), Google ADK (google-adk) |" in listed
+    assert "| Version | langgraph==1.2.9, google-adk==1.15.1 |" in listed
+    evidence = [line for line in listed.splitlines() if line.startswith("  - Evidence: ")]
+    assert evidence and all(
+        re.search(r"\)@[0-9a-f]{6} \((langgraph 1\.2\.9|google-adk 1\.15\.1)\): ", e) for e in evidence
+    )
+    assert (out / "matrix.html").is_file() and any((out / "compare").iterdir())
+
+
+def test_a_version_outside_the_reference_comes_from_a_local_upgrade_run(
+    reports: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = load(matrix.REFERENCE_RESULTS / "langgraph-1.2.24.json")
+    run.cell, run.version = "langgraph-1.2.30", "1.2.30"
+    run.environment = {**run.environment, "packages": {**run.environment["packages"], "langgraph": "1.2.30"}}
+    (reports / "upgrade").mkdir(parents=True)
+    save(run, reports / "upgrade" / "langgraph-1.2.30.json")
+    out = reports / "review"
+    assert cli.main(["report", "--for", "langgraph==1.2.30", "--out", str(out)]) == 0
+    assert "local result set" in capsys.readouterr().out
+    text = (out / "REPORT.md").read_text()
+    assert "(not in the reference)" in text and "1.2.30 local" in text
+    assert re.search(r"```text\nfanin langgraph/\S+ · langgraph 1\.2\.30 · local run ", text)
+    assert "| Version | langgraph==1.2.30 |" in (out / "CHECKLIST.md").read_text()
+
+
+def test_a_version_with_no_result_set_is_one_line_and_exit_2(reports: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = reports / "review"
+    assert cli.main(["report", "--for", "langgraph==1.2.99", "--out", str(out)]) == 2
+    err = one_line_error(capsys)
+    assert "no result set for langgraph==1.2.99" in err and "./noxw -s upgrade -- langgraph==1.2.99" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("specs", "said"),
+    [
+        (["langgraph>=1.2"], "malformed spec"),
+        (["langgraph==latest"], "exact version"),
+        (["langgraph==1.2.9", "langgraph==1.2.18"], "twice"),
+        (["crewai==1.0"], "unknown framework"),
+    ],
+)
+def test_bad_specs_are_one_line(reports: Path, capsys: pytest.CaptureFixture[str], specs: list[str], said: str) -> None:
+    assert cli.main(["report", "--for", *specs, "--out", str(reports / "review")]) == 2
+    assert said in one_line_error(capsys)
+
+
+def test_the_checklist_pastes_well(tmp_path: Path) -> None:
+    rep = outputs.for_versions(MATRIX, outputs.resolve([("google-adk", "1.15.1")], MATRIX))
+    files = outputs.bundle(rep, tmp_path, "https://example.org/fanin")
+    text = files[tmp_path / "CHECKLIST.md"]
+    head = text.split("\n\n", 2)[1]
+    assert head.splitlines()[:6] == [
+        "| field | answer |",
+        "|---|---|",
+        "| Framework | Google ADK (google-adk) |",
+        "| Version | google-adk==1.15.1 |",
+        "| Owner | _…_ (name, team) |",
+        "| Decision | _…_ (adopt / adopt with mitigations / do not adopt) |",
+    ]
+    evidence = [line for line in text.splitlines() if line.startswith("  - Evidence: ")]
+    assert evidence
+    for line in evidence:
+        assert "](https://example.org/fanin/REPORT.md#" in line  # absolute links with a base URL
+        assert re.search(r"\)@[0-9a-f]{6} \(", line)  # the cite hash on every evidence line
+    for section in rep.checklist:
+        for item in section.items:
+            for answer in item.evidence:
+                if answer.observation is not None:
+                    assert " ".join(answer.observation.detail.split()) in text  # nothing truncated
+
+
+def test_the_reference_checklist_speaks_of_the_newest_versions() -> None:
+    files, _ = outputs.reference(MATRIX)
+    text = files[matrix.REFERENCE_CHECKLIST]
+    assert "| Framework | _…_ |" in text and "| Version | _…_ |" in text
+    assert "at the newest version of each framework" in text
+    assert "(langgraph 1.2.24): " in text and "(google-adk 2.13.0): " in text
+    assert "](REPORT.md#" in text
+    assert text == checklist.checklist(outputs.report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True))

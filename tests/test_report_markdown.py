@@ -1,0 +1,143 @@
+"""REPORT.md fits GitHub: collapsed matrix, bounded size and width, links that resolve, citations that match."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+from report_helpers import info, obs, result_set, write
+
+from fanin import matrix, report
+from fanin.render import markdown, outputs
+from fanin.source import REPO_ROOT, parse_file
+
+MATRIX = matrix.load()
+REFERENCE = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
+FILES, _ = outputs.reference(MATRIX)
+TEXT = FILES[matrix.REFERENCE_REPORT]
+
+MAX_BYTES = 400_000  # the README's bound
+MAX_COLUMNS = 7  # the README's bound: reads in a 920 px column
+
+
+def tables(text: str) -> list[list[str]]:
+    found, current = [], []
+    for line in text.splitlines():
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            found.append(current)
+            current = []
+    return found + ([current] if current else [])
+
+
+def test_report_md_stays_within_its_size_bound() -> None:
+    assert len(TEXT.encode()) <= MAX_BYTES, (
+        f"REPORT.md is {len(TEXT.encode())} bytes, the README promises ≤ {MAX_BYTES}"
+    )
+
+
+def test_no_table_is_wider_than_the_bound() -> None:
+    for table in tables(TEXT):
+        columns = len(re.findall(r"(?<!\\)\|", table[0])) - 1
+        assert columns <= MAX_COLUMNS, table[0][:120]
+
+
+def test_a_topic_with_many_version_groups_is_split_evenly(tmp_path: Path) -> None:
+    probes = [info("adk/t/a")]
+    versions = ["1.0.0", "1.5.0", "1.15.1", "1.25.1", "1.34.3", "1.39.1", "2.0.0", "2.5.0"]
+    write(tmp_path, *(result_set(f"adk-{v}", {"adk/t/a": obs("safe", f"v{v}")}, probes) for v in versions))
+    text = markdown.report(report.build(tmp_path, MATRIX, reference=True))
+    section = text.split('<a id="matrix-adk-t"></a>', 1)[1].split("\n## ", 1)[0]
+    widths = [len(t[0].split(" | ")) for t in tables(section)]
+    assert widths == [5, 5]  # probe + 4 groups, probe + 4 groups
+
+
+def test_matrix_columns_collapse_neighbouring_versions_that_observed_the_same() -> None:
+    for view in REFERENCE.frameworks:
+        for topic in view.topics:
+            assert [c for g in topic.groups for c in g.columns] == list(view.columns)
+            for group in topic.groups:
+                for probe in topic.probes:
+                    for variant in probe.variants:
+                        first = variant.observations.get(group.columns[0].cell)
+                        for column in group.columns[1:]:
+                            assert report._same(first, variant.observations.get(column.cell)), (topic.name, group.label)
+            for left, right in zip(topic.groups, topic.groups[1:], strict=False):
+                assert any(
+                    not report._same(
+                        v.observations.get(left.columns[-1].cell), v.observations.get(right.columns[0].cell)
+                    )
+                    for p in topic.probes
+                    for v in p.variants
+                ), f"{topic.name}: {left.label} and {right.label} should be one column"
+    assert "| probe | 0.2.76 – 1.2.24 |" in TEXT  # a topic that never changed is one column
+
+
+def test_the_readmes_example_cite_is_the_real_one() -> None:
+    readme = (REPO_ROOT / "README.md").read_text()
+    section = readme.split("**Citing a probe**", 1)[1]
+    example = re.search(r"```\n(fanin [^\n]+)\n```", section)
+    assert example, "the README shows an example cite line"
+    probe_id = example.group(1).split()[1].split("@")[0]
+    found = REFERENCE.probe(probe_id)
+    assert found is not None
+    assert example.group(1) == found[1].cite.text, "update the README's example cite line"
+    assert f"```text\n{example.group(1)}\n```" in TEXT
+
+
+def test_every_probe_section_starts_with_its_cite_line_and_links_back_to_its_matrix() -> None:
+    for view in REFERENCE.frameworks:
+        for probe in view.probes:
+            head = f'### <a id="{probe.id}"></a>`{probe.id}`\n\nCite as:\n\n```text\n{probe.cite.text}\n```\n\n'
+            assert head in TEXT
+            after = TEXT.split(head, 1)[1].split("\n", 1)[0]
+            assert after.startswith(f"[↑ {view.name} · {probe.topic}](#matrix-{view.key}-{probe.topic})")
+
+
+def test_every_link_inside_the_report_lands_on_an_anchor() -> None:
+    anchors = set(re.findall(r'<a id="([^"]+)"></a>', TEXT))
+    links = set(re.findall(r"\]\(#([^)]+)\)", TEXT))
+    assert links and {unquote(link) for link in links} <= anchors
+
+
+def test_reproducer_links_point_at_the_probe_functions_lines() -> None:
+    links = re.findall(r"Reproducer: \[`([^`]+)::([^`]+)`\]\(\.\./([^)#]+)#L(\d+)-L(\d+)\)", TEXT)
+    assert len(links) == sum(len(v.probes) for v in REFERENCE.frameworks)
+    for file, function, target, first, last in links:
+        assert file == target and (REPO_ROOT / target).is_file()
+        assert parse_file(REPO_ROOT / target).spans[function] == (int(first), int(last))
+
+
+def test_the_committed_report_never_takes_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FANIN_BASE_URL", "https://example.org/fanin")
+    files, _ = outputs.reference(MATRIX, base=outputs.base_url(None))
+    assert files[matrix.REFERENCE_REPORT] == TEXT
+    assert "https://example.org/fanin/matrix.html#" in files[matrix.REPORTS / "matrix.html"]
+    assert str(REPO_ROOT) not in TEXT and "](reports/" not in TEXT
+
+
+def test_with_a_base_url_every_probe_id_and_cite_line_is_a_permalink(tmp_path: Path) -> None:
+    base = "https://example.org/fanin"
+    files = outputs.bundle(REFERENCE, tmp_path, base)
+    text, page = files[tmp_path / "REPORT.md"], files[tmp_path / "matrix.html"]
+    assert not re.search(r"\]\(#[a-z]+/", text), "no relative probe link is left"
+    assert not re.search(r'href="#[a-z]+/', page)
+    probe = REFERENCE.frameworks[0].probes[0]
+    assert f'### <a id="{probe.id}"></a>[`{probe.id}`]({base}/REPORT.md#{probe.id})' in text
+    assert f"{probe.cite.text} · {base}/REPORT.md#{probe.id}" in text
+    assert f"{probe.cite.text} · {base}/matrix.html#{probe.id}" in page
+    assert "```python" in text  # a bundle carries the reproducers inline
+
+
+@pytest.mark.parametrize("bad", ["not a url", "example.org/fanin", 'https://x/"y'])
+def test_a_base_url_that_is_not_a_url_is_one_error(bad: str) -> None:
+    with pytest.raises(report.FaninError, match="base URL"):
+        outputs.base_url(bad)
+
+
+def test_rendering_is_byte_identical_across_runs() -> None:
+    again, _ = outputs.reference(MATRIX)
+    assert again == FILES

@@ -1,0 +1,225 @@
+"""What the report decides (fanin/report.py), before any renderer formats it."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from report_helpers import COMMIT, info, obs, result_set, write
+
+from fanin import compare, matrix, report
+from fanin.render import html, markdown
+from fanin.source import REPO_ROOT
+
+MATRIX = matrix.load()
+PID = "langgraph/join/x"
+
+
+@pytest.fixture
+def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty reference/ for the data files (mitigations, bisect findings) a test writes."""
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    monkeypatch.setattr(report, "REFERENCE", reference)
+    return reference
+
+
+def build(directory: Path, **kwargs: object) -> report.Report:
+    return report.build(directory, MATRIX, reference=True, **kwargs)  # type: ignore[arg-type]
+
+
+def test_spans_collapse_neighbours_and_verdicts_are_per_span(tmp_path: Path, data: Path) -> None:
+    probe = info(PID, expect={"hazard": "safe"})
+    write(
+        tmp_path / "r",
+        result_set("langgraph-1.2.9", {PID: obs("silent", "lost")}, [probe]),
+        result_set("langgraph-1.2.18", {PID: obs("safe", "kept")}, [probe]),
+        result_set("langgraph-1.2.24", {PID: obs("safe", "kept")}, [probe]),
+        result_set("langgraph-0.2.76", {PID: obs("n/a", "n/a")}, [probe]),
+    )
+    view = build(tmp_path / "r").frameworks[0]
+    spans = view.probes[0].default.spans
+    assert [(s.versions, s.verdict) for s in spans] == [
+        ("0.2.76", "not applicable"),
+        ("1.2.9", "does not hold"),
+        ("1.2.18 – 1.2.24", "holds"),
+    ]
+    assert [s.change.label if s.change else None for s in spans] == [None, "new coverage", "fix"]
+
+
+def test_a_change_names_its_direction_fields_and_the_bisected_release(tmp_path: Path, data: Path) -> None:
+    probe = info(PID)
+    (data / "bisect.json").write_text(
+        json.dumps({PID: [{"good": "1.2.9", "bad": "1.2.18", "first_changed": "1.2.12", "skipped_yanked": ["1.2.11"]}]})
+    )
+    write(
+        tmp_path / "r",
+        result_set("langgraph-1.2.9", {PID: obs("safe", "kept")}, [probe]),
+        result_set("langgraph-1.2.18", {PID: obs("silent", "lost")}, [probe]),
+    )
+    step = build(tmp_path / "r").frameworks[0].probes[0].default.changes[0]
+    expected = compare.classify(PID, obs("safe", "kept"), obs("silent", "lost"))
+    assert (
+        (step.label, step.gates, step.fields)
+        == (expected.label, expected.gates, expected.fields)
+        == (
+            "regression",
+            True,
+            ("hazard", "value", "label", "detail"),
+        )
+    )
+    assert step.text == (
+        "regression between 1.2.9 and 1.2.18 (hazard, value, label, detail), first in 1.2.12 (bisected; yanked, skipped: 1.2.11)"
+    )
+    assert step.values == (("value.v", '"kept"', '"lost"'),)
+
+
+def test_a_wording_change_is_not_a_behaviour_change(tmp_path: Path, data: Path) -> None:
+    probe = info(PID)
+    write(
+        tmp_path / "r",
+        result_set("langgraph-1.2.9", {PID: obs("loud", "E", value={"e": 1}, detail="old words")}, [probe]),
+        result_set("langgraph-1.2.18", {PID: obs("loud", "E", value={"e": 1}, detail="new words")}, [probe]),
+    )
+    variant = build(tmp_path / "r").frameworks[0].probes[0].default
+    assert variant.changes == () and [s.label for s in variant.wording] == ["wording"]
+    assert len(variant.observed_spans) == 1
+
+
+def test_a_mitigation_is_shown_only_for_a_hazard_and_with_its_probes_observation(tmp_path: Path, data: Path) -> None:
+    harmful, fine, mitigated = info(PID), info("langgraph/join/y"), info("langgraph/join/x-mitigated")
+    (data / "mitigations.toml").write_text(
+        f'[probe."{PID}"]\ntext = "use a list edge"\nsource = "https://example.org/m"\nprobe = "{mitigated.id}"\n'
+        '[probe."langgraph/join/y"]\ntext = "never shown"\nsource = "https://example.org/m"\n'
+    )
+    observations = {PID: obs("silent", "join ×2"), fine.id: obs("safe", "join ×1"), mitigated.id: obs("safe", "×1")}
+    write(tmp_path / "r", result_set("langgraph-1.2.24", observations, [harmful, fine, mitigated]))
+    probes = {p.id: p for p in build(tmp_path / "r").frameworks[0].probes}
+    mitigation = probes[PID].mitigation
+    assert mitigation is not None and mitigation.text == "use a list edge"
+    assert mitigation.probe_id == mitigated.id and mitigation.observation == obs("safe", "×1")
+    assert mitigation.column is not None and mitigation.column.version == "1.2.24"
+    assert probes["langgraph/join/y"].mitigation is None
+    rep = build(tmp_path / "r")
+    assert "with it, [`langgraph/join/x-mitigated`]" in markdown.report(rep)
+    assert "with it, <a href" in html.page(rep)
+
+
+def test_variants_are_rows_only_where_they_differ_from_the_default(tmp_path: Path, data: Path) -> None:
+    dims = (("backend", ("memory", "postgres")), ("mode", ("sync", "async")))
+    probe = info(PID, dimensions=dims)
+    same = obs("safe", "kept")
+    cells = []
+    for version, differing in (("1.2.9", obs("safe", "kept")), ("1.2.18", obs("silent", "lost"))):
+        observations = {PID: same, f"{PID}[async]": same, f"{PID}[postgres]": differing, f"{PID}[postgres,async]": same}
+        cells.append(result_set(f"langgraph-{version}", observations, [probe]))
+    write(tmp_path / "r", *cells)
+    view = build(tmp_path / "r").frameworks[0]
+    row = view.probes[0]
+    assert [v.label for v in row.matrix_variants] == ["default", "[postgres]"]
+    assert [v.label for v in row.alike] == ["[async]", "[postgres,async]"]
+    assert row.default_name == "backend=memory, mode=sync"
+    topic = view.topics[0]
+    assert [r.variant.label for r in topic.rows] == ["default", "[postgres]"]
+    text = markdown.report(build(tmp_path / "r"))
+    assert "↳ [`[postgres]`]" in text and f'<a id="{PID}[postgres]"></a>' in text
+    assert "`[async]`, `[postgres,async]` observe what the default does in every version" in text
+
+
+def test_a_python_twin_is_not_a_column_but_its_differences_are_listed(tmp_path: Path, data: Path) -> None:
+    probe, other = info(PID), info("langgraph/join/z")
+    write(
+        tmp_path / "r",
+        result_set("adk-1.15.1", {}, []),
+        result_set("langgraph-1.2.9", {PID: obs("safe", "kept"), other.id: obs("loud", "E")}, [probe, other]),
+        result_set(
+            "langgraph-1.2.9-py3.10",
+            {PID: obs("loud", "RuntimeError"), other.id: obs("loud", "E")},
+            [probe, other],
+            python="3.10.14",
+        ),
+    )
+    view = build(tmp_path / "r").frameworks[0]
+    assert [c.cell for c in view.columns] == ["langgraph-1.2.9"]
+    (twin,) = view.twins
+    assert (twin.column.cell, twin.twin.cell, twin.column.python_note) == (
+        "langgraph-1.2.9-py3.10",
+        "langgraph-1.2.9",
+        "py3.10",
+    )
+    assert [(e.observation_id, e.step.label) for e in twin.page.entries] == [(PID, "regression")]
+    assert [s.after_column.cell for s in view.probe(PID).python_twins if s.after_column] == ["langgraph-1.2.9-py3.10"]
+    text = markdown.report(build(tmp_path / "r"))
+    assert '<a id="twins"></a>Python twins' in text and "**On Python 3.10**" in text
+    assert "Python twins" in html.page(build(tmp_path / "r"))
+
+
+def test_the_cite_line_names_hash_version_date_and_the_suite_commit(tmp_path: Path, data: Path) -> None:
+    probe = info(PID)
+    write(
+        tmp_path / "r",
+        result_set("langgraph-1.2.9", {PID: obs("safe", "kept")}, [probe], commit="ffffffffffff"),
+        result_set("langgraph-1.2.24", {PID: obs("safe", "kept")}, [probe]),
+    )
+    rep = build(tmp_path / "r")
+    cite = rep.frameworks[0].probes[0].cite
+    assert cite.text == f"fanin {PID}@abc123 · langgraph 1.2.24 · reference 2026-11-30 @{COMMIT[:12]}"
+    at = build(tmp_path / "r", focus={"langgraph": "langgraph-1.2.9"}).frameworks[0].probes[0].cite
+    assert at.text == f"fanin {PID}@abc123 · langgraph 1.2.9 · reference 2026-11-30 @ffffffffffff"
+
+
+def test_links_are_relative_without_a_base_url_and_permalinks_with_one() -> None:
+    places = (
+        ("REPORT.md", "/r/reference/REPORT.md"),
+        ("matrix.html", "/r/reports/matrix.html"),
+        ("compare", "/r/reports/compare"),
+    )
+    relative = report.Links("", places, "/r")
+    assert relative.probe("a/b/c[postgres,async]", "REPORT.md") == "#a/b/c%5Bpostgres,async%5D"
+    assert relative.probe("a/b/c", "compare/x.md") == "../../reference/REPORT.md#a/b/c"
+    assert relative.probe("a/b/c", "compare/x.html") == "../matrix.html#a/b/c"
+    assert relative.source_file("suites/t.py", (3, 9), "REPORT.md") == "../suites/t.py#L3-L9"
+    absolute = report.Links("https://example.org/fanin", places, "")
+    assert absolute.probe("a/b/c", "REPORT.md") == "https://example.org/fanin/REPORT.md#a/b/c"
+    assert absolute.probe("a/b/c", "compare/x.html") == "https://example.org/fanin/matrix.html#a/b/c"
+    assert absolute.source_file("suites/t.py", (3, 9), "REPORT.md") == ""
+
+
+def test_rendering_imports_no_network_client() -> None:
+    code = (
+        "import sys, fanin.report, fanin.render.outputs, fanin.render.html, fanin.render.markdown, fanin.render.checklist;"
+        "print(sorted(m for m in sys.modules if m in "
+        "('fanin.pypi', 'fanin.bisect', 'urllib.request', 'http.client', 'requests', 'httpx', 'ssl')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("renderer", ["html.py", "checklist.py"])
+def test_renderers_take_their_decisions_from_report_not_from_markdown(renderer: str) -> None:
+    tree = ast.parse((REPO_ROOT / "fanin" / "render" / renderer).read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert "fanin.render.markdown" not in imported
+
+
+def test_the_html_says_everything_the_markdown_says() -> None:
+    rep = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
+    text, page = markdown.report(rep), html.page(rep)
+    for said in (
+        "**Claim:**",
+        "**Claim check:**",
+        "**See also:**",
+        "**Changed:**",
+        "**Wording changed:**",
+        "**Mitigation:**",
+        "**Variants**",
+    ):
+        word = said.strip("*")
+        assert text.count(said) == page.count(f"<strong>{word}</strong>"), said
+    assert (
+        text.count("Cite as:") == page.count('class="cite-label"') == len([p for v in rep.frameworks for p in v.probes])
+    )
