@@ -307,19 +307,13 @@ def _probe_section(rep: Report, view: FrameworkView, probe: ProbeView, source: s
     lines += _variant_block(rep, probe, probe.default, source)
     for variant in probe.differing:
         lines += _variant_block(rep, probe, variant, source)
-    lines += ["<details><summary>observed values</summary>", ""]
-    for variant in probe.matrix_variants:
-        for span in variant.observed_spans:
-            tag = f" {variant.label}" if variant.suffix else ""
-            lines += [
-                f"{span.versions}{tag}:",
-                "",
-                "```json",
-                pretty_json(span.observation.value if span.observation else None),
-                "```",
-                "",
-            ]
-    lines += ["</details>", ""]
+    # The values themselves are in matrix.html and in each cell's result set; here they would double the
+    # page past what GitHub renders comfortably (the size bound in the README).
+    lines += [
+        f"Observed values: in `matrix.html#{probe.info.id}` and in each cell's `reference/results/<cell>.json`"
+        f" under `observations.\"{probe.info.id}\"`.",
+        "",
+    ]
     note = "" if probe.reproducer_current else " — edited since these observations were made"
     if probe.reproducer is None:
         lines.append(f"Reproducer: {code(where)} (not in this checkout)")
