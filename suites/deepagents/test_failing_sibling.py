@@ -95,7 +95,7 @@ def test_failing_sibling(obs: Observer) -> None:
         },
         label=f"{outcome}; sibling {sibling}",
         detail=f"run {outcome}; the sibling, in flight in its model call, {sibling}; the parent's model was"
-        f" called {parent.calls} time(s), so it never saw a reply"
-        + ("" if seen is None else f"; replies {seen}"),
+        f" called {parent.calls} time(s)"
+        + (", never with a reply; nothing is returned (no checkpointer), the sibling's work included" if seen is None else f"; replies {seen}"),
         hazard="loud" if "raises" in run else "safe" if seen == ["task-fail", "task-work"] else "silent",
     )

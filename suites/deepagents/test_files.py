@@ -13,7 +13,7 @@ FILES_REDUCER = "https://github.com/langchain-ai/deepagents/blob/main/libs/deepa
     "deepagents/subagents/parallel-files",
     title="One subagent type launched twice in one model message (writer A listed first, writer B second,"
     " B replies first): each writes a file of its own and one shared path, and edits one of two files the"
-    " parent wrote before",
+    " parent held before",
     claim=Claim(
         "A subagent's state updates other than messages, todos and structured_response are merged into the"
         " parent, and `files` has a merging reducer: every file a parallel subagent writes reaches the parent.",
@@ -24,6 +24,7 @@ FILES_REDUCER = "https://github.com/langchain-ai/deepagents/blob/main/libs/deepa
 )
 def test_parallel_files(obs: Observer) -> None:
     create_deep_agent = obs.need("deepagents", "create_deep_agent")
+    create_file_data = obs.need("deepagents.backends.utils", "create_file_data")
 
     def edit(me: str) -> dict:
         return da_kit.tool_call("edit_file", {"file_path": f"/{me}-edits.md", "old_string": "v0", "new_string": f"edited by {me}"}, f"{me}-edit")
@@ -52,9 +53,6 @@ def test_parallel_files(obs: Observer) -> None:
 
     parent = da_kit.ScriptedModel(
         steps=[
-            da_kit.calls(
-                *(da_kit.tool_call("write_file", {"file_path": f"/{me}-edits.md", "content": "v0"}, f"seed-{me}") for me in listed)
-            ),
             da_kit.calls(*(da_kit.task_call(f"task-{me}", "writer", f"You are writer {me}.") for me in listed)),
             da_kit.say("all done"),
         ]
@@ -67,7 +65,9 @@ def test_parallel_files(obs: Observer) -> None:
         ],
     )
     with obs.framework():
-        final = agent.invoke({"messages": [HumanMessage("write the files")]})
+        # The parent's files before the fan-out: one file for each writer to edit.
+        seeded = {f"/{me}-edits.md": create_file_data("v0") for me in listed}
+        final = agent.invoke({"messages": [HumanMessage("write the files")], "files": seeded})
     if turns.vacuous:
         obs.vacuous(turns.vacuous)
     failed = {me: answered for me, answered in tools_answered.items() if set(answered.values()) != {"success"}}
