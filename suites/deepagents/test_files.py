@@ -68,8 +68,7 @@ def test_parallel_files(obs: Observer) -> None:
         # The parent's files before the fan-out: one file for each writer to edit.
         seeded = {f"/{me}-edits.md": create_file_data("v0") for me in listed}
         final = agent.invoke({"messages": [HumanMessage("write the files")], "files": seeded})
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     failed = {me: answered for me, answered in tools_answered.items() if set(answered.values()) != {"success"}}
     if sorted(tools_answered) != listed or failed:
         obs.vacuous(f"a writer's own file tools did not all succeed, so it had nothing to fan in: {tools_answered}")

@@ -54,8 +54,7 @@ def test_structured_response(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"analysts_replied": list(turns.acted)}):
         final = agent.invoke({"messages": [HumanMessage("analyse both")]})
-    if turns.vacuous:
-        obs.vacuous(turns.vacuous)
+    obs.require_in_flight(turns)
     replies = da_kit.replies(final["messages"])
     own = all(f"{t} verdict" in replies.get(f"task-{t}", "") and f"{[u for u in topics if u != t][0]} verdict" not in replies.get(f"task-{t}", "") for t in topics)
     kept = final.get("structured_response")
