@@ -75,14 +75,18 @@ class ScriptedModel(BaseChatModel):
             return self.respond
         return self.steps[index] if index < len(self.steps) else AIMessage(content=EXHAUSTED)
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         step = self._next()
         if inspect.iscoroutinefunction(step):
             raise TypeError("an async step was reached from the sync path: the probe's script is wrong")
         message = step(messages) if callable(step) else step
         return ChatResult(generations=[ChatGeneration(message=message)])
 
-    async def _agenerate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         step = self._next()
         if inspect.iscoroutinefunction(step):
             message = await step(messages)

@@ -38,7 +38,7 @@ def test_failing_sibling(obs: Observer) -> None:
             if "fail" in da_kit.task_of(messages):
                 try:
                     await asyncio.wait_for(working.wait(), 5)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     never_in_flight.append("the sibling was never in flight while the failing run waited")
                 raise RuntimeError("subagent model call failed")
             # In flight: it waits for something only a finished run would bring.
@@ -48,7 +48,7 @@ def test_failing_sibling(obs: Observer) -> None:
             except asyncio.CancelledError:
                 fate.append("cancelled")
                 raise
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 fate.append("ran on")
             return da_kit.say("work done")
 
@@ -69,13 +69,17 @@ def test_failing_sibling(obs: Observer) -> None:
 
     parent = da_kit.ScriptedModel(
         steps=[
-            da_kit.calls(da_kit.task_call("task-work", "worker", "work"), da_kit.task_call("task-fail", "worker", "fail")),
+            da_kit.calls(
+                da_kit.task_call("task-work", "worker", "work"), da_kit.task_call("task-fail", "worker", "fail")
+            ),
             da_kit.say("all done"),
         ]
     )
     agent = create_deep_agent(
         model=parent,
-        subagents=[{"name": "worker", "description": "works", "runnable": create_agent(da_kit.ScriptedModel(respond=worker))}],
+        subagents=[
+            {"name": "worker", "description": "works", "runnable": create_agent(da_kit.ScriptedModel(respond=worker))}
+        ],
     )
     request = {"messages": [HumanMessage("go")]}
     if obs.mode == "async":
@@ -96,6 +100,10 @@ def test_failing_sibling(obs: Observer) -> None:
         label=f"{outcome}; sibling {sibling}",
         detail=f"run {outcome}; the sibling, in flight in its model call, {sibling}; the parent's model was"
         f" called {parent.calls} time(s)"
-        + (", never with a reply; nothing is returned (no checkpointer), the sibling's work included" if seen is None else f"; replies {seen}"),
+        + (
+            ", never with a reply; nothing is returned (no checkpointer), the sibling's work included"
+            if seen is None
+            else f"; replies {seen}"
+        ),
         hazard="loud" if "raises" in run else "safe" if seen == ["task-fail", "task-work"] else "silent",
     )

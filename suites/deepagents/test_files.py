@@ -5,15 +5,19 @@ from langchain_core.messages import HumanMessage
 import da_kit
 from fanin.probe import Claim, Observer, probe
 
-SUBAGENT_TESTS = "https://github.com/langchain-ai/deepagents/blob/main/libs/deepagents/tests/unit_tests/test_subagents.py"
-FILES_REDUCER = "https://github.com/langchain-ai/deepagents/blob/main/libs/deepagents/deepagents/middleware/filesystem.py"
+SUBAGENT_TESTS = (
+    "https://github.com/langchain-ai/deepagents/blob/main/libs/deepagents/tests/unit_tests/test_subagents.py"
+)
+FILES_REDUCER = (
+    "https://github.com/langchain-ai/deepagents/blob/main/libs/deepagents/deepagents/middleware/filesystem.py"
+)
 
 
 @probe(
     "deepagents/subagents/parallel-files",
-    title="One subagent type launched twice in one model message (writer A listed first, writer B second,"
-    " B replies first): each writes a file of its own and one shared path, and edits one of two files the"
-    " parent held before",
+    title="One writer subagent (create_agent with deepagents' FilesystemMiddleware) launched twice in one model"
+    " message, A listed first, B second, B replying first: each writes a file of its own and one shared path,"
+    " and edits one of two files the parent held before",
     claim=Claim(
         "A subagent's state updates other than messages, todos and structured_response are merged into the"
         " parent, and `files` has a merging reducer: every file a parallel subagent writes reaches the parent.",
@@ -25,9 +29,15 @@ FILES_REDUCER = "https://github.com/langchain-ai/deepagents/blob/main/libs/deepa
 def test_parallel_files(obs: Observer) -> None:
     create_deep_agent = obs.need("deepagents", "create_deep_agent")
     create_file_data = obs.need("deepagents.backends.utils", "create_file_data")
+    FilesystemMiddleware = obs.need("deepagents", "FilesystemMiddleware")
+    create_agent = obs.need("langchain.agents", "create_agent")
 
     def edit(me: str) -> dict:
-        return da_kit.tool_call("edit_file", {"file_path": f"/{me}-edits.md", "old_string": "v0", "new_string": f"edited by {me}"}, f"{me}-edit")
+        return da_kit.tool_call(
+            "edit_file",
+            {"file_path": f"/{me}-edits.md", "old_string": "v0", "new_string": f"edited by {me}"},
+            f"{me}-edit",
+        )
 
     writes = {
         me: [
@@ -57,12 +67,11 @@ def test_parallel_files(obs: Observer) -> None:
             da_kit.say("all done"),
         ]
     )
+    # The writer is deepagents' own FilesystemMiddleware on a plain agent: the same `files` state and
+    # tools as a declarative subagent, without the summarization middleware's per-call cost.
+    runnable = create_agent(da_kit.ScriptedModel(respond=writer), middleware=[FilesystemMiddleware()])
     agent = create_deep_agent(
-        model=parent,
-        subagents=[
-            {"name": "writer", "description": "writes files", "system_prompt": "Write the files.", "tools": [],
-             "model": da_kit.ScriptedModel(respond=writer)}
-        ],
+        model=parent, subagents=[{"name": "writer", "description": "writes files", "runnable": runnable}]
     )
     with obs.framework():
         # The parent's files before the fan-out: one file for each writer to edit.

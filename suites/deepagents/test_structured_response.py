@@ -6,7 +6,9 @@ from pydantic import BaseModel
 import da_kit
 from fanin.probe import Claim, Observer, probe
 
-SUBAGENT_TESTS = "https://github.com/langchain-ai/deepagents/blob/main/libs/deepagents/tests/unit_tests/test_subagents.py"
+SUBAGENT_TESTS = (
+    "https://github.com/langchain-ai/deepagents/blob/main/libs/deepagents/tests/unit_tests/test_subagents.py"
+)
 
 
 @probe(
@@ -39,7 +41,9 @@ def test_structured_response(obs: Observer) -> None:
         # Both runs of the analyst share this model: the reply depends only on the task it was given.
         topic = next(t for t in topics if t in messages[-1].content)
         turns.turn(topic)
-        return da_kit.calls(da_kit.tool_call("Finding", {"topic": topic, "verdict": f"{topic} verdict"}, f"finding-{topic}"))
+        return da_kit.calls(
+            da_kit.tool_call("Finding", {"topic": topic, "verdict": f"{topic} verdict"}, f"finding-{topic}")
+        )
 
     analyst = create_agent(da_kit.ScriptedModel(steps=[answer, answer]), response_format=ToolStrategy(Finding))
     parent = da_kit.ScriptedModel(
@@ -56,12 +60,17 @@ def test_structured_response(obs: Observer) -> None:
         final = agent.invoke({"messages": [HumanMessage("analyse both")]})
     obs.require_in_flight(turns)
     replies = da_kit.replies(final["messages"])
-    own = all(f"{t} verdict" in replies.get(f"task-{t}", "") and f"{[u for u in topics if u != t][0]} verdict" not in replies.get(f"task-{t}", "") for t in topics)
+    own = all(
+        f"{t} verdict" in replies.get(f"task-{t}", "")
+        and f"{[u for u in topics if u != t][0]} verdict" not in replies.get(f"task-{t}", "")
+        for t in topics
+    )
     kept = final.get("structured_response")
     kept = kept.model_dump() if isinstance(kept, BaseModel) else kept
     obs.record(
         {"parent_structured_response": kept, "replies_carry_own_result": own, "replies": sorted(replies)},
-        label=("excluded; " if kept is None else "parent holds one; ") + ("each reply own result" if own else "replies mixed up"),
+        label=("excluded; " if kept is None else "parent holds one; ")
+        + ("each reply own result" if own else "replies mixed up"),
         detail=f"no error; the parent's structured_response: {kept}; each task reply carries its own analyst's"
         f" result: {own}",
         hazard="safe" if own and kept is None else "silent",

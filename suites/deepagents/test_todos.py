@@ -5,7 +5,9 @@ from langchain_core.messages import HumanMessage
 import da_kit
 from fanin.probe import Claim, Observer, probe
 
-SUBAGENT_TESTS = "https://github.com/langchain-ai/deepagents/blob/main/libs/deepagents/tests/unit_tests/test_subagents.py"
+SUBAGENT_TESTS = (
+    "https://github.com/langchain-ai/deepagents/blob/main/libs/deepagents/tests/unit_tests/test_subagents.py"
+)
 
 
 @probe(
@@ -42,11 +44,15 @@ def test_parallel_todos(obs: Observer) -> None:
 
     runnable = create_agent(da_kit.ScriptedModel(respond=planner), middleware=[TodoListMiddleware()])
     parent = da_kit.ScriptedModel(steps=[])
-    agent = create_deep_agent(model=parent, subagents=[{"name": "planner", "description": "plans one part", "runnable": runnable}])
+    agent = create_deep_agent(
+        model=parent, subagents=[{"name": "planner", "description": "plans one part", "runnable": runnable}]
+    )
     # Versions whose deep agent has write_todos (a `todos` channel) plan first: the parent's own list.
     has_todos = "todos" in agent.channels
     parent_todos = [{"content": "parent: coordinate", "status": "in_progress"}]
-    own_plan = [da_kit.calls(da_kit.tool_call("write_todos", {"todos": parent_todos}, "parent-todos"))] if has_todos else []
+    own_plan = (
+        [da_kit.calls(da_kit.tool_call("write_todos", {"todos": parent_todos}, "parent-todos"))] if has_todos else []
+    )
     parent.play(
         [
             *own_plan,
@@ -64,7 +70,13 @@ def test_parallel_todos(obs: Observer) -> None:
     arrived = sorted({item["content"].split(":")[0] for item in after or []} & set(parts))
     replies = sorted(da_kit.replies(final["messages"]))
     if not arrived:
-        label = "kept private; parent's list kept" if after == parent_todos else "kept private; parent has no todos" if not has_todos else "kept private; parent's list changed"
+        label = (
+            "kept private; parent's list kept"
+            if after == parent_todos
+            else "kept private; parent has no todos"
+            if not has_todos
+            else "kept private; parent's list changed"
+        )
     elif len(arrived) == 1:
         label = f"last write wins: {arrived[0]}"
     else:
