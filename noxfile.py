@@ -223,4 +223,5 @@ def tests(session: nox.Session) -> None:
     lint(session)
     typecheck(session)
     selftest(session)
+    browser(session)
     matrix(session)

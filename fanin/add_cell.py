@@ -34,10 +34,14 @@ def add(args: list[str], matrix: Matrix, python: str | None = None, today: _dt.d
         raise FaninError(f"{new.id} is already in the matrix")
     document = tomlkit.parse(MATRIX_FILE.read_text(encoding="utf-8"))
     cells = document["cell"]
-    newest = matrix.newest(framework.key)
-    becomes_newest = Version(release.version) > Version(newest.version)
+    if not matrix.of(framework.key):  # a framework's first cell is its newest: current, as of today
+        newest = new
+        becomes_newest = True
+    else:
+        newest = matrix.newest(framework.key)
+        becomes_newest = Version(release.version) > Version(newest.version)
     stamp = (today or _dt.datetime.now(_dt.UTC).date()).isoformat() + "T00:00:00Z"
-    twin_of_newest = Version(release.version) == Version(newest.version)  # the newest on another Python
+    twin_of_newest = newest is not new and Version(release.version) == Version(newest.version)
     if twin_of_newest:
         stamp = newest.exclude_newer  # resolved as of the same moment as its twin, so only the Python differs
     table = tomlkit.table()
@@ -51,7 +55,7 @@ def add(args: list[str], matrix: Matrix, python: str | None = None, today: _dt.d
     if not current:
         table["exclude_newer"].comment(f"released {release.uploaded[:16].replace('T', ' ')} UTC")
     demoted = []
-    if becomes_newest:
+    if becomes_newest and newest is not new:
         previous = pypi.resolve(framework.package, newest.version)
         for raw in cells:
             if raw["framework"] == framework.key and raw["version"] == newest.version:
@@ -60,6 +64,7 @@ def add(args: list[str], matrix: Matrix, python: str | None = None, today: _dt.d
                 raw["exclude_newer"].comment(f"released {previous.uploaded[:16].replace('T', ' ')} UTC")
                 demoted.append(raw)
     position = max((i for i, raw in enumerate(cells) if raw["framework"] == framework.key), default=len(cells) - 1)
+    # (a framework's first cell goes at the end of the file)
     cells.insert(position + 1, table)
     text = tomlkit.dumps(document)
     updated = parse(tomlkit.parse(text).unwrap(), origin=shown(MATRIX_FILE))  # the result must validate

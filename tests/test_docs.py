@@ -16,4 +16,6 @@ def test_the_architecture_table_names_every_harness_module() -> None:
     modules |= {"render/"}
     modules -= {"journal", "failures", "netblock", "environment", "pythons", "pypi", "audit_inspect", "add_cell"}
     assert modules <= named, f"modules missing from docs/ARCHITECTURE.md: {sorted(modules - named)}"
-    assert named - {"render/"} <= {p.stem for p in (REPO_ROOT / "fanin").glob("*.py")}, "the table names a module that is gone"
+    assert named - {"render/"} <= {p.stem for p in (REPO_ROOT / "fanin").glob("*.py")}, (
+        "the table names a module that is gone"
+    )

@@ -163,3 +163,23 @@ def test_add_cell_dates_the_version_keeps_the_file_and_moves_current(
     assert again.cell("langgraph-1.2.25").resolution == "current"
     with pytest.raises(FaninError, match="already in the matrix"):
         add_cell.add(["langgraph==1.0.3"], again)
+
+
+def test_add_cell_adds_a_frameworks_first_cell_as_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fanin import add_cell, locking, pypi
+
+    text = (
+        matrix.MATRIX_FILE.read_text()
+        + '\n[frameworks.newframework]\npackage = "newframework"\ndisplay = "New"\nimport = "newframework"\n'
+    )
+    target = tmp_path / "matrix.toml"
+    target.write_text(text)
+    monkeypatch.setattr(add_cell, "MATRIX_FILE", target)
+    monkeypatch.setattr(matrix, "LOCKS", tmp_path / "locks")
+    monkeypatch.setattr(pypi, "resolve", lambda package, wanted: pypi.Release(wanted, "2026-11-01T00:00:00Z", False))
+    monkeypatch.setattr(locking, "resolve", lambda cell, m: "# lock\n")
+    assert add_cell.add(
+        ["newframework==0.1.0"], matrix.load(target), today=__import__("datetime").date(2026, 11, 30)
+    ) == ["newframework-0.1.0"]
+    cell = matrix.load(target).cell("newframework-0.1.0")
+    assert (cell.resolution, cell.exclude_newer) == ("current", "2026-11-30T00:00:00Z")

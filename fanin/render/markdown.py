@@ -12,7 +12,6 @@ from tabulate import tabulate
 
 from fanin import compare
 from fanin.model import Observation
-from fanin.render.common import pretty_json
 from fanin.report import (
     CHANGE_MEANINGS,
     CHANGED_MARK,
@@ -310,8 +309,10 @@ def _probe_section(rep: Report, view: FrameworkView, probe: ProbeView, source: s
     # The values themselves are in matrix.html and in each cell's result set; here they would double the
     # page past what GitHub renders comfortably (the size bound in the README).
     lines += [
-        f"Observed values: in `matrix.html#{probe.info.id}` and in each cell's `reference/results/<cell>.json`"
-        f" under `observations.\"{probe.info.id}\"`.",
+        (
+            f"Observed values: in `matrix.html#{probe.info.id}` and in each cell's `reference/results/<cell>.json`"
+            f' under `observations."{probe.info.id}"`.'
+        ),
         "",
     ]
     note = "" if probe.reproducer_current else " — edited since these observations were made"
