@@ -17,6 +17,7 @@ import dataclasses
 import functools
 import itertools
 import json
+import os
 import posixpath
 import sys
 import tomllib
@@ -607,6 +608,7 @@ class Report:
     inline_reproducers: bool = True  # False where the probe's file is linked instead (the committed REPORT.md)
     checklist_fields: tuple[tuple[str, str], ...] = ()  # (field, prefilled answer or "") at the checklist's top
     anchors: Mapping[str, str] = field(default_factory=dict)  # observation id -> the anchor of its section
+    run_pages: tuple[tuple[str, str], ...] = ()  # (cell, href of its pytest-html page) for a local run
 
     def anchor(self, observation_id: str) -> str:
         """Where an observation's section is: its own when it has one (the default, a differing variant), else its probe's."""
@@ -1144,6 +1146,16 @@ def _page_from_views(view: FrameworkView, a: Column, b: Column) -> ComparePage:
     order = {word: index for index, word in enumerate(CHANGE_WORDS)}
     entries.sort(key=lambda e: (order.get(e.step.label, len(order)), e.observation_id))
     return ComparePage(a, b, view.name, view.name, tuple(entries), (), compared, counts)
+
+
+def run_pages(cells: list[str], pages: Path, relative_to: Path) -> tuple[tuple[str, str], ...]:
+    """The pytest-html page of each cell of a local run that has one, linked from the run's report."""
+    found = []
+    for cell in cells:
+        page = pages / f"{cell}.html"
+        if page.exists():
+            found.append((cell, os.path.relpath(page, relative_to)))
+    return tuple(found)
 
 
 def build(

@@ -38,16 +38,19 @@ def test_reference_versions_are_read_from_the_reference(reports: Path, capsys: p
     assert text.startswith("# fanin report at google-adk==1.15.1, langgraph==1.2.9\n")
     assert "| question | LangGraph 1.2.9 | Google ADK 1.15.1 |" in text
     cites = re.findall(r"```text\n(fanin \S+ · (\S+) (\S+) · reference [^\n]+)\n```", text)
+    newest_others = {(fw.package, MATRIX.newest(key).version) for key, fw in MATRIX.frameworks.items()
+                     if key not in ("langgraph", "adk")}  # frameworks not asked for stay at their newest
     assert cites and {(package, version) for _, package, version in cites} == {
         ("langgraph", "1.2.9"),
         ("google-adk", "1.15.1"),
+        *newest_others,
     }
     listed = (out / "CHECKLIST.md").read_text()
     assert "| Framework | LangGraph (langgraph), Google ADK (google-adk) |" in listed
     assert "| Version | langgraph==1.2.9, google-adk==1.15.1 |" in listed
     evidence = [line for line in listed.splitlines() if line.startswith("  - Evidence: ")]
     assert evidence and all(
-        re.search(r"\)@[0-9a-f]{6} \((langgraph 1\.2\.9|google-adk 1\.15\.1)\): ", e) for e in evidence
+        re.search(r"\)@[0-9a-f]{6} \((langgraph 1\.2\.9|google-adk 1\.15\.1|deepagents \S+)\): ", e) for e in evidence
     )
     assert (out / "matrix.html").is_file() and any((out / "compare").iterdir())
 
@@ -124,3 +127,13 @@ def test_the_reference_checklist_speaks_of_the_newest_versions() -> None:
     assert "(langgraph 1.2.24): " in text and "(google-adk 2.13.0): " in text
     assert "](REPORT.md#" in text
     assert text == checklist.checklist(outputs.report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True))
+
+
+def test_a_local_runs_report_links_each_cells_pytest_html_page(tmp_path: Path) -> None:
+    from fanin import report as report_module
+
+    pages = tmp_path / "junit"
+    pages.mkdir()
+    (pages / "langgraph-1.2.24.html").write_text("<html></html>")
+    found = report_module.run_pages(["langgraph-1.2.24", "adk-2.13.0"], pages, tmp_path / "run")
+    assert found == (("langgraph-1.2.24", "../junit/langgraph-1.2.24.html"),)

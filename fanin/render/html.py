@@ -566,6 +566,12 @@ def page(rep: Report, source: str = MATRIX_HTML) -> str:
             + escape("; ".join(rep.focus_notes))
             + ".</p>"
         )
+    if rep.run_pages:
+        body.append(
+            "<p><strong>Each cell's run</strong> (pytest-html: every observation, and the before/after of a change): "
+            + ", ".join(f'<a href="{escape(href)}">{escape(cell)}</a>' for cell, href in rep.run_pages)
+            + ".</p>"
+        )
     body += [_contents(rep), "</header>", "<main>"]
     body += [
         f'<section id="legend"><h2>Legend</h2>{_legend()}</section>',

@@ -362,6 +362,13 @@ def report(rep: Report, source: str = REPORT_MD) -> str:
             + ".",
             "",
         ]
+    if rep.run_pages:
+        parts += [
+            "**Each cell's run** (pytest-html: every observation, and the before/after of a change): "
+            + ", ".join(f"[{cell}]({href})" for cell, href in rep.run_pages)
+            + ".",
+            "",
+        ]
     parts += [
         _contents(rep),
         '## <a id="legend"></a>Legend',

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -87,6 +88,8 @@ def local_run(matrix: Matrix, source: Path | None = None, base: str = "") -> tup
     run = paths.REPORTS / "run"
     places = _places(run / "REPORT.md", run / "CHECKLIST.md", run / "matrix.html", run / "compare")
     rep = rep.with_links(report.Links(base, places, "" if base else REPO_ROOT.as_posix()))
+    pages = report.run_pages(sorted(p.stem for p in source.glob("*.json")), paths.REPORTS / "junit", run)
+    rep = dataclasses.replace(rep, run_pages=pages)
     files = {run / "REPORT.md": markdown.report(rep), run / "matrix.html": html.page(rep)}
     files.update(_compare_files(rep, run / "compare", rep.compare_pages))
     return files, rep.unreadable
