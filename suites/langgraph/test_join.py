@@ -8,7 +8,6 @@ from langgraph.graph import END, START, StateGraph
 import lg_modes
 from fanin.probe import Claim, Observer, probe
 
-BRANCHES_DOC = "https://docs.langchain.com/oss/python/langgraph/graph-api-control-flow"
 
 
 def _join_hazard(runs: list) -> str:
