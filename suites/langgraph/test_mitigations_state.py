@@ -8,111 +8,24 @@ names), and the two results must be equal for the variant to be order-independen
 
 import operator
 from collections import Counter
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, TypedDict
 
 from langgraph.graph import START, StateGraph
 
 import lg_modes
 from fanin.probe import Claim, Observer, probe
+from lg_mitigation import judge, kept_of, NAMINGS, words
 
 CONCURRENT_UPDATE_DOC = "https://docs.langchain.com/oss/python/langgraph/errors/INVALID_CONCURRENT_GRAPH_UPDATE"
 
-# Worst last: a write lost with no error outranks a stopped run, which outranks an order dependence.
-RANK = ("safe", "order-coupled", "nondeterministic", "loud", "silent")
-# The same two writers under both namings: node name -> the writer's role (what it writes).
-NAMINGS = {"a writes A, b writes B": {"a": "A", "b": "B"}, "a writes B, b writes A": {"a": "B", "b": "A"}}
 
 
-def kept_of(made: dict[str, Any], final_items: list) -> list[str]:
-    """The writes (`node:item`) whose item is in `final_items`, counting repeats (two equal writes need two copies)."""
-    left = Counter(map(repr, final_items))
-    kept = []
-    for node, item in made.items():
-        if left[repr(item)] > 0:
-            left[repr(item)] -= 1
-            kept.append(f"{node}:{item}")
-    return kept
 
 
-def judge(variants: dict[str, dict[str, dict]]) -> tuple[dict, str]:
-    """The value and hazard of a mitigation observed in several variants and runs.
-
-    `variants[variant][run]` is `{"made": [...], "kept": [...], "result": ...}` (optionally `"wrong"`:
-    writes present in a wrong form, e.g. duplicated) or `{"raises": "Name"}`; a variant the version
-    cannot build is `{"n/a": reason}`. Writes are named `variant | run | write`. A variant is silent if
-    a write is missing from (or wrong in) a run's final state, loud if a run raised, order-coupled if
-    its runs' results differ, safe otherwise; the probe is its worst variant.
-    """
-    made: list[str] = []
-    kept: list[str] = []
-    lost: list[str] = []
-    wrong: list[str] = []
-    shown: dict[str, Any] = {}
-    hazards: dict[str, str] = {}
-    judged_wrong = False
-    for variant, runs in variants.items():
-        if "n/a" in runs:
-            shown[variant] = runs
-            continue
-        found = ["safe"]
-        results = []
-        for run, seen in runs.items():
-            if "raises" in seen:
-                found.append("loud")
-                results.append(seen)
-                continue
-            tag = " | ".join([*([variant] if len(variants) > 1 else []), *([run] if len(runs) > 1 else [])])
-            named = {w: f"{tag} | {w}" if tag else w for w in seen["made"] + seen.get("wrong", [])}
-            made += [named[w] for w in seen["made"]]
-            kept += [named[w] for w in seen["made"] if w in seen["kept"]]
-            missing = [named[w] for w in seen["made"] if w not in seen["kept"]]
-            lost += missing
-            judged_wrong = judged_wrong or "wrong" in seen
-            wrong += [named[w] for w in seen.get("wrong", [])]
-            found.append("silent" if missing or seen.get("wrong") else "safe")
-            results.append(seen["result"])
-        same = all(result == results[0] for result in results)
-        if not same:
-            found.append("order-coupled")
-        hazards[variant] = max(found, key=RANK.index)
-        shown[variant] = {
-            "hazard": hazards[variant],
-            **({"order_independent": same} if len(runs) > 1 else {}),
-            "runs": {run: seen if "raises" in seen else seen["result"] for run, seen in runs.items()},
-        }
-    hazard = max(hazards.values(), key=RANK.index) if hazards else "n/a"
-    value = {"writes": {"made": made, "kept": kept}, "lost": lost, **({"wrong": wrong} if judged_wrong else {})}
-    return {**value, "variants": shown}, hazard
 
 
-def words(value: dict, hazard: str) -> tuple[str, str]:
-    """A label (at most 40 characters) and a detail line for a judged mitigation."""
-    variants = {k: v for k, v in value["variants"].items() if "n/a" not in v}
-    total, kept = len(value["writes"]["made"]), len(value["writes"]["kept"])
-    compared = any("order_independent" in v for v in variants.values())
-    if hazard == "safe":
-        label = "every write kept" + (", order-independent" if compared else "")
-    elif len(variants) == 1:
-        label = {
-            "order-coupled": "all kept, order-coupled",
-            "loud": "raises",
-            "silent": f"lost or wrong: {total - kept + len(value.get('wrong', []))} of {total}",
-        }.get(hazard, hazard)
-    else:
-        unsafe = [f"{name.split()[0]}: {v['hazard']}" for name, v in variants.items() if v["hazard"] != "safe"]
-        label = "; ".join(unsafe) + ("; rest safe" if len(unsafe) < len(variants) else "")
-    label = label if len(label) <= 40 else label[:39] + "…"
-    detail = f"{kept} of {total} writes kept" + (f", {len(value['wrong'])} wrong" if value.get("wrong") else "") + "; "
-    detail += "; ".join(
-        f"{name}: n/a ({v['n/a']})" if "n/a" in v else f"{name}: {v['hazard']}, results {list(v['runs'].values())}"
-        for name, v in value["variants"].items()
-    )
-    return label, detail
 
 
-def writers_share_a_step(obs: Observer, steps: dict[str, int], count: int) -> None:
-    if len(set(steps.values())) != 1 or len(steps) != count:
-        obs.vacuous(f"the writers did not share one superstep: {steps}")
 
 
 @probe(
@@ -172,7 +85,7 @@ def test_no_reducer_mitigated(obs: Observer) -> None:
             builder.add_node(name, lg_modes.node(obs, writer(name, role)))
             builder.add_edge(START, name)
         outcome = obs.attempt(lambda: lg_modes.invoke(obs, builder.compile(), init))
-        writers_share_a_step(obs, steps, len(naming))
+        obs.require_same_step(steps, expected=len(naming))
         if "raises" in outcome:
             return outcome
         final = outcome["returned"]
@@ -233,7 +146,7 @@ def test_same_value_mitigated(obs: Observer) -> None:
             builder.add_node(name, lg_modes.node(obs, writer(name, role)))
             builder.add_edge(START, name)
         outcome = obs.attempt(lambda: lg_modes.invoke(obs, builder.compile(), init))
-        writers_share_a_step(obs, steps, len(naming))
+        obs.require_same_step(steps, expected=len(naming))
         if "raises" in outcome:
             return outcome
         final = outcome["returned"]
@@ -294,7 +207,7 @@ def test_max_concurrency_1_mitigated(obs: Observer) -> None:
             builder.add_node(name, lg_modes.node(obs, writer(name, role)))
             builder.add_edge(START, name)
         outcome = obs.attempt(lambda: lg_modes.invoke(obs, builder.compile(), init, {"max_concurrency": 1}))
-        writers_share_a_step(obs, steps, len(naming))
+        obs.require_same_step(steps, expected=len(naming))
         if "raises" in outcome:
             return outcome
         final = outcome["returned"]
@@ -354,7 +267,7 @@ def test_nested_dict_mitigated(obs: Observer) -> None:
             builder.add_node(name, lg_modes.node(obs, writer(name, role)))
             builder.add_edge(START, name)
         outcome = obs.attempt(lambda: lg_modes.invoke(obs, builder.compile(), init))
-        writers_share_a_step(obs, steps, len(naming))
+        obs.require_same_step(steps, expected=len(naming))
         if "raises" in outcome:
             return outcome
         final = outcome["returned"]
@@ -412,7 +325,7 @@ def test_full_state_return_mitigated(obs: Observer) -> None:
             builder.add_node(name, lg_modes.node(obs, retrying(name) if role == "A" else sibling(name)))
             builder.add_edge(START, name)
         outcome = obs.attempt(lambda: lg_modes.invoke(obs, builder.compile(), {"attempts": 0, "a_result": "", "b_result": ""}))
-        writers_share_a_step(obs, steps, len(naming))
+        obs.require_same_step(steps, expected=len(naming))
         if "raises" in outcome:
             return outcome
         final = outcome["returned"]
@@ -459,7 +372,7 @@ def test_full_state_not_delta_mitigated(obs: Observer) -> None:
             builder.add_node(name, writer(name, item))
             builder.add_edge(START, name)
         outcome = obs.attempt(lambda: builder.compile().invoke({"items": ["seed"]}))
-        writers_share_a_step(obs, steps, len(naming))
+        obs.require_same_step(steps, expected=len(naming))
         if "raises" in outcome:
             return outcome
         items = outcome["returned"]["items"]
@@ -512,7 +425,7 @@ def test_metadata_after_reducer_mitigated(obs: Observer) -> None:
         if channel != "BinaryOperatorAggregate":  # the assertion the mitigation puts in a test
             return {"raises": "AssertionError", "channel": channel}
         outcome = obs.attempt(lambda: graph.invoke({"items": []}))
-        writers_share_a_step(obs, steps, len(naming))
+        obs.require_same_step(steps, expected=len(naming))
         if "raises" in outcome:
             return outcome
         items = outcome["returned"]["items"]
@@ -569,7 +482,7 @@ def test_wrong_arity_mitigated(obs: Observer) -> None:
         outcome = obs.attempt(build_and_invoke)
         if "raises" in outcome:
             return outcome
-        writers_share_a_step(obs, steps, len(naming))
+        obs.require_same_step(steps, expected=len(naming))
         items = outcome["returned"]["items"]
         return {"made": [f"{n}:{i}" for n, i in naming.items()], "kept": kept_of(naming, items), "result": items}
 
@@ -622,7 +535,7 @@ def test_builtin_max_mitigated(obs: Observer) -> None:
         outcome = obs.attempt(build_and_invoke)
         if "raises" in outcome:
             return outcome
-        writers_share_a_step(obs, steps, len(naming))
+        obs.require_same_step(steps, expected=len(naming))
         final = outcome["returned"]["score"]
         made = {name: scores[role] for name, role in naming.items()}
         top = final == max([0.0, *made.values()])
@@ -680,7 +593,7 @@ def test_dict_or_mitigated(obs: Observer) -> None:
             builder.add_node(name, writer(name, role))
             builder.add_edge(START, name)
         outcome = obs.attempt(lambda: builder.compile().invoke({"facts": {}}))
-        writers_share_a_step(obs, steps, len(naming))
+        obs.require_same_step(steps, expected=len(naming))
         if "raises" in outcome:
             return outcome
         facts = outcome["returned"]["facts"]
@@ -810,7 +723,7 @@ def test_id_collision_mitigated(obs: Observer) -> None:
             builder.add_node(name, speaker(name, role))
             builder.add_edge(START, name)
         outcome = obs.attempt(lambda: builder.compile().invoke({"messages": []}))
-        writers_share_a_step(obs, steps, len(speakers))
+        obs.require_same_step(steps, expected=len(speakers))
         if "raises" in outcome:
             return outcome
         contents = [m.content for m in outcome["returned"]["messages"]]
