@@ -38,8 +38,11 @@ def test_reference_versions_are_read_from_the_reference(reports: Path, capsys: p
     assert text.startswith("# fanin report at google-adk==1.15.1, langgraph==1.2.9\n")
     assert "| question | LangGraph 1.2.9 | Google ADK 1.15.1 |" in text
     cites = re.findall(r"```text\n(fanin \S+ · (\S+) (\S+) · reference [^\n]+)\n```", text)
-    newest_others = {(fw.package, MATRIX.newest(key).version) for key, fw in MATRIX.frameworks.items()
-                     if key not in ("langgraph", "adk")}  # frameworks not asked for stay at their newest
+    newest_others = {
+        (fw.package, MATRIX.newest(key).version)
+        for key, fw in MATRIX.frameworks.items()
+        if key not in ("langgraph", "adk")
+    }  # frameworks not asked for stay at their newest
     assert cites and {(package, version) for _, package, version in cites} == {
         ("langgraph", "1.2.9"),
         ("google-adk", "1.15.1"),
