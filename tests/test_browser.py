@@ -204,6 +204,7 @@ def test_the_header_row_and_first_column_stay_in_view_when_the_matrix_scrolls(
         """(() => {
         const out = [];
         for (const wrap of document.querySelectorAll('.matrix-wrap')) {
+          if (wrap.scrollHeight <= wrap.clientHeight + 1) continue;  // a short matrix fits its box: nothing to stick
           wrap.scrollIntoView();
           wrap.scrollTop = Math.min(600, wrap.scrollHeight - wrap.clientHeight);
           wrap.scrollLeft = Math.min(400, wrap.scrollWidth - wrap.clientWidth);
@@ -218,7 +219,7 @@ def test_the_header_row_and_first_column_stay_in_view_when_the_matrix_scrolls(
         return out;
         })()"""
     )
-    assert len(found) >= 2
+    assert len(found) >= 2  # the LangGraph and ADK matrices are taller than their boxes
     for matrix_box in found:
         assert matrix_box["scrolled"] > 0, "the matrix box does not scroll: the header cannot stick inside it"
         assert abs(matrix_box["headTop"] - matrix_box["boxTop"]) <= 2, matrix_box
