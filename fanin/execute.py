@@ -193,15 +193,30 @@ def run_cells(cells: list[Cell], matrix: Matrix, options: Options) -> list[Resul
     done: list[Result] = []
 
     def one(cell: Cell) -> Result:
-        result = run_one(cell, matrix, options)
+        try:
+            result = run_one(cell, matrix, options)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:
+            reason = f"harness error: {type(exc).__name__}: {exc}"
+            results = (options.results_dir or (REPORTS / "results")) / f"{cell.id}.json"
+            result = Result(
+                cell,
+                _not_run(cell, results, reason),
+                0.0,
+                REPORTS / "logs" / f"{cell.id}.log",
+                results,
+                REPORTS / "junit" / f"{cell.id}.xml",
+            )
         print(describe(result), flush=True)
-        if result.code not in (runner.SAME, runner.INTERRUPTED) and not options.quiet:
+        if result.code not in (runner.SAME, runner.INTERRUPTED) and not options.quiet and result.log.exists():
             tail = result.log.read_text(encoding="utf-8", errors="replace").splitlines()[-12:]
             print("\n".join(f"    {line}" for line in tail), flush=True)
         done.append(result)
         return result
 
     width = jobs(options.jobs)
+    venvs.uv_binary()  # found once, in this thread, before any cell thread needs it
     with runner.signals_end_children():
         pool = ThreadPoolExecutor(max_workers=max(1, width))
         try:

@@ -9,11 +9,13 @@ is rebuilt, never probed.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,8 +48,11 @@ class Venv:
         return self.path / "bin" / "python"
 
 
-def uv_binary() -> str:
-    """uv from the harness's own environment (the `uv` package), else from PATH."""
+_UV_LOCK = threading.Lock()
+
+
+@functools.cache
+def _find_uv() -> str:
     try:
         from uv import find_uv_bin
 
@@ -59,6 +64,16 @@ def uv_binary() -> str:
                 "uv is not installed in the harness environment; re-run ./noxw to reinstall its tools"
             ) from None
         return found
+
+
+def uv_binary() -> str:
+    """uv from the harness's own environment (the `uv` package), else from PATH.
+
+    Looked up once, under a lock: `uv.find_uv_bin` reads `sysconfig`, whose lazy set-up is not
+    thread-safe, and cells are set up in threads.
+    """
+    with _UV_LOCK:
+        return _find_uv()
 
 
 def pins(lock: Path, environment: dict[str, str]) -> dict[str, str]:

@@ -376,3 +376,25 @@ def test_without_a_namespace_the_in_process_block_is_recorded(tmp_path: Path) ->
     result = load(tmp_path / "results" / "langgraph-0.0.1.json")
     assert result.environment["network_isolation"] == isolation.IN_PROCESS
     assert json.dumps(result.observations["langgraph/dummy/interfaces"].value)  # recorded, whatever the host has
+
+
+def test_a_harness_defect_in_one_cell_never_stops_the_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug while setting up one cell is that cell's marker; every other cell still runs and is reported."""
+    from fanin import execute, matrix
+
+    monkeypatch.setattr(matrix, "REPORTS", tmp_path)
+    monkeypatch.setattr(execute, "REPORTS", tmp_path)
+    cells = list(matrix.load().cells)[:3]
+
+    def fake_run_one(cell: matrix.Cell, m: object, options: execute.Options) -> execute.Result:
+        if cell is cells[1]:
+            raise TypeError("can only concatenate str (not 'NoneType') to str")
+        outcome = runner.CellOutcome(cell.id, runner.SAME, None, 1, "")
+        return execute.Result(cell, outcome, 0.0, tmp_path / "log", tmp_path / f"{cell.id}.json", tmp_path / "j.xml")
+
+    monkeypatch.setattr(execute, "run_one", fake_run_one)
+    results = execute.run_cells(cells, matrix.load(), execute.Options(jobs=2))
+    codes = {r.cell.id: r.code for r in results}
+    assert codes == {cells[0].id: runner.SAME, cells[1].id: runner.NOT_RUN, cells[2].id: runner.SAME}
+    assert "harness error: TypeError" in (failures.reason(tmp_path / "results" / f"{cells[1].id}.json") or "")
+    assert execute.exit_code(results) == runner.NOT_RUN
