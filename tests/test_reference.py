@@ -141,3 +141,10 @@ def test_claims_check_behaviour_never_wording(cell: matrix.Cell) -> None:
         pid: info.claim.unchecked_paths() for pid, info in reference.probes.items() if info.claim.unchecked_paths()
     }
     assert wrong == {}, "claims may expect outcome, hazard or value paths only"
+
+
+def test_every_change_between_adjacent_cells_is_pinned_to_a_release() -> None:
+    from fanin import bisect_all
+
+    unpinned = {f"{r.good.id} -> {r.bad.id}": list(r.observation_ids) for r in bisect_all.pending(MATRIX)}
+    assert unpinned == {}, "run ./noxw -s bisect -- --all and commit reference/bisect.json"
