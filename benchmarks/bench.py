@@ -76,17 +76,12 @@ def junit_cases(directory: Path) -> list[tuple[str, str, float]]:
 
 
 def slow_probes(cases: list[tuple[str, str, float]]) -> list[str]:
-    repetition = {p.function for p in catalog.declared() if "repetition=True" in _decorator(p)}
+    repetition = {p.function for p in catalog.declared() if p.repetition}
     return [
         f"{cell} {name} {seconds:.2f} s"
         for cell, name, seconds in cases
         if seconds > 1.0 and name.split("[")[0] not in repetition
     ]
-
-
-def _decorator(declared: catalog.DeclaredProbe) -> str:
-    parsed = fanin_source.parse_file(REPO_ROOT / declared.file)
-    return parsed.function(declared.function).split("def ", 1)[0]
 
 
 def cold_cell(cell: fanin_matrix.Cell) -> dict[str, float]:

@@ -19,14 +19,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fanin import here, runner
+from fanin import compare, here, runner
 from fanin.errors import EnvironmentFault, FaninError
 from fanin.identity import load_reference
 from fanin.matrix import Cell, Matrix
 from fanin.model import HAZARDS, Observation, ResultSet
 from fanin.source import REPO_ROOT, SUITES
-
-_HARM = {"safe": 0, "n/a": 0, "order-coupled": 1, "nondeterministic": 2, "loud": 2, "silent": 3}
 
 
 @dataclass(frozen=True)
@@ -127,7 +125,7 @@ def evaluate(target: str, matrix: Matrix, python: str | None = None, given: str 
             if not _condition(raw, reference):
                 continue
             evidence = [e for e in (_evidence(reference, p, framework.package) for p in raw["probes"]) if e is not None]
-            hazard = max((e.hazard for e in evidence), key=lambda h: _HARM.get(h, 0), default="n/a")
+            hazard = max((e.hazard for e in evidence), key=compare.harm, default="n/a")
             if not raw["probes"]:
                 hazard = "silent"  # structural: a join nobody reaches, routes nobody can check
             finding = Finding(raw["pattern"], [str(w) for w in raw["where"]], hazard, raw["certainty"], evidence)

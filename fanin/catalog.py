@@ -20,6 +20,7 @@ class DeclaredProbe:
     function: str
     source_hash: str
     dimensions: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    repetition: bool = False
 
     @property
     def framework(self) -> str:
@@ -28,6 +29,13 @@ class DeclaredProbe:
     def observation_ids(self) -> list[str]:
         """The ids of every variant this probe observes (the plain id alone when it has no dimensions)."""
         return ProbeInfo(self.id, "", Claim("", ""), dimensions=self.dimensions).observation_ids()
+
+
+def _repetition(decorator: ast.Call) -> bool:
+    return any(
+        k.arg == "repetition" and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in decorator.keywords
+    )
 
 
 def _dimensions(decorator: ast.Call, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -64,6 +72,13 @@ def declared(suites: Path = SUITES) -> list[DeclaredProbe]:
                     shown = str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else path.name
                     dimensions = _dimensions(decorator, f"{shown}:{node.name}")
                     found.append(
-                        DeclaredProbe(probe_id, shown, node.name, probe_source_hash(path, node.name), dimensions)
+                        DeclaredProbe(
+                            probe_id,
+                            shown,
+                            node.name,
+                            probe_source_hash(path, node.name),
+                            dimensions,
+                            _repetition(decorator),
+                        )
                     )
     return found

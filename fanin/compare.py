@@ -53,6 +53,11 @@ _HARM = {
 }
 
 
+def harm(hazard: str) -> int:
+    """The legend's order of harm (safe < order-coupled < loud, nondeterministic < silent); n/a ranks with safe."""
+    return _HARM.get(hazard, 0)
+
+
 @dataclass(frozen=True)
 class Change:
     probe_id: str

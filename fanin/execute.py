@@ -9,18 +9,16 @@ from the cell's junit XML.
 from __future__ import annotations
 
 import os
-import sys
 import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fanin import failures, identity, pythons, runner, venvs
+from fanin import identity, pythons, runner, venvs
 from fanin.errors import FaninError
 from fanin.matrix import REPORTS, Cell, Matrix
 from fanin.model import ResultFileError, load
-from fanin.source import shown
 
 
 @dataclass(frozen=True)
@@ -30,7 +28,6 @@ class Options:
     jobs: int = 0  # 0: FANIN_JOBS or the number of cores
     results_dir: Path | None = None  # default: reports/results
     reference_dir: Path | None = None  # default: the cell's reference; a directory holding <cell>.json otherwise
-    baseline: Cell | None = None  # compare with this matrix cell's reference instead (upgrade checks)
     lock: Path | None = None  # a lock outside reference/locks (upgrade and bisect cells)
     targets: tuple[str, ...] = ()  # probe files or file::function ids instead of the framework's suite
     env: dict[str, str] = field(default_factory=dict)
@@ -92,14 +89,13 @@ def _reference(cell: Cell, options: Options) -> tuple[Path | None, str | None]:
     if options.reference_dir is not None:
         path = options.reference_dir / f"{cell.id}.json"
         return (path if path.exists() else None), None
-    owner = options.baseline or cell
-    if not owner.reference_path.exists():
+    if not cell.reference_path.exists():
         return None, None
     try:
-        identity.load_reference(owner.reference_path, owner)
+        identity.load_reference(cell.reference_path, cell)
     except ResultFileError as exc:
-        return owner.reference_path, str(exc)
-    return owner.reference_path, None
+        return cell.reference_path, str(exc)
+    return cell.reference_path, None
 
 
 def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
@@ -113,13 +109,15 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
     with log.open("w", encoding="utf-8") as handle:
         python = pythons.find(cell.python)
         if python is None:
-            outcome = _not_run(cell, results, f"Python {cell.python} is not installed (looked in pyenv and on PATH)")
+            outcome = runner.not_run(
+                cell.id, results, runner.NOT_RUN, f"Python {cell.python} is not installed (looked in pyenv and on PATH)"
+            )
             return Result(cell, outcome, time.monotonic() - started, log, results, junit)
         try:
             venv = venvs.ensure(cell.id, python, lock)
         except FaninError as exc:
             handle.write(f"fanin: {exc}\n")
-            outcome = _not_run(cell, results, f"install failed: {exc}")
+            outcome = runner.not_run(cell.id, results, runner.NOT_RUN, f"install failed: {exc}")
             return Result(cell, outcome, time.monotonic() - started, log, results, junit)
         reference, refused = _reference(cell, options)
         junit.parent.mkdir(parents=True, exist_ok=True)
@@ -142,12 +140,6 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
         )
         outcome = runner.run_cell(run, handle)
     return Result(cell, outcome, time.monotonic() - started, log, results, junit, refused)
-
-
-def _not_run(cell: Cell, results: Path, reason: str) -> runner.CellOutcome:
-    kept = " (previous result set kept)" if results.exists() else ""
-    failures.record(results, reason + kept)
-    return runner.CellOutcome(cell.id, runner.NOT_RUN, reason + kept, 0, "")
 
 
 def _new_count(result: Result, reference: Path) -> int:
@@ -202,7 +194,7 @@ def run_cells(cells: list[Cell], matrix: Matrix, options: Options) -> list[Resul
             results = (options.results_dir or (REPORTS / "results")) / f"{cell.id}.json"
             result = Result(
                 cell,
-                _not_run(cell, results, reason),
+                runner.not_run(cell.id, results, runner.NOT_RUN, reason),
                 0.0,
                 REPORTS / "logs" / f"{cell.id}.log",
                 results,
@@ -237,10 +229,3 @@ def exit_code(results: list[Result]) -> int:
         if code in codes:
             return code
     return runner.SAME
-
-
-def print_stderr(message: str) -> None:
-    sys.stderr.write(message + "\n")
-
-
-__all__ = ["Options", "Result", "describe", "exit_code", "run_cells", "run_one", "shown"]

@@ -24,7 +24,7 @@ from fanin.errors import EnvironmentFault, FaninError
 from fanin.identity import load_reference
 from fanin.matrix import REPORTS, Cell, Framework, Matrix
 from fanin.model import ResultSet, load
-from fanin.render import markdown
+from fanin.upgrade import gate
 
 
 @dataclass(frozen=True)
@@ -90,8 +90,7 @@ def run(matrix: Matrix, python: str | None = None) -> int:
     code = runner.SAME
     day = _dt.datetime.now(_dt.UTC).date().isoformat() + "T00:00:00Z"
     for found in find(matrix, python):
-        minor = found.baseline.python if found.baseline.python else matrix.default_python
-        cell = matrix.make_cell(found.framework, found.version, minor, "current", day)
+        cell = matrix.make_cell(found.framework, found.version, found.baseline.python, "current", day)
         results = REPORTS / "here" / f"{cell.id}.json"
         print(
             f"fanin: {found.framework.package} {found.version} installed here; comparing with {found.baseline.id}: {found.why}"
@@ -122,12 +121,5 @@ def run(matrix: Matrix, python: str | None = None) -> int:
 
 
 def _compare(base: ResultSet, here: ResultSet) -> int:
-    changes = compare.diff(base, here)
     header = f"{base.cell} (reference) -> {here.framework} {here.version} installed here"
-    if not changes:
-        print(f"{header}: no change in {len(here.observations)} observations")
-        return runner.SAME
-    counts = {label: sum(c.label == label for c in changes) for label in dict.fromkeys(c.label for c in changes)}
-    print(f"{header}: " + ", ".join(f"{n} {label}" for label, n in counts.items()))
-    print(markdown.changes(changes) + "\n")
-    return runner.CHANGED if any(c.gates for c in changes) else runner.SAME
+    return gate(header, compare.diff(base, here), len(here.observations))

@@ -32,8 +32,6 @@ class State:
     probes: dict[str, ProbeInfo] = field(default_factory=dict)
     observations: dict[str, Observation] = field(default_factory=dict)
     running: str | None = None
-    running_file: str | None = None
-    pids: list[int] = field(default_factory=list)  # every pytest process that ran probes
     interrupted: str | None = None
     import_failed: str | None = None
     saved: bool = False
@@ -83,9 +81,6 @@ def read(path: Path) -> State:
             state.saved = True
         elif event == START:
             state.running = entry["id"]
-            state.running_file = entry.get("nodeid")
-            if entry.get("pid") and entry["pid"] not in state.pids:
-                state.pids.append(entry["pid"])
             state.starts += 1
         elif event == OBSERVATION:
             if entry.get("probe"):  # the runner records a crashed probe without its metadata

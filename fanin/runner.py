@@ -329,7 +329,12 @@ def stop_all(grace: float = 10.0) -> None:
     CHILDREN.kill_all(signal.SIGKILL)
 
 
+def not_run(cell_id: str, results: Path, code: int, reason: str, attempts: int = 0, mode: str = "") -> CellOutcome:
+    """The cell did not finish: a marker says why, and the previous result set (if any) is left as it was."""
+    kept = " (previous result set kept)" if results.exists() else ""
+    failures.record(results, reason + kept)
+    return CellOutcome(cell_id, code, reason + kept, attempts, mode)
+
+
 def _not_run(run: CellRun, code: int, reason: str, attempts: int, mode: str) -> CellOutcome:
-    kept = " (previous result set kept)" if run.results.exists() else ""
-    failures.record(run.results, reason + kept)
-    return CellOutcome(run.cell_id, code, reason + kept, attempts, mode)
+    return not_run(run.cell_id, run.results, code, reason, attempts, mode)

@@ -35,10 +35,16 @@ class Side:
 
 @dataclass(frozen=True)
 class UpgradePlan:
-    cell: Cell  # the target
-    baseline: Cell  # the side compared against
-    target: Side | None = None
-    base: Side | None = None
+    target: Side
+    base: Side  # the side compared against
+
+    @property
+    def cell(self) -> Cell:
+        return self.target.cell
+
+    @property
+    def baseline(self) -> Cell:
+        return self.base.cell
 
 
 def parse_spec(args: list[str]) -> tuple[str, str]:
@@ -126,7 +132,7 @@ def plan(args: list[str], matrix: Matrix, today: _dt.date | None = None) -> Upgr
             raise FaninError(
                 f"--from and the target are the same version ({release.version}); give the one you run now"
             )
-    return UpgradePlan(cell=target_side.cell, baseline=base_side.cell, target=target_side, base=base_side)
+    return UpgradePlan(target=target_side, base=base_side)
 
 
 def run(args: list[str], matrix: Matrix) -> int:
@@ -135,10 +141,8 @@ def run(args: list[str], matrix: Matrix) -> int:
     from fanin.identity import load_reference
     from fanin.matrix import REPORTS
     from fanin.model import ResultSet, load
-    from fanin.render import markdown
 
     upgrade_plan = plan(args, matrix)
-    assert upgrade_plan.target is not None and upgrade_plan.base is not None
 
     def observe(side: Side) -> ResultSet | int:
         if side.in_reference:
@@ -167,13 +171,22 @@ def run(args: list[str], matrix: Matrix) -> int:
         f"{base.cell} ({base.version}, {where[upgrade_plan.base.in_reference]}) -> "
         f"{target.cell} ({target.version}, {where[upgrade_plan.target.in_reference]})"
     )
+    return gate(header, changes, len(target.observations), details=True)
+
+
+def gate(header: str, changes: list, observed: int, details: bool = False) -> int:
+    """Print the gate's verdict (counts per kind of change, the table, optionally each before/after); its exit code."""
+    from fanin import compare, runner
+    from fanin.render import markdown
+
     if not changes:
-        print(f"{header}: no change in {len(target.observations)} observations")
+        print(f"{header}: no change in {observed} observations")
         return runner.SAME
     counts = {label: sum(c.label == label for c in changes) for label in dict.fromkeys(c.label for c in changes)}
     print(f"{header}: " + ", ".join(f"{n} {label}" for label, n in counts.items()))
     print(markdown.changes(changes) + "\n")
-    for change in changes:
-        if change.is_breaking:
-            print(compare.describe(change) + "\n")
+    if details:
+        for change in changes:
+            if change.is_breaking:
+                print(compare.describe(change) + "\n")
     return runner.CHANGED if any(change.gates for change in changes) else runner.SAME
