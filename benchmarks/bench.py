@@ -29,12 +29,13 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from fanin import catalog, execute, pythons, runner, venvs
-from fanin import matrix as fanin_matrix
-from fanin import source as fanin_source
-from fanin.model import ResultSet, load, save
-from fanin.render import outputs
-from fanin.source import REPO_ROOT
+from fanin.model import catalog
+from fanin.model import matrix as fanin_matrix
+from fanin.model import source as fanin_source
+from fanin.model.results import ResultSet, load, save
+from fanin.model.source import REPO_ROOT
+from fanin.report import outputs
+from fanin.run import all_cells, one_cell, pythons, venvs
 
 UPGRADE_TARGET = os.environ.get("FANIN_BENCH_UPGRADE", "langgraph==1.2.20")
 COLD_CELL = os.environ.get("FANIN_BENCH_COLD_CELL", "adk-2.13.0")
@@ -175,7 +176,7 @@ def growth_catalogue(matrix: fanin_matrix.Matrix, base: int) -> dict[int, float]
             module = Path(tmp) / "test_synthetic.py"
             module.write_text(SYNTHETIC + "".join(SYNTHETIC_PROBE.format(n=n) for n in range(base * factor)))
             results = Path(tmp) / "out" / f"{cell.id}.json"
-            spec = runner.CellRun(
+            spec = one_cell.CellRun(
                 cell_id=cell.id,
                 framework="langgraph",
                 package="langgraph",
@@ -189,9 +190,9 @@ def growth_catalogue(matrix: fanin_matrix.Matrix, base: int) -> dict[int, float]
             )
             with (Path(tmp) / "log").open("w") as log:
                 started = time.perf_counter()
-                outcome = runner.run_cell(spec, log)
+                outcome = one_cell.run_cell(spec, log)
                 seconds = time.perf_counter() - started
-            if outcome.code != runner.SAME:
+            if outcome.code != one_cell.SAME:
                 raise SystemExit(f"bench: synthetic run failed: {outcome.reason}")
             figures[factor] = seconds / (base * factor)
     return figures
@@ -211,7 +212,7 @@ def growth_cells(matrix: fanin_matrix.Matrix) -> dict[str, tuple[int, float]]:
 
 def bisect_step(matrix: fanin_matrix.Matrix) -> dict[str, float]:
     """One bisect step as `fanin bisect` takes it: lock a release as released, install it, run one probe."""
-    from fanin import locking, pypi
+    from fanin.versions import locking, pypi
 
     framework = matrix.frameworks["langgraph"]
     release = pypi.resolve(framework.package, UPGRADE_TARGET.split("==")[1])
@@ -225,18 +226,18 @@ def bisect_step(matrix: fanin_matrix.Matrix) -> dict[str, float]:
         locked = time.perf_counter()
         venv = venvs.ensure(cell.id, pythons.find(cell.python) or sys.executable, lock, root=root / "v")
         installed = time.perf_counter()
-        options = execute.Options(
+        options = all_cells.Options(
             lock=lock,
             results_dir=root / "out",
             reference_dir=root / "none",
             accept_new=True,
             targets=(f"{REPO_ROOT / declared.file}::{declared.function}",),
         )
-        result = execute.run_one(cell, matrix, options)
+        result = all_cells.run_one(cell, matrix, options)
         total = time.perf_counter() - started
         probe = sum(seconds for _, _, seconds in junit_cases(root / "out"))
         floor = min(timed([str(venv.python), "-c", floor_import(cell)]) for _ in range(2))
-    if result.code not in (runner.SAME, runner.CHANGED):
+    if result.code not in (one_cell.SAME, one_cell.CHANGED):
         raise SystemExit(f"bench: bisect step failed: {result.outcome.reason}")
     return {"total": total, "lock": locked - started, "install": installed - locked, "floor": floor, "probe": probe}
 
@@ -257,7 +258,7 @@ def machine() -> str:
 
 def main() -> None:
     matrix = fanin_matrix.load()
-    cores = execute.jobs()
+    cores = all_cells.jobs()
     print("bench: warming venvs (fanin probe) ...", flush=True)
     subprocess.run([*FANIN, "probe"], cwd=REPO_ROOT, capture_output=True)
     print("bench: floors ...", flush=True)

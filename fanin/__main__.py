@@ -17,18 +17,21 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from fanin import bisect as fanin_bisect
-from fanin import bisect_all, compare, execute, identity, locking, report, runner, shards, stability, upgrade
-from fanin import bless as fanin_bless
-from fanin import matrix as matrix_paths
-from fanin.errors import FaninError
-from fanin.matrix import REPORTS, RUN_RESULTS, Cell, Matrix
-from fanin.matrix import load as load_matrix
-from fanin.model import ResultSet, load
-from fanin.render import markdown, outputs
-from fanin.runner import BAD_INPUT, NOT_RUN
-from fanin.source import shown
-from fanin.staging import write_all
+from fanin.model import compare
+from fanin.model import matrix as matrix_paths
+from fanin.model.errors import FaninError
+from fanin.model.matrix import REPORTS, RUN_RESULTS, Cell, Matrix
+from fanin.model.matrix import load as load_matrix
+from fanin.model.results import ResultSet, load
+from fanin.model.source import shown
+from fanin.model.staging import write_all
+from fanin.report import build as report
+from fanin.report import markdown, outputs
+from fanin.run import all_cells, identity, one_cell, shards, stability
+from fanin.run.one_cell import BAD_INPUT, NOT_RUN
+from fanin.versions import bless as fanin_bless
+from fanin.versions import first_release as fanin_bisect
+from fanin.versions import locking, pin_changes, upgrade
 
 PROG = "python -m fanin"
 
@@ -143,7 +146,7 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
             for change in changes:
                 print(compare.describe(change) + "\n")
         breaking |= any(change.is_breaking for change in changes)
-    return runner.CHANGED if breaking else runner.SAME
+    return one_cell.CHANGED if breaking else one_cell.SAME
 
 
 def cmd_bless(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -168,26 +171,26 @@ def _select(matrix: Matrix, names: list[str], framework: str | None, smoke: bool
 def cmd_probe(args: argparse.Namespace, matrix: Matrix) -> int:
     """Run cells against their references (or, with --here, the frameworks installed in this environment)."""
     if args.here:
-        from fanin import here
+        from fanin.project import here
 
         if args.cells:
             raise FaninError("probe --here takes no cell ids: it probes what this environment has installed")
         return here.run(matrix, args.python)
     cells = shards.select(_select(matrix, args.cells, args.framework, args.smoke))
-    options = execute.Options(accept_new=args.accept_new, pytest_args=tuple(args.pytest_args), jobs=args.jobs or 0)
-    execute.jobs(options.jobs)  # a malformed FANIN_JOBS is bad input before anything runs
-    results = execute.run_cells(cells, matrix, options)
-    failed = [r.cell.id for r in results if r.code != runner.SAME]
+    options = all_cells.Options(accept_new=args.accept_new, pytest_args=tuple(args.pytest_args), jobs=args.jobs or 0)
+    all_cells.jobs(options.jobs)  # a malformed FANIN_JOBS is bad input before anything runs
+    results = all_cells.run_cells(cells, matrix, options)
+    failed = [r.cell.id for r in results if r.code != one_cell.SAME]
     if failed:
         print(
             f"fanin: {len(failed)} of {len(results)} cells not as the reference: {', '.join(failed)} "
             f"(logs in {shown(REPORTS / 'logs')}/)"
         )
-    return execute.exit_code(results)
+    return all_cells.exit_code(results)
 
 
 def cmd_audit(args: argparse.Namespace, matrix: Matrix) -> int:
-    from fanin import audit
+    from fanin.project import audit
 
     python = audit.python_of(matrix.cell(args.cell)) if args.cell else None
     given = None
@@ -208,7 +211,7 @@ def cmd_merge(args: argparse.Namespace, matrix: Matrix) -> int:
     if missing:
         print(f"fanin: no result set for {len(missing)} cell(s): {', '.join(missing)}")
         return NOT_RUN
-    return runner.SAME
+    return one_cell.SAME
 
 
 def cmd_lock(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -228,19 +231,21 @@ def cmd_repeat(args: argparse.Namespace, matrix: Matrix) -> int:
         raise FaninError(f"repeat needs at least 2 runs to compare, got {args.runs}")
     work = REPORTS / "repeat" / cell.id
     shutil.rmtree(work, ignore_errors=True)
-    with runner.signals_end_children():
+    with one_cell.signals_end_children():
         for seed in range(args.runs):
-            options = execute.Options(
+            options = all_cells.Options(
                 results_dir=work / f"run-{seed:03d}",
                 accept_new=True,
                 pytest_args=("-q",),
                 env={"PYTHONHASHSEED": str(seed)},
             )
-            result = execute.run_one(cell, matrix, options)
-            print(execute.describe(result).replace(f"{cell.id}:", f"{cell.id} run {seed + 1}/{args.runs}:"), flush=True)
-            if result.code not in (runner.SAME, runner.CHANGED):
+            result = all_cells.run_one(cell, matrix, options)
+            print(
+                all_cells.describe(result).replace(f"{cell.id}:", f"{cell.id} run {seed + 1}/{args.runs}:"), flush=True
+            )
+            if result.code not in (one_cell.SAME, one_cell.CHANGED):
                 return result.code
-    return runner.SAME
+    return one_cell.SAME
 
 
 def cmd_stability(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -260,7 +265,7 @@ def cmd_stability(args: argparse.Namespace, matrix: Matrix) -> int:
         for probe_id, observations in result.flaky.items():
             labels = " | ".join(sorted({f"{o.outcome} {o.label}" for o in observations}))
             print(f"  flaky {probe_id}: {labels}")
-    return runner.CHANGED if flaky_total else runner.SAME
+    return one_cell.CHANGED if flaky_total else one_cell.SAME
 
 
 def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -296,7 +301,7 @@ def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
 
 
 def cmd_add_cell(args: argparse.Namespace, matrix: Matrix) -> int:
-    from fanin import add_cell
+    from fanin.versions import add_cell
 
     locked = add_cell.add(args.spec, matrix, python=args.python)
     print(f"fanin: added to reference/matrix.toml and locked: {', '.join(locked)}")
@@ -310,7 +315,7 @@ def _bisect(args: argparse.Namespace, matrix: Matrix) -> int:
     if args.all:
         if len(args.words) > 1:
             raise FaninError("bisect --all takes at most a framework name")
-        return bisect_all.run(matrix, matrix.framework(args.words[0]).key if args.words else None)
+        return pin_changes.run(matrix, matrix.framework(args.words[0]).key if args.words else None)
     return fanin_bisect.run(args.words, matrix)
 
 
@@ -456,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return NOT_RUN
     except KeyboardInterrupt as exc:
         sys.stderr.write(f"fanin: interrupted ({exc or 'SIGINT'}); every cell's previous result set is as it was\n")
-        return runner.INTERRUPTED
+        return one_cell.INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -26,9 +26,8 @@ from typing import Any
 
 import pytest
 
-from fanin import compare, environment, netblock
-from fanin import journal as journal_log
-from fanin.model import (
+from fanin.model import compare
+from fanin.model.results import (
     PROBE_ERROR,
     TIMEOUT,
     Observation,
@@ -40,8 +39,10 @@ from fanin.model import (
     normalize_message,
     save,
 )
+from fanin.model.source import shown
 from fanin.probe import FrameworkRaised, MissingService, NotApplicable, Observer, ProbeTimeout, Vacuous
-from fanin.source import shown
+from fanin.run import environment, netblock
+from fanin.run import journal as journal_log
 
 # pytest's own codes are 0-5; this one says the framework itself does not import in the cell.
 IMPORT_FAILED_EXIT = 6

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-from fanin.model import (
+from fanin.model.results import (
     NOT_APPLICABLE,
     OK,
     PROBE_ID,
@@ -32,7 +32,7 @@ from fanin.model import (
     check_dimensions,
     normalize_message,
 )
-from fanin.source import REPO_ROOT, probe_source_hash
+from fanin.model.source import REPO_ROOT, probe_source_hash
 
 __all__ = ["Claim", "Observer", "probe"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fanin.source import REPO_ROOT
+from fanin.model.source import REPO_ROOT
 
 
 def _fingerprint(root: Path) -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fanin.model import Claim, Observation, ProbeInfo, ResultSet, save
+from fanin.model.results import Claim, Observation, ProbeInfo, ResultSet, save
 
 DATE = "2026-11-30"
 COMMIT = "0123456789abcdef0123"

@@ -12,8 +12,9 @@ import tomllib
 
 import pytest
 
-from fanin import audit, matrix
-from fanin.source import REPO_ROOT
+from fanin.model import matrix
+from fanin.model.source import REPO_ROOT
+from fanin.project import audit
 
 EXAMPLES = REPO_ROOT / "examples"
 EXPECTED = tomllib.loads((EXAMPLES / "expected" / "audits.toml").read_text())

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 import fanin.__main__ as cli
-from fanin import matrix, pypi
-from fanin.source import REPO_ROOT
+from fanin.model import matrix
+from fanin.model.source import REPO_ROOT
+from fanin.versions import pypi
 
 MATRIX = matrix.load()
 
@@ -61,7 +62,7 @@ def test_upgrade_specs_that_are_wrong_are_one_line_and_exit_2(
 
 
 def test_names_follow_pypi_rules_latest_any_case_and_named_prereleases_exist(monkeypatch: pytest.MonkeyPatch) -> None:
-    from fanin import upgrade
+    from fanin.versions import upgrade
 
     monkeypatch.setattr(pypi, "releases", lambda package, timeout=20.0, prereleases=False: RELEASES)
     assert upgrade.plan(["google_adk==LATEST"], MATRIX).cell.id == "adk-1.2.24"
@@ -129,7 +130,7 @@ def test_a_reference_copied_under_another_cells_name_is_refused_by_diff(tmp_path
 
 def test_pip_install_gives_a_working_fanin_without_any_framework(tmp_path: Path) -> None:
     """`pip install .` (here: uv's pip, from this checkout) gives `fanin` and `python -m fanin`, catalogue included."""
-    from fanin.venvs import uv_binary
+    from fanin.run.venvs import uv_binary
 
     uv = uv_binary()
     subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(tmp_path / "venv")], check=True)

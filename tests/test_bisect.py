@@ -4,9 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from fanin import bisect, matrix, pypi
-from fanin.errors import FaninError
-from fanin.model import Observation
+from fanin.model import matrix
+from fanin.model.errors import FaninError
+from fanin.model.results import Observation
+from fanin.versions import first_release, pypi
 
 MATRIX = matrix.load()
 OLD = Observation("n/a", {"reason": "no defer"}, "n/a", "n/a: no defer", "n/a")
@@ -31,13 +32,13 @@ RELEASES = [
 )
 def test_bad_arguments_are_one_line(args: list[str], message: str) -> None:
     with pytest.raises(FaninError, match=message) as caught:
-        bisect.plan(args, MATRIX)
+        first_release.plan(args, MATRIX)
     assert "\n" not in str(caught.value)
 
 
 def test_plan_lists_the_unyanked_releases_in_between(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pypi, "releases", lambda package, timeout=20.0, prereleases=False: RELEASES)
-    plan = bisect.plan(["langgraph", "langgraph/same-key/no-reducer", "0.3.34", "0.4.10"], MATRIX)
+    plan = first_release.plan(["langgraph", "langgraph/same-key/no-reducer", "0.3.34", "0.4.10"], MATRIX)
     assert [r.version for r in plan.between] == ["0.4.0", "0.4.1", "0.4.2", "0.4.9"]
 
 
@@ -50,23 +51,23 @@ def test_search_finds_the_first_changed_release_running_few(first_new: str) -> N
         runs.append(version)
         return NEW if order.index(version) >= order.index(first_new) else OLD
 
-    first, seen = bisect.search("0.3.34", order[1:-1], "0.4.10", observe)
+    first, seen = first_release.search("0.3.34", order[1:-1], "0.4.10", observe)
     assert first == first_new
     assert len(runs) <= 2 + 3 and set(seen) == set(runs)
 
 
 def test_search_refuses_when_nothing_changed() -> None:
     with pytest.raises(FaninError, match="same behaviour"):
-        bisect.search("1.0", ["1.1"], "1.2", lambda version: OLD)
+        first_release.search("1.0", ["1.1"], "1.2", lambda version: OLD)
 
 
 def test_findings_are_recorded_for_the_report(tmp_path: Path) -> None:
     path = tmp_path / "bisect.json"
-    bisect.record(
+    first_release.record(
         "langgraph/join/defer", "0.3.34", "0.4.10", "0.4.0", {"0.3.34": OLD, "0.4.0": NEW, "0.4.10": NEW}, path
     )
-    bisect.record("langgraph/join/defer", "0.3.34", "0.4.10", "0.4.0", {"0.3.34": OLD, "0.4.0": NEW}, path)
-    found = bisect.findings(path)["langgraph/join/defer"]
+    first_release.record("langgraph/join/defer", "0.3.34", "0.4.10", "0.4.0", {"0.3.34": OLD, "0.4.0": NEW}, path)
+    found = first_release.findings(path)["langgraph/join/defer"]
     assert len(found) == 1 and found[0]["first_changed"] == "0.4.0"
     assert found[0]["observed"]["0.3.34"] == {"outcome": "n/a", "label": "n/a"}
 

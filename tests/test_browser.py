@@ -21,10 +21,11 @@ from typing import Any
 
 import pytest
 
-from fanin import matrix, report
-from fanin.model import HAZARDS
-from fanin.render import outputs
-from fanin.source import REPO_ROOT
+from fanin.model import matrix
+from fanin.model.results import HAZARDS
+from fanin.model.source import REPO_ROOT
+from fanin.report import build as report
+from fanin.report import outputs
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("FANIN_BROWSER") != "1", reason="run by ./noxw -s browser (needs Debian's chromium)"

@@ -5,10 +5,11 @@ from pathlib import Path
 import pytest
 
 import fanin.__main__ as cli
-from fanin import catalog, matrix, pypi, upgrade
-from fanin.errors import FaninError
-from fanin.model import Claim, Observation, ProbeInfo, ResultSet, load, save
-from fanin.render import outputs
+from fanin.model import catalog, matrix
+from fanin.model.errors import FaninError
+from fanin.model.results import Claim, Observation, ProbeInfo, ResultSet, load, save
+from fanin.report import outputs
+from fanin.versions import pypi, upgrade
 
 MATRIX = matrix.load()
 PID = "langgraph/same-key/no-reducer"
@@ -247,7 +248,7 @@ def test_bless_refuses_a_run_that_is_not_what_its_name_says(sandbox: Path, capsy
 def test_bless_is_all_or_nothing_when_the_disk_fills_half_way(
     sandbox: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fanin import staging
+    from fanin.model import staging
 
     location = _declared_location()
     monkeypatch.setattr(catalog, "declared", lambda: [catalog.DeclaredProbe(PID, *location)])
@@ -277,7 +278,7 @@ def _declared_location() -> tuple[str, str, str]:
 def test_written_files_have_normal_permissions(tmp_path: Path) -> None:
     import os
 
-    from fanin.staging import write_all
+    from fanin.model.staging import write_all
 
     old = os.umask(0o022)
     try:

@@ -2,8 +2,8 @@
 
 import pytest
 
-from fanin import compare
-from fanin.model import Observation
+from fanin.model import compare
+from fanin.model.results import Observation
 
 BEFORE = Observation("ok", {"final": {"value": "B"}}, "B wins", "no error; last write wins: B", "silent")
 

@@ -1,6 +1,6 @@
 """The fault suite: interrupts, kills, crashes, hangs in C code, and the network, each against a real pytest run.
 
-Every case drives fanin.runner on a throw-away probe module, as a cell run does, and
+Every case drives fanin.run.one_cell on a throw-away probe module, as a cell run does, and
 checks the README's promises: the previous result set survives byte for byte, the marker
 says why, no process is left behind, every other probe is still observed, and nothing
 leaves the machine. Network tests talk to loopback only.
@@ -21,9 +21,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from fanin import failures, runner
-from fanin.model import load
-from fanin.source import REPO_ROOT
+from fanin.model import markers
+from fanin.model.results import load
+from fanin.model.source import REPO_ROOT
+from fanin.run import one_cell
 
 HEADER = """
 import ctypes
@@ -48,7 +49,7 @@ def probe_module(tmp_path: Path, body: str) -> Path:
     return path
 
 
-def cell_run(tmp_path: Path, module: Path, **overrides: object) -> runner.CellRun:
+def cell_run(tmp_path: Path, module: Path, **overrides: object) -> one_cell.CellRun:
     values: dict[str, object] = {
         "cell_id": "langgraph-0.0.1",
         "framework": "langgraph",
@@ -64,14 +65,14 @@ def cell_run(tmp_path: Path, module: Path, **overrides: object) -> runner.CellRu
         "watchdog": 4.0,
     }
     values.update(overrides)
-    return runner.CellRun(**values)  # type: ignore[arg-type]
+    return one_cell.CellRun(**values)  # type: ignore[arg-type]
 
 
-def run(tmp_path: Path, body: str, **overrides: object) -> tuple[runner.CellOutcome, str]:
+def run(tmp_path: Path, body: str, **overrides: object) -> tuple[one_cell.CellOutcome, str]:
     spec = cell_run(tmp_path, probe_module(tmp_path, body), **overrides)
     log = tmp_path / "cell.log"
     with log.open("w") as handle:
-        outcome = runner.run_cell(spec, handle)
+        outcome = one_cell.run_cell(spec, handle)
     return outcome, log.read_text()
 
 
@@ -129,7 +130,7 @@ def test_a_process_that_dies_outright_keeps_every_other_observation_and_names_th
     }
     assert seen["langgraph/dummy/b-exits"][1] == "probe-error: the process died (exit 3) while this probe ran"
     assert seen["langgraph/dummy/d-segfaults"][1] == "probe-error: the process died (SIGSEGV) while this probe ran"
-    assert outcome.code == runner.CHANGED and outcome.attempts == 3
+    assert outcome.code == one_cell.CHANGED and outcome.attempts == 3
     assert "ended the process (exit 3); resuming the others" in log
 
 
@@ -155,7 +156,7 @@ def test_a_probe_stuck_in_c_code_is_killed_recorded_as_timeout_and_the_rest_run(
         seen["langgraph/dummy/stuck"][0] == "timeout" and "did not answer signals" in seen["langgraph/dummy/stuck"][1]
     )
     assert seen["langgraph/dummy/after"][0] == "ok"
-    assert outcome.code == runner.SAME  # a timeout is an observation like any other; no reference here
+    assert outcome.code == one_cell.SAME  # a timeout is an observation like any other; no reference here
     assert "watchdog: langgraph/dummy/stuck stalled" in log
     assert processes_mentioning(str(tmp_path / "test_dummy.py")) == []
 
@@ -172,15 +173,15 @@ def test_hang(obs):
 DRIVER = """
 import sys
 from pathlib import Path
-from fanin import runner
-spec = runner.CellRun(
+from fanin.run import one_cell
+spec = one_cell.CellRun(
     cell_id="langgraph-0.0.1", framework="langgraph", package="pytest", import_check="json",
     python=Path(sys.executable), lock=Path("lock.txt"), reference=None,
     results=Path(sys.argv[1]), targets=(sys.argv[2],), pytest_args=("-o", "timeout=60", "-p", "no:cacheprovider"),
     accept_new=True, watchdog=60.0,
 )
-with runner.signals_end_children():
-    outcome = runner.run_cell(spec, sys.stdout)
+with one_cell.signals_end_children():
+    outcome = one_cell.run_cell(spec, sys.stdout)
 print("OUTCOME", outcome.code, outcome.reason, flush=True)
 sys.exit(outcome.code)
 """
@@ -223,9 +224,9 @@ def test_a_signal_mid_cell_keeps_the_previous_result_set_and_says_why(tmp_path: 
     else:
         os.kill(pytest_pid, signum)
     out, _ = process.communicate(timeout=60)
-    assert process.returncode == runner.INTERRUPTED, out
+    assert process.returncode == one_cell.INTERRUPTED, out
     assert results.read_text() == '{"previous": "run"}\n'
-    reason = failures.reason(results) or ""
+    reason = markers.reason(results) or ""
     assert f"interrupted by {signal.Signals(signum).name} while langgraph/dummy/hang ran" in reason, reason
     assert reason.endswith("(previous result set kept)")
     assert not psutil.pid_exists(pytest_pid) or psutil.Process(pytest_pid).status() == psutil.STATUS_ZOMBIE
@@ -247,20 +248,20 @@ def test_sigterm_to_the_matrix_parent_ends_every_cell_it_started(tmp_path: Path)
         import sys
         from concurrent.futures import ThreadPoolExecutor
         from pathlib import Path
-        from fanin import runner
+        from fanin.run import one_cell
         def one(directory, module):
-            spec = runner.CellRun(cell_id="langgraph-0.0.1", framework="langgraph", package="pytest", import_check="json",
+            spec = one_cell.CellRun(cell_id="langgraph-0.0.1", framework="langgraph", package="pytest", import_check="json",
                 python=Path(sys.executable), lock=Path("lock.txt"), reference=None,
                 results=Path(directory) / "langgraph-0.0.1.json", targets=(module,),
                 pytest_args=("-o", "timeout=60", "-p", "no:cacheprovider"), accept_new=True, watchdog=60.0)
-            return runner.run_cell(spec, open(Path(directory) / "log", "w"))
-        with runner.signals_end_children():
+            return one_cell.run_cell(spec, open(Path(directory) / "log", "w"))
+        with one_cell.signals_end_children():
             pool = ThreadPoolExecutor(2)
             futures = [pool.submit(one, d, m) for d, m in {[(str(d), str(m)) for d, m in cells]!r}]
             try:
                 print([f.result().code for f in futures])
             except KeyboardInterrupt:
-                runner.stop_all()
+                one_cell.stop_all()
                 pool.shutdown(wait=True)
                 sys.exit(130)
     """)
@@ -285,7 +286,7 @@ def test_sigterm_to_the_matrix_parent_ends_every_cell_it_started(tmp_path: Path)
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     for name in ("one", "two"):
         assert not (tmp_path / name / "langgraph-0.0.1.json").exists()
-        assert "interrupted by SIGTERM" in (failures.reason(tmp_path / name / "langgraph-0.0.1.json") or "")
+        assert "interrupted by SIGTERM" in (markers.reason(tmp_path / name / "langgraph-0.0.1.json") or "")
 
 
 # --- a framework that does not import --------------------------------------------------
@@ -294,11 +295,11 @@ def test_sigterm_to_the_matrix_parent_ends_every_cell_it_started(tmp_path: Path)
 def test_a_framework_that_does_not_import_is_one_reason_not_a_list_of_vanished_probes(tmp_path: Path) -> None:
     previous = tmp_path / "results" / "langgraph-0.0.1.json"
     outcome, log = run(tmp_path, CRASHES.split("@probe")[0], import_check="fanin_no_such_framework.graph")
-    assert outcome.code == runner.NOT_RUN
+    assert outcome.code == one_cell.NOT_RUN
     assert outcome.reason == (
         "fanin_no_such_framework.graph does not import: ModuleNotFoundError: No module named 'fanin_no_such_framework'"
     )
-    assert failures.reason(previous) == outcome.reason
+    assert markers.reason(previous) == outcome.reason
     assert "no longer exist" not in log
 
 
@@ -345,7 +346,7 @@ def test_udp(obs):
 
 
 def test_probes_run_in_a_namespace_with_only_loopback_and_reach_nothing_outside(tmp_path: Path) -> None:
-    from fanin import isolation
+    from fanin.run import isolation
 
     if not isolation.namespace_prefix():
         pytest.skip("this machine allows no network namespace; the in-process block is tested in test_plugin")
@@ -370,7 +371,7 @@ def test_probes_run_in_a_namespace_with_only_loopback_and_reach_nothing_outside(
 
 
 def test_without_a_namespace_the_in_process_block_is_recorded(tmp_path: Path) -> None:
-    from fanin import isolation
+    from fanin.run import isolation
 
     _outcome, _ = run(tmp_path, NETWORK.split("@probe")[0] + "@probe" + NETWORK.split("@probe")[1], isolate=False)
     result = load(tmp_path / "results" / "langgraph-0.0.1.json")
@@ -380,21 +381,22 @@ def test_without_a_namespace_the_in_process_block_is_recorded(tmp_path: Path) ->
 
 def test_a_harness_defect_in_one_cell_never_stops_the_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug while setting up one cell is that cell's marker; every other cell still runs and is reported."""
-    from fanin import execute, matrix
+    from fanin.model import matrix
+    from fanin.run import all_cells
 
     monkeypatch.setattr(matrix, "REPORTS", tmp_path)
-    monkeypatch.setattr(execute, "REPORTS", tmp_path)
+    monkeypatch.setattr(all_cells, "REPORTS", tmp_path)
     cells = list(matrix.load().cells)[:3]
 
-    def fake_run_one(cell: matrix.Cell, m: object, options: execute.Options) -> execute.Result:
+    def fake_run_one(cell: matrix.Cell, m: object, options: all_cells.Options) -> all_cells.Result:
         if cell is cells[1]:
             raise TypeError("can only concatenate str (not 'NoneType') to str")
-        outcome = runner.CellOutcome(cell.id, runner.SAME, None, 1, "")
-        return execute.Result(cell, outcome, 0.0, tmp_path / "log", tmp_path / f"{cell.id}.json", tmp_path / "j.xml")
+        outcome = one_cell.CellOutcome(cell.id, one_cell.SAME, None, 1, "")
+        return all_cells.Result(cell, outcome, 0.0, tmp_path / "log", tmp_path / f"{cell.id}.json", tmp_path / "j.xml")
 
-    monkeypatch.setattr(execute, "run_one", fake_run_one)
-    results = execute.run_cells(cells, matrix.load(), execute.Options(jobs=2))
+    monkeypatch.setattr(all_cells, "run_one", fake_run_one)
+    results = all_cells.run_cells(cells, matrix.load(), all_cells.Options(jobs=2))
     codes = {r.cell.id: r.code for r in results}
-    assert codes == {cells[0].id: runner.SAME, cells[1].id: runner.NOT_RUN, cells[2].id: runner.SAME}
-    assert "harness error: TypeError" in (failures.reason(tmp_path / "results" / f"{cells[1].id}.json") or "")
-    assert execute.exit_code(results) == runner.NOT_RUN
+    assert codes == {cells[0].id: one_cell.SAME, cells[1].id: one_cell.NOT_RUN, cells[2].id: one_cell.SAME}
+    assert "harness error: TypeError" in (markers.reason(tmp_path / "results" / f"{cells[1].id}.json") or "")
+    assert all_cells.exit_code(results) == one_cell.NOT_RUN

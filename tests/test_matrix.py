@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from fanin import matrix, pythons
-from fanin.errors import FaninError
-from fanin.matrix import MatrixError, parse
+from fanin.model import matrix
+from fanin.model.errors import FaninError
+from fanin.model.matrix import MatrixError, parse
+from fanin.run import pythons
 
 COMMITTED = matrix.load()
 RAW = tomllib.loads(matrix.MATRIX_FILE.read_text())
@@ -127,7 +128,7 @@ def test_only_the_newest_cell_of_a_framework_may_be_current() -> None:
 def test_add_cell_dates_the_version_keeps_the_file_and_moves_current(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fanin import add_cell, locking, pypi
+    from fanin.versions import add_cell, locking, pypi
 
     text = matrix.MATRIX_FILE.read_text()
     target = tmp_path / "matrix.toml"
@@ -166,7 +167,7 @@ def test_add_cell_dates_the_version_keeps_the_file_and_moves_current(
 
 
 def test_add_cell_adds_a_frameworks_first_cell_as_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from fanin import add_cell, locking, pypi
+    from fanin.versions import add_cell, locking, pypi
 
     text = (
         matrix.MATRIX_FILE.read_text()

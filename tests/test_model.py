@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from fanin.model import (
+from fanin.model.results import (
     SCHEMA_VERSION,
     Claim,
     Observation,

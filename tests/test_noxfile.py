@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fanin import matrix
-from fanin.source import REPO_ROOT
+from fanin.model import matrix
+from fanin.model.source import REPO_ROOT
 
 MATRIX = matrix.load()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fanin.model import load
+from fanin.model.results import load
 
 pytest_plugins = ["pytester"]
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from fanin import catalog, matrix
-from fanin.environment import file_sha256
-from fanin.model import NOT_APPLICABLE, PROBE_ERROR, load
-from fanin.render import outputs
-from fanin.source import REPO_ROOT
+from fanin.model import catalog, matrix
+from fanin.model.results import NOT_APPLICABLE, PROBE_ERROR, load
+from fanin.model.source import REPO_ROOT
+from fanin.report import outputs
+from fanin.run.environment import file_sha256
 
 MATRIX = matrix.load()
 DECLARED = catalog.declared()
@@ -123,7 +123,7 @@ def test_hazards_follow_the_legend(cell: matrix.Cell) -> None:
 
 
 def test_the_legend_check_catches_a_wrong_hazard() -> None:
-    from fanin.model import Observation
+    from fanin.model.results import Observation
 
     wrong = {
         "x/a/raised-but-safe": Observation("raises:KeyError", {"exception": "KeyError"}, "l", "d", "safe"),
@@ -144,7 +144,7 @@ def test_claims_check_behaviour_never_wording(cell: matrix.Cell) -> None:
 
 
 def test_every_change_between_adjacent_cells_is_pinned_to_a_release() -> None:
-    from fanin import bisect_all
+    from fanin.versions import pin_changes
 
-    unpinned = {f"{r.good.id} -> {r.bad.id}": list(r.observation_ids) for r in bisect_all.pending(MATRIX)}
+    unpinned = {f"{r.good.id} -> {r.bad.id}": list(r.observation_ids) for r in pin_changes.pending(MATRIX)}
     assert unpinned == {}, "run ./noxw -s bisect -- --all and commit reference/bisect.json"

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from fanin import failures, matrix, report
-from fanin.model import Claim, Observation, ProbeInfo, ResultSet, load, save
-from fanin.source import REPO_ROOT
+from fanin.model import markers, matrix
+from fanin.model.results import Claim, Observation, ProbeInfo, ResultSet, load, save
+from fanin.model.source import REPO_ROOT
+from fanin.report import build as report
 
 pytest_plugins = ["pytester"]
 
@@ -165,7 +166,7 @@ def test_a_cell_that_cannot_install_is_reported_as_not_run_with_the_reason(tmp_p
     assert "install failed: no lock" in done.stdout and "langgraph-0.0.99.txt" in done.stdout
     results = reports / "results" / "langgraph-0.0.99.json"
     assert not results.exists()
-    assert failures.reason(results).startswith("install failed")
+    assert markers.reason(results).startswith("install failed")
     _, missing = report.load_dir(reports / "results", matrix.load(custom))
     assert missing["langgraph-0.0.99"].startswith("install failed")
 

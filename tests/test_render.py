@@ -3,9 +3,10 @@
 import json
 import re
 
-from fanin import matrix, report
-from fanin.model import Claim, Observation
-from fanin.render import common, markdown, outputs
+from fanin.model import matrix
+from fanin.model.results import Claim, Observation
+from fanin.report import build as report
+from fanin.report import common, markdown, outputs
 
 MATRIX = matrix.load()
 

@@ -10,9 +10,10 @@ import pytest
 from report_helpers import info, obs, result_set, write
 
 import fanin.__main__ as cli
-from fanin import compare, matrix, report
-from fanin.model import load
-from fanin.render import html, markdown, outputs
+from fanin.model import compare, matrix
+from fanin.model.results import load
+from fanin.report import build as report
+from fanin.report import html, markdown, outputs
 
 MATRIX = matrix.load()
 REFERENCE = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)

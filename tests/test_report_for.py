@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import fanin.__main__ as cli
-from fanin import matrix
-from fanin.model import load, save
-from fanin.render import checklist, outputs
+from fanin.model import matrix
+from fanin.model.results import load, save
+from fanin.report import checklist, outputs
 
 MATRIX = matrix.load()
 
@@ -133,7 +133,7 @@ def test_the_reference_checklist_speaks_of_the_newest_versions() -> None:
 
 
 def test_a_local_runs_report_links_each_cells_pytest_html_page(tmp_path: Path) -> None:
-    from fanin import report as report_module
+    from fanin.report import build as report_module
 
     pages = tmp_path / "junit"
     pages.mkdir()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from fanin import matrix, report
-from fanin.render import html, outputs
+from fanin.model import matrix
+from fanin.report import build as report
+from fanin.report import html, outputs
 
 MATRIX = matrix.load()
 REFERENCE = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)

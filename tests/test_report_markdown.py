@@ -9,9 +9,10 @@ from urllib.parse import unquote
 import pytest
 from report_helpers import info, obs, result_set, write
 
-from fanin import matrix, report
-from fanin.render import markdown, outputs
-from fanin.source import REPO_ROOT, parse_file
+from fanin.model import matrix
+from fanin.model.source import REPO_ROOT, parse_file
+from fanin.report import build as report
+from fanin.report import markdown, outputs
 
 MATRIX = matrix.load()
 REFERENCE = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)

@@ -1,4 +1,4 @@
-"""What the report decides (fanin/report.py), before any renderer formats it."""
+"""What the report decides (fanin/report/build.py), before any renderer formats it."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from report_helpers import COMMIT, info, obs, result_set, write
 
-from fanin import compare, matrix, report
-from fanin.render import html, markdown
-from fanin.source import REPO_ROOT
+from fanin.model import compare, matrix
+from fanin.model.source import REPO_ROOT
+from fanin.report import build as report
+from fanin.report import html, markdown
 
 MATRIX = matrix.load()
 PID = "langgraph/join/x"
@@ -191,9 +192,9 @@ def test_links_are_relative_without_a_base_url_and_permalinks_with_one() -> None
 
 def test_rendering_imports_no_network_client() -> None:
     code = (
-        "import sys, fanin.report, fanin.render.outputs, fanin.render.html, fanin.render.markdown, fanin.render.checklist;"
+        "import sys, fanin.report.build, fanin.report.outputs, fanin.report.html, fanin.report.markdown, fanin.report.checklist;"
         "print(sorted(m for m in sys.modules if m in "
-        "('fanin.pypi', 'fanin.bisect', 'urllib.request', 'http.client', 'requests', 'httpx', 'ssl')))"
+        "('fanin.versions.pypi', 'fanin.versions.first_release', 'urllib.request', 'http.client', 'requests', 'httpx', 'ssl')))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True)
     assert done.stdout.strip() == "[]"
@@ -201,9 +202,9 @@ def test_rendering_imports_no_network_client() -> None:
 
 @pytest.mark.parametrize("renderer", ["html.py", "checklist.py"])
 def test_renderers_take_their_decisions_from_report_not_from_markdown(renderer: str) -> None:
-    tree = ast.parse((REPO_ROOT / "fanin" / "render" / renderer).read_text())
+    tree = ast.parse((REPO_ROOT / "fanin" / "report" / renderer).read_text())
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert "fanin.render.markdown" not in imported
+    assert "fanin.report.markdown" not in imported
 
 
 def test_the_html_says_everything_the_markdown_says() -> None:

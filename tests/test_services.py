@@ -6,7 +6,7 @@ from pathlib import Path
 import pgserver
 import psutil
 
-from fanin import services
+from fanin.run import services
 
 
 def postgres_processes(directory: str) -> list[psutil.Process]:

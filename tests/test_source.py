@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from fanin.source import probe_source, probe_source_hash
+from fanin.model.source import probe_source, probe_source_hash
 
 MODULE = """
 from kit import helper
@@ -79,14 +79,14 @@ def test_what_runs_inside_a_cell_imports_on_python_310() -> None:
     """The plugin's own modules load in every cell's interpreter; Python 3.10 cells are in the matrix."""
     import subprocess
 
-    from fanin import pythons
-    from fanin.source import REPO_ROOT
+    from fanin.model.source import REPO_ROOT
+    from fanin.run import pythons
 
     python = pythons.find("3.10")
     assert python, "Python 3.10 is part of the matrix; install it (pyenv) to run the 3.10 cells"
     code = (
-        "import fanin.model, fanin.journal, fanin.compare, fanin.environment, fanin.source, fanin.staging, "
-        "fanin.netblock, fanin.probe; fanin.environment.collect(None)"
+        "import fanin.model.results, fanin.run.journal, fanin.model.compare, fanin.run.environment, fanin.model.source, fanin.model.staging, "
+        "fanin.run.netblock, fanin.probe; fanin.run.environment.collect(None)"
     )
     done = subprocess.run(
         [python, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, env={"PYTHONPATH": str(REPO_ROOT)}

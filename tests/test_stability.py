@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from fanin import stability
-from fanin.errors import FaninError
-from fanin.model import Claim, Observation, ProbeInfo, ResultSet, save
+from fanin.model.errors import FaninError
+from fanin.model.results import Claim, Observation, ProbeInfo, ResultSet, save
+from fanin.run import stability
 
 EXACT = Observation("ok", {"final": "B"}, "B", "d", "silent")
 BY_DESIGN = Observation("ok", {"outcomes": ["A", "B"], "runs": 20}, "A or B", "A ×12, B ×8", "nondeterministic")

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fanin import venvs
+from fanin.run import venvs
 
 
 def test_drift_a_new_lock_or_another_python_is_rebuilt_before_use(tmp_path: Path) -> None:

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from fanin import matrix, shards
-from fanin.errors import FaninError
-from fanin.source import REPO_ROOT
+from fanin.model import matrix
+from fanin.model.errors import FaninError
+from fanin.model.source import REPO_ROOT
+from fanin.run import shards
 
 WORKFLOWS = [REPO_ROOT / ".github" / "workflows" / "fanin.yml", REPO_ROOT / "examples" / "ci" / "fanin-upgrade-pr.yml"]
 MATRIX = matrix.load()
@@ -55,7 +56,7 @@ def test_shards_partition_the_matrix_balanced_by_measured_time() -> None:
 
 def test_merging_the_shards_gives_the_unsharded_result_sets_and_report(tmp_path: Path) -> None:
     """Shards' outputs (here: the reference, split as FANIN_SHARD=i/3 would run it) merge back byte for byte."""
-    from fanin.render import outputs
+    from fanin.report import outputs
 
     for index in (1, 2, 3):
         shard = tmp_path / f"artifact-{index}" / "results"

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from fanin import matrix, pypi, upgrade
-from fanin.errors import FaninError
-from fanin.source import REPO_ROOT
+from fanin.model import matrix
+from fanin.model.errors import FaninError
+from fanin.model.source import REPO_ROOT
+from fanin.versions import pypi, upgrade
 
 MATRIX = matrix.load()
 
@@ -61,7 +62,7 @@ def test_upgrade_between_versions_outside_the_reference_plans_their_locks(monkey
 
 def test_probe_here_runs_the_catalogue_in_an_installed_environment_and_compares(tmp_path: Path) -> None:
     """A real environment with langgraph installed (the newest cell's venv): same version, same behaviour."""
-    from fanin import audit
+    from fanin.project import audit
 
     cell = MATRIX.newest("langgraph")
     python = audit.python_of(cell)

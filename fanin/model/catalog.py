@@ -1,0 +1,84 @@
+"""The probes declared in suites/, read with `ast` (never imported), so the harness
+can check the reference against today's probe code with no framework installed."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from fanin.model.results import Claim, ProbeInfo, check_dimensions
+from fanin.model.source import REPO_ROOT, SUITES, probe_source_hash
+
+_DIMENSION_KEYWORDS = {"backends": "backend", "modes": "mode"}
+
+
+@dataclass(frozen=True)
+class DeclaredProbe:
+    id: str
+    file: str
+    function: str
+    source_hash: str
+    dimensions: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    repetition: bool = False
+
+    @property
+    def framework(self) -> str:
+        return self.id.split("/", 1)[0]
+
+    def observation_ids(self) -> list[str]:
+        """The ids of every variant this probe observes (the plain id alone when it has no dimensions)."""
+        return ProbeInfo(self.id, "", Claim("", ""), dimensions=self.dimensions).observation_ids()
+
+
+def _repetition(decorator: ast.Call) -> bool:
+    return any(
+        k.arg == "repetition" and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in decorator.keywords
+    )
+
+
+def _dimensions(decorator: ast.Call, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    declared = {}
+    for keyword in decorator.keywords:
+        if keyword.arg in _DIMENSION_KEYWORDS:
+            try:
+                values = ast.literal_eval(keyword.value)
+            except ValueError:
+                raise ValueError(f"{where}: {keyword.arg}= must be a literal tuple of strings") from None
+            declared[_DIMENSION_KEYWORDS[keyword.arg]] = values
+    return check_dimensions(declared)
+
+
+def _probe_id(decorator: ast.expr) -> str | None:
+    if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "probe" and decorator.args:
+        first = decorator.args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return first.value
+    return None
+
+
+def declared(suites: Path = SUITES) -> list[DeclaredProbe]:
+    found = []
+    for path in sorted(suites.rglob("test_*.py")):
+        text = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for decorator in node.decorator_list:
+                probe_id = _probe_id(decorator)
+                if probe_id:
+                    assert isinstance(decorator, ast.Call)
+                    shown = str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else path.name
+                    dimensions = _dimensions(decorator, f"{shown}:{node.name}")
+                    found.append(
+                        DeclaredProbe(
+                            probe_id,
+                            shown,
+                            node.name,
+                            probe_source_hash(path, node.name),
+                            dimensions,
+                            _repetition(decorator),
+                        )
+                    )
+    return found

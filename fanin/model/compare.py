@@ -1,0 +1,184 @@
+"""Is a new observation the same behaviour as another one, and if not, which way did it move?
+
+One classifier for everything that compares: a probe run against its reference, `diff`,
+the upgrade gate and the report's compare view. Behaviour is `Observation.behaviour`
+(outcome, hazard, value); label and detail are wording. A behaviour change has a
+direction, by the legend's order of harm (safe < order-coupled < loud, nondeterministic
+< silent):
+
+- regression: the hazard got worse, or an observed probe became n/a (its API is gone);
+- fix: the hazard got better;
+- new coverage: n/a before, observed now (the API appeared);
+- changed: same hazard, another outcome or value.
+
+Kept free of pytest and tabulate so the plugin (inside a framework's venv) and the CLI
+share it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from fanin.model.results import NOT_APPLICABLE, Hazard, Observation, ResultSet
+
+
+class Kind(str, Enum):
+    SAME = "same"
+    WORDING = "wording"  # label or detail only: listed, never a failure
+    BEHAVIOUR = "behaviour"  # outcome, hazard or value: see `direction`
+    NEW = "new"  # no observation to compare with
+    MISSING = "missing"  # the probe is gone from the newer run
+
+
+class Direction(str, Enum):
+    REGRESSION = "regression"
+    FIX = "fix"
+    NEW_COVERAGE = "new coverage"
+    CHANGED = "changed"
+
+
+SAME, MINOR, BREAKING, NEW, MISSING = (Kind.SAME, Kind.WORDING, Kind.BEHAVIOUR, Kind.NEW, Kind.MISSING)
+
+_COMPARED = ("outcome", "hazard", "value")
+_HARM = {
+    Hazard.SAFE.value: 0,
+    Hazard.ORDER_COUPLED.value: 1,
+    Hazard.LOUD.value: 2,
+    Hazard.NONDETERMINISTIC.value: 2,
+    Hazard.SILENT.value: 3,
+}
+
+
+def harm(hazard: str) -> int:
+    """The legend's order of harm (safe < order-coupled < loud, nondeterministic < silent); n/a ranks with safe."""
+    return _HARM.get(hazard, 0)
+
+
+@dataclass(frozen=True)
+class Change:
+    probe_id: str
+    kind: Kind
+    before: Observation | None
+    after: Observation | None
+    fields: tuple[str, ...] = ()
+
+    @property
+    def is_breaking(self) -> bool:
+        """Not the same behaviour as the reference: a probe run against its own reference fails."""
+        return self.kind in (Kind.BEHAVIOUR, Kind.MISSING)
+
+    @property
+    def direction(self) -> Direction | None:
+        if self.kind == Kind.MISSING:
+            return Direction.REGRESSION
+        if self.kind != Kind.BEHAVIOUR or self.before is None or self.after is None:
+            return None
+        before_na = self.before.outcome == NOT_APPLICABLE
+        after_na = self.after.outcome == NOT_APPLICABLE
+        if before_na and not after_na:
+            return Direction.NEW_COVERAGE
+        if after_na and not before_na:
+            return Direction.REGRESSION
+        old, new = _HARM.get(self.before.hazard), _HARM.get(self.after.hazard)
+        if old is None or new is None or old == new:
+            return Direction.CHANGED
+        return Direction.REGRESSION if new > old else Direction.FIX
+
+    @property
+    def label(self) -> str:
+        """The word a table shows: regression / fix / new coverage / changed / wording / new / missing."""
+        direction = self.direction
+        return direction.value if direction is not None else self.kind.value
+
+    @property
+    def gates(self) -> bool:
+        """Fails an upgrade: a regression, or a changed value your code may depend on. Fixes and new coverage pass."""
+        return self.direction in (Direction.REGRESSION, Direction.CHANGED)
+
+
+def classify(probe_id: str, before: Observation | None, after: Observation | None) -> Change:
+    if before is None and after is None:
+        raise ValueError("nothing to compare")
+    if before is None:
+        return Change(probe_id, Kind.NEW, None, after)
+    if after is None:
+        return Change(probe_id, Kind.MISSING, before, None)
+    fields = tuple(name for name in (*_COMPARED, "label", "detail") if getattr(before, name) != getattr(after, name))
+    if before.hazard == after.hazard == Hazard.NONDETERMINISTIC.value:
+        # Such a probe's detail carries the counts of its own repeats; only its outcome set is behaviour.
+        fields = tuple(name for name in fields if name != "detail")
+    if not fields:
+        kind = Kind.SAME
+    elif before.behaviour != after.behaviour:
+        kind = Kind.BEHAVIOUR
+    else:
+        kind = Kind.WORDING
+    return Change(probe_id, kind, before, after, fields)
+
+
+def diff(base: ResultSet, new: ResultSet, probe_ids: set[str] | None = None) -> list[Change]:
+    """Every probe that is not the same, in id order. `probe_ids` limits the comparison."""
+    ids = set(base.observations) | set(new.observations)
+    if probe_ids is not None:
+        ids &= probe_ids
+    changes = [classify(pid, base.observations.get(pid), new.observations.get(pid)) for pid in sorted(ids)]
+    return [change for change in changes if change.kind != Kind.SAME]
+
+
+def value_differences(before: Any, after: Any, path: str = "value") -> Iterator[tuple[str, Any, Any]]:
+    """The paths where two JSON values differ, so a before/after shows the change, not two blobs."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in sorted(set(before) | set(after)):
+            missing = object()
+            b, a = before.get(key, missing), after.get(key, missing)
+            if b is missing:
+                yield f"{path}.{key}", "(absent)", a
+            elif a is missing:
+                yield f"{path}.{key}", b, "(absent)"
+            else:
+                yield from value_differences(b, a, f"{path}.{key}")
+    elif isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        for index, (b, a) in enumerate(zip(before, after, strict=False)):
+            yield from value_differences(b, a, f"{path}[{index}]")
+    elif before != after:
+        yield path, before, after
+
+
+def compact(value: Any) -> str:
+    return (
+        value
+        if isinstance(value, str) and value == "(absent)"
+        else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    )
+
+
+def describe(change: Change) -> str:
+    """A readable before/after for one changed probe (pytest failure text, `diff` detail)."""
+    lines = [f"{change.probe_id}: {change.label}"]
+    if change.before is None:
+        assert change.after is not None
+        lines.append(
+            f"  no reference observation; observed: {change.after.outcome} [{change.after.hazard}] {change.after.detail}"
+        )
+        return "\n".join(lines)
+    if change.after is None:
+        lines.append(
+            f"  not observed in this run; reference: {change.before.outcome} [{change.before.hazard}] {change.before.detail}"
+        )
+        return "\n".join(lines)
+    for name in ("outcome", "hazard", "label", "detail"):
+        if name in change.fields:
+            lines.append(f"  {name}:")
+            lines.append(f"    before: {getattr(change.before, name)}")
+            lines.append(f"    after:  {getattr(change.after, name)}")
+    if "value" in change.fields:
+        lines.append("  value:")
+        for path, before, after in value_differences(change.before.value, change.after.value):
+            lines.append(f"    {path}")
+            lines.append(f"      before: {compact(before)}")
+            lines.append(f"      after:  {compact(after)}")
+    return "\n".join(lines)

@@ -1,0 +1,270 @@
+"""reference/matrix.toml: the cells fanin runs, validated before anything is installed.
+
+A cell is one framework at one exact version on one Python, locked as of one
+moment (`exclude_newer`). Every mistake in the file is reported as one line
+naming the cell and the field.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from fanin.model.errors import FaninError
+from fanin.model.source import INSTALLED, REPO_ROOT, shown
+
+# FANIN_MATRIX points at another matrix file (a trial matrix, or the tests' broken ones).
+MATRIX_FILE = Path(os.environ.get("FANIN_MATRIX", REPO_ROOT / "reference" / "matrix.toml"))
+LOCKS = REPO_ROOT / "reference" / "locks"
+REFERENCE_RESULTS = REPO_ROOT / "reference" / "results"
+_RENDERED = REPO_ROOT / "reference"  # an installed fanin never writes into its own package: see REPORTS below
+REFERENCE_REPORT = _RENDERED / "REPORT.md"
+REFERENCE_CHECKLIST = _RENDERED / "CHECKLIST.md"
+# FANIN_REPORTS moves everything local runs write (results, logs, html) elsewhere, e.g. a CI artifacts dir.
+# An installed fanin writes beside where it is run, never inside site-packages.
+REPORTS = Path(os.environ.get("FANIN_REPORTS", (Path.cwd() / "fanin-reports") if INSTALLED else REPO_ROOT / "reports"))
+RUN_RESULTS = REPORTS / "results"
+if INSTALLED:
+    REFERENCE_REPORT, REFERENCE_CHECKLIST = REPORTS / "REPORT.md", REPORTS / "CHECKLIST.md"
+
+RESOLUTIONS = ("as-released", "current")
+_CELL_KEYS = {"framework", "version", "python", "resolution", "exclude_newer", "note"}
+_REQUIRED = ("framework", "version", "resolution", "exclude_newer")
+_TOP_KEYS = {"defaults", "frameworks", "harness", "cell"}
+_FRAMEWORK_KEYS = {"package", "display", "import", "companions"}
+
+
+class MatrixError(FaninError):
+    """matrix.toml is malformed; the message names the cell and field."""
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One entry of the framework registry ([frameworks.<key>] in matrix.toml).
+
+    `key` is the probe-id prefix and the suite directory (suites/<key>/); `package` the
+    distribution on PyPI; `display` the name the report shows; `import_check` a module
+    that must import before any probe runs (a cell where it fails says so, with the
+    error); `companions` are locked into every cell beside the framework, resolved as of
+    the cell's date: the client side of the backends its probes run on.
+    """
+
+    key: str
+    package: str
+    display: str
+    import_check: str
+    companions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Cell:
+    framework: Framework
+    version: str
+    python: str
+    resolution: str
+    exclude_newer: str
+    note: str
+    default_python: str
+
+    @property
+    def id(self) -> str:
+        base = f"{self.framework.key}-{self.version}"
+        return base if self.python == self.default_python else f"{base}-py{self.python}"
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.framework.package}=={self.version}"
+
+    @property
+    def lock_path(self) -> Path:
+        return LOCKS / f"{self.id}.txt"
+
+    @property
+    def reference_path(self) -> Path:
+        return REFERENCE_RESULTS / f"{self.id}.json"
+
+    @property
+    def results_path(self) -> Path:
+        return RUN_RESULTS / f"{self.id}.json"
+
+    @property
+    def sort_key(self) -> tuple[str, Version, str]:
+        return (self.framework.key, Version(self.version), self.python)
+
+
+@dataclass(frozen=True)
+class Matrix:
+    cells: tuple[Cell, ...]
+    frameworks: dict[str, Framework]
+    default_python: str
+    harness_requirements: tuple[str, ...]
+
+    def cell(self, cell_id: str) -> Cell:
+        for cell in self.cells:
+            if cell.id == cell_id:
+                return cell
+        known = ", ".join(c.id for c in self.cells)
+        raise MatrixError(f"no cell {cell_id!r} in the matrix; known cells: {known}")
+
+    def of(self, framework: str) -> list[Cell]:
+        return sorted((c for c in self.cells if c.framework.key == framework), key=lambda c: c.sort_key)
+
+    def newest(self, framework: str) -> Cell:
+        cells = self.of(framework)
+        if not cells:
+            raise MatrixError(f"the matrix has no {framework} cell")
+        return cells[-1]
+
+    def smoke(self) -> set[str]:
+        return {self.newest(key).id for key in self.frameworks if self.of(key)}
+
+    def framework(self, name: str) -> Framework:
+        """Accept the key (`adk`) or the package, by PyPI's name rules (`google-adk`, `google_adk`, `Google.ADK`)."""
+        wanted = canonicalize_name(name)
+        for fw in self.frameworks.values():
+            if wanted in (fw.key, canonicalize_name(fw.package)):
+                return fw
+        known = ", ".join(f"{fw.key} ({fw.package})" for fw in self.frameworks.values())
+        raise MatrixError(f"unknown framework {name!r}; expected one of {known}")
+
+    def make_cell(self, framework: Framework, version: str, python: str, resolution: str, exclude_newer: str) -> Cell:
+        """A cell outside the matrix file (an upgrade check), built by the same rules."""
+        return Cell(framework, version, python, resolution, exclude_newer, "", self.default_python)
+
+
+def _table(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise MatrixError(f"{where}: expected a table")
+    return value
+
+
+def _string(table: dict[str, Any], key: str, where: str) -> str:
+    value = table.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise MatrixError(f"{where}: field {key!r} is missing or not a non-empty string")
+    return value
+
+
+def parse(data: dict[str, Any], origin: str = "matrix.toml") -> Matrix:
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise MatrixError(f"{origin}: unknown top-level key(s) {', '.join(sorted(unknown))}")
+    defaults = _table(data.get("defaults", {}), f"{origin} [defaults]")
+    default_python = _string(defaults, "python", f"{origin} [defaults]")
+    harness = _table(data.get("harness", {}), f"{origin} [harness]")
+    harness_requirements = harness.get("requirements", [])
+    if not isinstance(harness_requirements, list) or not all(isinstance(r, str) for r in harness_requirements):
+        raise MatrixError(f"{origin} [harness]: 'requirements' must be a list of strings")
+    frameworks: dict[str, Framework] = {}
+    for key, table in _table(data.get("frameworks", {}), f"{origin} [frameworks]").items():
+        where = f"{origin} [frameworks.{key}]"
+        table = _table(table, where)
+        unknown = set(table) - _FRAMEWORK_KEYS
+        if unknown:
+            raise MatrixError(
+                f"{where}: unknown field(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(_FRAMEWORK_KEYS))}"
+            )
+        companions = table.get("companions", [])
+        if not isinstance(companions, list) or not all(isinstance(c, str) and c.strip() for c in companions):
+            raise MatrixError(f"{where}: 'companions' must be a list of requirement strings")
+        frameworks[key] = Framework(
+            key,
+            _string(table, "package", where),
+            _string(table, "display", where),
+            _string(table, "import", where),
+            tuple(companions),
+        )
+    cells: list[Cell] = []
+    seen: dict[str, int] = {}
+    raw_cells = data.get("cell", [])
+    if not isinstance(raw_cells, list) or not raw_cells:
+        raise MatrixError(f"{origin}: no [[cell]] entries")
+    for index, raw in enumerate(raw_cells, start=1):
+        cell = _parse_cell(_table(raw, f"{origin} cell #{index}"), index, origin, frameworks, default_python)
+        if cell.id in seen:
+            raise MatrixError(f"{origin}: cell #{index} duplicates cell #{seen[cell.id]} ({cell.id})")
+        seen[cell.id] = index
+        cells.append(cell)
+    _check_current(cells, origin)
+    return Matrix(tuple(cells), frameworks, default_python, tuple(harness_requirements))
+
+
+def _check_current(cells: list[Cell], origin: str) -> None:
+    """Only the newest version of a framework is resolved as of today; every older one as it was released."""
+    newest: dict[str, Version] = {}
+    for cell in cells:
+        version = Version(cell.version)
+        newest[cell.framework.key] = max(newest.get(cell.framework.key, version), version)
+    for cell in cells:
+        is_newest = Version(cell.version) == newest[cell.framework.key]
+        if cell.resolution == "current" and not is_newest:
+            raise MatrixError(
+                f"{origin}: {cell.id} is resolution 'current' but {cell.framework.key} "
+                f"{newest[cell.framework.key]} is newer; only the newest cell of a framework is current"
+            )
+        if cell.resolution != "current" and is_newest:
+            raise MatrixError(
+                f"{origin}: {cell.id} is the newest {cell.framework.key} cell, so its resolution must be 'current'"
+            )
+
+
+def _parse_cell(
+    raw: dict[str, Any], index: int, origin: str, frameworks: dict[str, Framework], default_python: str
+) -> Cell:
+    where = f"{origin} cell #{index}"
+    if "framework" in raw and "version" in raw:
+        where = f"{origin} cell #{index} ({raw['framework']}=={raw['version']})"
+    unknown = set(raw) - _CELL_KEYS
+    if unknown:
+        raise MatrixError(
+            f"{where}: unknown field(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(_CELL_KEYS))}"
+        )
+    for key in _REQUIRED:
+        _string(raw, key, where)
+    framework_key = raw["framework"]
+    if framework_key not in frameworks:
+        raise MatrixError(f"{where}: unknown framework {framework_key!r}; declared: {', '.join(sorted(frameworks))}")
+    version = raw["version"]
+    try:
+        if str(Version(version)) != version:
+            raise InvalidVersion(version)
+    except InvalidVersion:
+        raise MatrixError(f"{where}: version {version!r} is not an exact release like 1.2.18") from None
+    resolution = raw["resolution"]
+    if resolution not in RESOLUTIONS:
+        raise MatrixError(f"{where}: resolution {resolution!r}; expected one of {', '.join(RESOLUTIONS)}")
+    exclude_newer = raw["exclude_newer"]
+    try:
+        _dt.datetime.fromisoformat(exclude_newer.replace("Z", "+00:00"))
+    except ValueError:
+        raise MatrixError(
+            f"{where}: exclude_newer {exclude_newer!r} is not an ISO date-time like 2025-06-26T17:52:04Z"
+        ) from None
+    python = raw.get("python", default_python)
+    if not isinstance(python, str) or not python.count(".") == 1:
+        raise MatrixError(f"{where}: python {python!r} must be a minor version like 3.11")
+    note = raw.get("note", "")
+    return Cell(frameworks[framework_key], version, python, resolution, exclude_newer, note, default_python)
+
+
+def load(path: Path = MATRIX_FILE) -> Matrix:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MatrixError(f"{path}: no matrix file") from None
+    except IsADirectoryError:
+        raise MatrixError(f"{path}: is a directory, not a matrix file (check FANIN_MATRIX)") from None
+    except UnicodeDecodeError as exc:
+        raise MatrixError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except OSError as exc:
+        raise MatrixError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise MatrixError(f"{path}: not valid TOML ({exc})") from None
+    return parse(data, origin=shown(path))

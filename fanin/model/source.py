@@ -1,0 +1,220 @@
+"""A probe's own source: the reproducer the report shows, and the hash a citation carries.
+
+Read with `ast` from the file, never by importing it, so the harness can check
+that the reference was made by today's probe code without any framework installed.
+
+The hash covers what the probe runs and nothing else (test262's `includes`, found
+rather than declared): the probe function, and every module-level definition it
+uses, followed through the suite's own support modules (kits, gates) transitively.
+Adding or editing a neighbouring probe, or an unused helper in a kit, changes no
+other probe's hash, so published cite lines stay put. Blank lines and trailing
+spaces do not count; everything else (comments included: they are part of the
+reproducer people read) does.
+
+Each file is parsed once per change (keyed by its mtime and size), so a report
+over many probes and cells reads every suite file once.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import textwrap
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent.parent  # fanin/, above fanin/model/
+_CHECKOUT = _PACKAGE.parent
+# A checkout has suites/ and reference/ beside fanin/; an installed wheel carries them inside the
+# package (fanin/_catalogue/), so every path below works the same either way.
+REPO_ROOT = (
+    _CHECKOUT if (_CHECKOUT / "suites").is_dir() and (_CHECKOUT / "reference").is_dir() else _PACKAGE / "_catalogue"
+)
+INSTALLED = REPO_ROOT != _CHECKOUT
+SUITES = REPO_ROOT / "suites"
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One module-level statement that binds names: its normalised text and what it refers to."""
+
+    text: str
+    uses: frozenset[str]
+    imports: tuple[tuple[str, str], ...] = ()  # (module, name) pairs it takes from other modules
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    lines: tuple[str, ...]
+    spans: dict[str, tuple[int, int]]  # function name -> (first decorator line, last line), 1-based
+    bindings: dict[str, Definition] = field(default_factory=dict)  # module-level name -> its definition
+    always: tuple[Definition, ...] = ()  # module-level statements that bind nothing (run on import)
+
+    def function(self, name: str) -> str:
+        """The function's source from its first decorator to its last line, dedented."""
+        if name not in self.spans:
+            raise LookupError(f"no function {name!r} in the file")
+        first, last = self.spans[name]
+        return textwrap.dedent("\n".join(self.lines[first - 1 : last])) + "\n"
+
+
+def normalise(text: str) -> str:
+    """Blank lines and trailing spaces do not change what code does, so they never change a hash."""
+    return "\n".join(line.rstrip() for line in text.splitlines() if line.strip()) + "\n"
+
+
+def _names_used(node: ast.AST) -> frozenset[str]:
+    names = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            names.add(child.id)
+        elif isinstance(child, ast.Attribute):
+            base = child
+            while isinstance(base, ast.Attribute):
+                base = base.value  # type: ignore[assignment]
+            if isinstance(base, ast.Name):
+                names.add(base.id)
+    return frozenset(names)
+
+
+def _bound_names(node: ast.stmt) -> list[str]:
+    if isinstance(node, _DEFINITIONS):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(alias.asname or alias.name).split(".")[0] for alias in node.names if alias.name != "*"]
+    names = []
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+            names.append(child.id)
+        elif isinstance(child, _DEFINITIONS) and child is not node:
+            names.append(child.name)
+        elif isinstance(child, (ast.Import, ast.ImportFrom)):
+            names += [(a.asname or a.name).split(".")[0] for a in child.names if a.name != "*"]
+    return names
+
+
+def _imports(node: ast.stmt) -> tuple[tuple[str, str], ...]:
+    found: list[tuple[str, str]] = []
+    for child in ast.walk(node):
+        if isinstance(child, ast.ImportFrom) and child.module and not child.level:
+            found += [(child.module, alias.name) for alias in child.names]
+        elif isinstance(child, ast.Import):
+            found += [(alias.name, "*") for alias in child.names]
+    return tuple(found)
+
+
+def parse_text(text: str) -> ParsedFile:
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    spans = {
+        node.name: (min([node.lineno, *(d.lineno for d in node.decorator_list)]), node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, _FUNCTIONS)
+    }
+    bindings: dict[str, Definition] = {}
+    always: list[Definition] = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            # One definition per imported name, so adding a name to a shared import line changes
+            # only the probes that use the new name.
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                imports: tuple[tuple[str, str], ...]
+                if isinstance(node, ast.ImportFrom):
+                    module = node.module or ""
+                    text = f"from {'.' * node.level}{module} import {alias.name}"
+                    imports = ((module, alias.name),) if module and not node.level else ()
+                else:
+                    text = f"import {alias.name}"
+                    imports = ((alias.name, "*"),)
+                text += f" as {alias.asname}" if alias.asname else ""
+                bindings[(alias.asname or alias.name).split(".")[0]] = Definition(normalise(text), frozenset(), imports)
+            continue
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        segment = normalise(textwrap.dedent("\n".join(lines[first - 1 : node.end_lineno or node.lineno])))
+        definition = Definition(segment, _names_used(node), _imports(node))
+        bound = _bound_names(node)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring: documentation, not behaviour
+        for name in bound:
+            bindings[name] = definition
+        if not bound:
+            always.append(definition)
+    return ParsedFile(tuple(lines), spans, bindings, tuple(always))
+
+
+@lru_cache(maxsize=512)
+def _parse_file(path: Path, stamp: tuple[int, int]) -> ParsedFile:
+    return parse_text(path.read_text(encoding="utf-8"))
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    status = path.stat()
+    return status.st_mtime_ns, status.st_size
+
+
+def parse_file(path: Path) -> ParsedFile:
+    return _parse_file(path, _stamp(path))
+
+
+def probe_source(file_text: str, function: str) -> str:
+    """The function's source from its first decorator to its last line, dedented."""
+    return parse_text(file_text).function(function)
+
+
+def support_module(name: str, near: Path) -> Path | None:
+    """The suite's own module `name` (a kit beside the probe file, or a shared one in suites/), if any."""
+    for directory in (near.parent, SUITES):
+        candidate = directory / f"{name}.py"
+        if candidate.is_file() and not candidate.name.startswith("test_"):
+            return candidate
+    return None
+
+
+def dependencies(path: Path, function: str) -> list[tuple[tuple[str, str], str]]:
+    """(where, text) of the probe function and every suite definition it reaches, in a stable order."""
+    parsed = parse_file(path)
+    start = parsed.function(function)
+    seen: dict[tuple[str, str], str] = {(path.name, f"def {function}"): normalise(start)}
+    # The function's own body and decorator may use module-level names of its file.
+    pending: list[tuple[Path, str]] = [(path, name) for name in _names_used(ast.parse(start))]
+    visited: set[tuple[Path, str]] = set()
+    while pending:
+        where, name = pending.pop()
+        if (where, name) in visited:
+            continue
+        visited.add((where, name))
+        module = parse_file(where)
+        definition = module.bindings.get(name)
+        if definition is None:
+            continue  # a builtin, a parameter, or a local name
+        seen[(where.name, name)] = definition.text
+        pending += [(where, used) for used in definition.uses]
+        for source_module, imported in definition.imports:
+            target = support_module(source_module, where)
+            if target is None:
+                continue  # a framework or the standard library: the import line itself is hashed
+            if imported == "*":
+                seen[(target.name, "*")] = normalise(target.read_text(encoding="utf-8"))
+            else:
+                pending.append((target, imported))
+    return sorted(seen.items())
+
+
+def probe_source_hash(path: Path, function: str) -> str:
+    """Six hex digits over the probe function and the suite code it uses (see the module docstring)."""
+    digest = hashlib.sha256()
+    for (where, name), text in dependencies(path, function):
+        digest.update(f"{where}\0{name}\0".encode() + text.encode("utf-8") + b"\0")
+    return digest.hexdigest()[:6]
+
+
+def shown(path: Path) -> str:
+    """A path as users type it: relative to the checkout when inside it."""
+    path = Path(path)
+    return str(path.relative_to(REPO_ROOT)) if path.is_absolute() and path.is_relative_to(REPO_ROOT) else str(path)

@@ -1,1 +1,0 @@
-"""Renderers: result sets in, text out. Deterministic (same inputs, byte-identical output)."""

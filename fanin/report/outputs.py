@@ -1,0 +1,178 @@
+"""Which files a report run writes, from which result sets: one place for the CLI, bless and the staleness test.
+
+- `reference`: the committed reference/REPORT.md and CHECKLIST.md (relative links, the same
+  on every machine: a base URL never reaches them), and reports/matrix.html with its
+  compare pages in reports/compare/ (absolute links when a base URL is given).
+- `local_run`: reports/run/ from reports/results/, when there is a local run.
+- `bundle`: REPORT.md, CHECKLIST.md, matrix.html and compare/ together in one directory,
+  self-contained (reproducers inline), for publishing under a base URL or pasting:
+  `report --out DIR`, and `report --for SPEC ... --out DIR` at the versions asked for.
+- `compare`: DIR/compare-<a>-<b>.md and .html for any two cells.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+from fanin.model import matrix as paths
+from fanin.model.errors import FaninError
+from fanin.model.matrix import Matrix
+from fanin.model.results import ResultFileError, ResultSet, load
+from fanin.model.source import REPO_ROOT, shown
+from fanin.report import build as report
+from fanin.report import checklist, html, markdown
+
+BASE_URL_ENV = "FANIN_BASE_URL"
+
+
+def base_url(option: str | None) -> str:
+    """The base URL from `--base-url`, else FANIN_BASE_URL; "" for none. One line when it cannot be a URL."""
+    value = (option if option is not None else os.environ.get(BASE_URL_ENV, "")).strip()
+    if value and (any(c.isspace() for c in value) or '"' in value or "<" in value or ">" in value):
+        raise FaninError(
+            f"base URL {value!r} contains spaces, quotes or angle brackets; give a URL like https://host/fanin"
+        )
+    if value and "://" not in value and not value.startswith("/"):
+        raise FaninError(f"base URL {value!r} is not absolute; give a URL like https://host/fanin")
+    return value.rstrip("/")
+
+
+def _places(report_md: Path, checklist_md: Path, matrix_html: Path, compare_dir: Path) -> tuple[tuple[str, str], ...]:
+    return (
+        (report.REPORT_MD, report_md.as_posix()),
+        (report.CHECKLIST_MD, checklist_md.as_posix()),
+        (report.MATRIX_HTML, matrix_html.as_posix()),
+        (report.COMPARE_DIR, compare_dir.as_posix()),
+    )
+
+
+def _compare_files(rep: report.Report, directory: Path, pages: Sequence[report.ComparePage]) -> dict[Path, str]:
+    files: dict[Path, str] = {}
+    for page in pages:
+        files[directory / f"{page.name}.md"] = markdown.compare_page(rep, page)
+        files[directory / f"{page.name}.html"] = html.compare_page(rep, page)
+    return files
+
+
+def reference(
+    matrix: Matrix, source: Path | None = None, replace: dict[str, ResultSet] | None = None, base: str = ""
+) -> tuple[dict[Path, str], int]:
+    """REPORT.md and CHECKLIST.md (committed), reports/matrix.html and reports/compare/, from the reference."""
+    rep = report.build(source or paths.REFERENCE_RESULTS, matrix, reference=True, replace=replace)
+    places = _places(
+        paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST, paths.REPORTS / "matrix.html", paths.REPORTS / "compare"
+    )
+    committed = rep.with_links(report.Links("", places, REPO_ROOT.as_posix()), inline_reproducers=False)
+    published = rep.with_links(report.Links(base, places, "" if base else REPO_ROOT.as_posix()))
+    files = {
+        paths.REFERENCE_REPORT: markdown.report(committed),
+        paths.REFERENCE_CHECKLIST: checklist.checklist(committed),
+        paths.REPORTS / "matrix.html": html.page(published),
+    }
+    files.update(_compare_files(published, paths.REPORTS / "compare", published.compare_pages))
+    return files, rep.unreadable
+
+
+def local_run(matrix: Matrix, source: Path | None = None, base: str = "") -> tuple[dict[Path, str], int]:
+    """reports/run/REPORT.md, matrix.html and compare/, from a local run (nothing when there is none)."""
+    source = source or paths.RUN_RESULTS
+    if not any(source.glob("*.json")):
+        return {}, 0
+    rep = report.build(source, matrix, reference=False)
+    run = paths.REPORTS / "run"
+    places = _places(run / "REPORT.md", run / "CHECKLIST.md", run / "matrix.html", run / "compare")
+    rep = rep.with_links(report.Links(base, places, "" if base else REPO_ROOT.as_posix()))
+    pages = report.run_pages(sorted(p.stem for p in source.glob("*.json")), paths.REPORTS / "junit", run)
+    rep = dataclasses.replace(rep, run_pages=pages)
+    files = {run / "REPORT.md": markdown.report(rep), run / "matrix.html": html.page(rep)}
+    files.update(_compare_files(rep, run / "compare", rep.compare_pages))
+    return files, rep.unreadable
+
+
+def bundle(rep: report.Report, out: Path, base: str = "") -> dict[Path, str]:
+    """REPORT.md, CHECKLIST.md, matrix.html and compare/ in one directory, reproducers inline."""
+    places = _places(out / "REPORT.md", out / "CHECKLIST.md", out / "matrix.html", out / "compare")
+    rep = rep.with_links(report.Links(base, places, ""), inline_reproducers=True)
+    files = {
+        out / "REPORT.md": markdown.report(rep),
+        out / "CHECKLIST.md": checklist.checklist(rep),
+        out / "matrix.html": html.page(rep),
+    }
+    files.update(_compare_files(rep, out / "compare", rep.compare_pages))
+    return files
+
+
+def compare(rep: report.Report, a: str, b: str, out: Path, base: str = "") -> dict[Path, str]:
+    """DIR/compare-<a>-<b>.md and .html; probe links lead to reference/REPORT.md and reports/matrix.html."""
+    page = report.compare_page(rep, a, b)
+    places = _places(paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST, paths.REPORTS / "matrix.html", out)
+    rep = rep.with_links(report.Links(base, places, ""))
+    return _compare_files(rep, out, [page])
+
+
+# --- report --for -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Focus:
+    """The versions a report speaks of, and the local result sets it needs for versions outside the reference."""
+
+    cells: dict[str, str]  # framework key -> cell id
+    extra: dict[str, tuple[ResultSet, str]]  # cell id -> (local result set, where it was read)
+    said: tuple[str, ...]  # one line per version: where its observations come from
+    specs: tuple[str, ...] = ()  # `package==version`, as asked
+
+
+def resolve(specs: Sequence[tuple[str, str]], matrix: Matrix, source: Path | None = None) -> Focus:
+    """Each `package==version` as a reference cell when it is one, else a local result set; one clear error if neither."""
+    source = source or paths.REFERENCE_RESULTS
+    cells: dict[str, str] = {}
+    extra: dict[str, tuple[ResultSet, str]] = {}
+    said = []
+    asked = []
+    for name, version in specs:
+        framework = matrix.framework(name)
+        if version == "latest":
+            raise FaninError(f"report --for needs an exact version, not {name}==latest")
+        if framework.key in cells:
+            raise FaninError(f"report --for names {framework.package} twice; give one version per framework")
+        cell_id = f"{framework.key}-{version}"
+        asked.append(f"{framework.package}=={version}")
+        in_matrix = any(c.id == cell_id for c in matrix.cells)
+        if in_matrix and (source / f"{cell_id}.json").is_file():
+            cells[framework.key] = cell_id
+            said.append(f"{framework.package}=={version}: reference cell {cell_id}")
+            continue
+        candidates = [paths.RUN_RESULTS / f"{cell_id}.json", paths.REPORTS / "upgrade" / f"{cell_id}.json"]
+        found = next((p for p in candidates if p.is_file()), None)
+        if found is None:
+            raise FaninError(
+                f"no result set for {framework.package}=={version}: "
+                + ("its cell has no reference yet" if in_matrix else "not a reference cell")
+                + f", and neither {shown(candidates[0])} nor {shown(candidates[1])} exists; "
+                f"run ./noxw -s upgrade -- {framework.package}=={version} first"
+            )
+        try:
+            rs = load(found, expect_cell=cell_id)
+        except ResultFileError as exc:
+            raise FaninError(str(exc)) from None
+        installed = {canonicalize_name(k): v for k, v in rs.environment.get("packages", {}).items()}
+        seen = installed.get(canonicalize_name(framework.package), rs.version)
+        if (rs.framework, rs.version, seen) != (framework.key, version, version):
+            raise FaninError(f"{shown(found)}: holds {rs.framework} {rs.version} (installed {seen}), not {version}")
+        cells[framework.key] = cell_id
+        extra[cell_id] = (rs, shown(found))
+        said.append(f"{framework.package}=={version}: local result set {shown(found)} (not in the reference)")
+    return Focus(cells, extra, tuple(said), tuple(asked))
+
+
+def for_versions(matrix: Matrix, focus: Focus, source: Path | None = None) -> report.Report:
+    title = "fanin report at " + ", ".join(focus.specs)
+    rep = report.build(source or paths.REFERENCE_RESULTS, matrix, reference=True, extra=focus.extra, focus=focus.cells)
+    return rep.retitled(title)

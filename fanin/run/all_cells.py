@@ -1,0 +1,234 @@
+"""Probe cells: build each venv from its lock, run its probes (fanin.run.one_cell), one line per cell.
+
+Cells run side by side, one per core (`FANIN_JOBS`), in threads of this one process: a
+cell costs its own pytest process and nothing more. Output is kept per cell in
+reports/logs/<cell>.log; the line printed per cell carries pytest's real counts, read
+from the cell's junit XML.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fanin.model.errors import FaninError
+from fanin.model.matrix import REPORTS, Cell, Matrix
+from fanin.model.results import ResultFileError, load
+from fanin.run import identity, one_cell, pythons, venvs
+
+
+@dataclass(frozen=True)
+class Options:
+    accept_new: bool = False
+    pytest_args: tuple[str, ...] = ()
+    jobs: int = 0  # 0: FANIN_JOBS or the number of cores
+    results_dir: Path | None = None  # default: reports/results
+    reference_dir: Path | None = None  # default: the cell's reference; a directory holding <cell>.json otherwise
+    lock: Path | None = None  # a lock outside reference/locks (upgrade and bisect cells)
+    targets: tuple[str, ...] = ()  # probe files or file::function ids instead of the framework's suite
+    env: dict[str, str] = field(default_factory=dict)
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
+class Result:
+    cell: Cell
+    outcome: one_cell.CellOutcome
+    seconds: float
+    log: Path
+    results: Path
+    junit: Path
+    refused: str | None = None  # the reference was refused (identity or lock): every probe ran, the run fails
+
+    @property
+    def code(self) -> int:
+        return self.outcome.code
+
+
+def jobs(requested: int = 0) -> int:
+    if requested:
+        return requested
+    raw = os.environ.get("FANIN_JOBS")
+    if raw is None or raw == "":
+        return os.cpu_count() or 1
+    try:
+        value = int(raw)
+    except ValueError:
+        raise FaninError(f"FANIN_JOBS={raw!r} is not a number of parallel cells (e.g. FANIN_JOBS=2)") from None
+    if value < 1:
+        raise FaninError(f"FANIN_JOBS={raw!r} must be at least 1")
+    return value
+
+
+def junit_summary(path: Path) -> str | None:
+    """pytest's counts for the cell, from its junit XML ("23 passed, 1 failed in 5.2 s")."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return None
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    if suite is None:
+        return None
+    tests = int(suite.get("tests", 0))
+    failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+    skipped = int(suite.get("skipped", 0))
+    parts = (
+        [f"{tests - failed - skipped} passed"]
+        + ([f"{failed} failed"] if failed else [])
+        + ([f"{skipped} skipped"] if skipped else [])
+    )
+    return f"{', '.join(parts)} in {float(suite.get('time', 0)):.1f} s"
+
+
+def _reference(cell: Cell, options: Options) -> tuple[Path | None, str | None]:
+    """The reference to compare with, after its identity check; a refusal is reported by the run, never hidden."""
+    if options.reference_dir is not None:
+        path = options.reference_dir / f"{cell.id}.json"
+        return (path if path.exists() else None), None
+    if not cell.reference_path.exists():
+        return None, None
+    try:
+        identity.load_reference(cell.reference_path, cell)
+    except ResultFileError as exc:
+        return cell.reference_path, str(exc)
+    return cell.reference_path, None
+
+
+def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
+    results_dir = options.results_dir or (REPORTS / "results")
+    results = results_dir / f"{cell.id}.json"
+    log = (REPORTS / "logs" if options.results_dir is None else results_dir) / f"{cell.id}.log"
+    junit = (REPORTS / "junit" if options.results_dir is None else results_dir) / f"{cell.id}.xml"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    lock = options.lock or cell.lock_path
+    with log.open("w", encoding="utf-8") as handle:
+        python = pythons.find(cell.python)
+        if python is None:
+            outcome = one_cell.not_run(
+                cell.id,
+                results,
+                one_cell.NOT_RUN,
+                f"Python {cell.python} is not installed (looked in pyenv and on PATH)",
+            )
+            return Result(cell, outcome, time.monotonic() - started, log, results, junit)
+        try:
+            venv = venvs.ensure(cell.id, python, lock)
+        except FaninError as exc:
+            handle.write(f"fanin: {exc}\n")
+            outcome = one_cell.not_run(cell.id, results, one_cell.NOT_RUN, f"install failed: {exc}")
+            return Result(cell, outcome, time.monotonic() - started, log, results, junit)
+        reference, refused = _reference(cell, options)
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        extra = tuple(options.pytest_args) + ((f"--fanin-reference-error={refused}",) if refused else ())
+        run = one_cell.CellRun(
+            cell_id=cell.id,
+            framework=cell.framework.key,
+            package=cell.framework.package,
+            import_check=cell.framework.import_check,
+            python=venv.python,
+            lock=lock,
+            reference=reference,
+            results=results,
+            junit=junit,
+            html=junit.with_suffix(".html") if venvs.has_package(venv, "pytest-html") else None,
+            targets=options.targets,
+            pytest_args=extra,
+            accept_new=options.accept_new,
+            env=options.env,
+        )
+        outcome = one_cell.run_cell(run, handle)
+    return Result(cell, outcome, time.monotonic() - started, log, results, junit, refused)
+
+
+def _new_count(result: Result, reference: Path) -> int:
+    """Observations the reference does not have (accepted as new, so they did not fail the run)."""
+    try:
+        made, known = load(result.results), load(reference)
+    except ResultFileError:
+        return 0
+    return len(set(made.observations) - set(known.observations))
+
+
+def describe(result: Result, reference: Path | None = None) -> str:
+    verdict = {
+        one_cell.SAME: "same as the reference",
+        one_cell.CHANGED: "CHANGED (see the log)",
+    }.get(result.code, f"NOT RUN: {result.outcome.reason}")
+    reference = reference or result.cell.reference_path
+    if result.refused and result.code == one_cell.CHANGED:
+        verdict = f"REFERENCE REFUSED ({result.refused}); every probe was observed"
+    if result.code == one_cell.SAME:
+        new = _new_count(result, reference) if reference.exists() else None
+        if new is None:
+            verdict = "observed (no reference to compare with)"
+        elif new:
+            verdict = f"same as the reference, and {new} new observation(s) accepted"
+    summary = junit_summary(result.junit) if result.code in (one_cell.SAME, one_cell.CHANGED) else None
+    return f"fanin: {result.cell.id}: {verdict} in {result.seconds:.1f} s" + (f" ({summary})" if summary else "")
+
+
+def last_seconds(cell: Cell) -> float:
+    """How long the cell's probes took last time (its junit XML): the slowest start first, so the last to start is short."""
+    try:
+        suite = ET.parse(REPORTS / "junit" / f"{cell.id}.xml").getroot()
+    except (OSError, ET.ParseError):
+        return float("inf")  # never run here: its install and first import are the slowest of all
+    node = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    return float(node.get("time", 0)) if node is not None else 0.0
+
+
+def run_cells(cells: list[Cell], matrix: Matrix, options: Options) -> list[Result]:
+    """Every cell, slowest first, `jobs` at a time; a signal ends them all and leaves every previous result."""
+    order = sorted(cells, key=lambda c: (-last_seconds(c), c.sort_key))
+    done: list[Result] = []
+
+    def one(cell: Cell) -> Result:
+        try:
+            result = run_one(cell, matrix, options)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:
+            reason = f"harness error: {type(exc).__name__}: {exc}"
+            results = (options.results_dir or (REPORTS / "results")) / f"{cell.id}.json"
+            result = Result(
+                cell,
+                one_cell.not_run(cell.id, results, one_cell.NOT_RUN, reason),
+                0.0,
+                REPORTS / "logs" / f"{cell.id}.log",
+                results,
+                REPORTS / "junit" / f"{cell.id}.xml",
+            )
+        print(describe(result), flush=True)
+        if result.code not in (one_cell.SAME, one_cell.INTERRUPTED) and not options.quiet and result.log.exists():
+            tail = result.log.read_text(encoding="utf-8", errors="replace").splitlines()[-12:]
+            print("\n".join(f"    {line}" for line in tail), flush=True)
+        done.append(result)
+        return result
+
+    width = jobs(options.jobs)
+    venvs.uv_binary()  # found once, in this thread, before any cell thread needs it
+    with one_cell.signals_end_children():
+        pool = ThreadPoolExecutor(max_workers=max(1, width))
+        try:
+            futures = [pool.submit(one, cell) for cell in order]
+            for future in futures:
+                future.result()
+        except KeyboardInterrupt:
+            one_cell.stop_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+    return sorted(done, key=lambda r: order.index(r.cell))
+
+
+def exit_code(results: list[Result]) -> int:
+    codes = {r.code for r in results}
+    for code in (one_cell.INTERRUPTED, one_cell.NOT_RUN, one_cell.CHANGED):
+        if code in codes:
+            return code
+    return one_cell.SAME

@@ -1,0 +1,77 @@
+"""The environment a result set was made in: every resolved package, Python, platform, commit, date.
+
+Recorded beside the observations, never compared: two runs of one cell agree on
+observations even though their dates differ.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from fanin.model.source import REPO_ROOT
+
+# Servers the harness ran for the cell, recorded with their versions (set by fanin.run.services).
+_SERVICES = {"postgresql": "FANIN_POSTGRES_VERSION"}
+
+
+def installed_packages() -> dict[str, str]:
+    packages: dict[str, str] = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            packages[name.lower().replace("_", "-")] = dist.version
+    return dict(sorted(packages.items()))
+
+
+def suite_commit() -> str:
+    """The suite's commit (with `+dirty` when the work tree differs), as run."""
+    given = os.environ.get("FANIN_SUITE_COMMIT")
+    if given:
+        return given
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT, capture_output=True, text=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def collect(lock: Path | None) -> dict[str, Any]:
+    env: dict[str, Any] = {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": f"{platform.system().lower()}-{platform.machine()}",
+        "suite_commit": suite_commit(),
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
+        "packages": installed_packages(),
+    }
+    # Which guard kept the run off the network (fanin.run.isolation sets it; a bare pytest run has only the in-process one).
+    env["network_isolation"] = os.environ.get(
+        "FANIN_NETWORK_ISOLATION", "in-process block only (not run by the harness)"
+    )
+    services = {name: os.environ[var] for name, var in _SERVICES.items() if os.environ.get(var)}
+    if services:
+        env["services"] = services
+    if lock is not None and lock.is_file():
+        try:
+            shown = str(lock.resolve().relative_to(REPO_ROOT))
+        except ValueError:
+            shown = str(lock)
+        env["lock"] = shown
+        env["lock_sha256"] = file_sha256(lock)
+    return env

@@ -1,0 +1,82 @@
+"""Is a result set what its name says? Checked wherever one is read as a reference or blessed.
+
+A file copied under another cell's name, a reference observed on another version than
+its cell, one made from another lock, or a run whose installed packages differ from its
+lock: each is refused with one line, so the upgrade gate can never compare against the
+wrong thing and bless can never vouch for it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+from fanin.model.matrix import Cell
+from fanin.model.results import ResultFileError, ResultSet, load
+from fanin.model.source import shown
+from fanin.run.environment import file_sha256
+from fanin.run.venvs import pins
+
+
+def check(result_set: ResultSet, cell: Cell, origin: str) -> None:
+    """The result set names `cell`, its framework and version, and was observed on that version."""
+    if result_set.cell != cell.id:
+        raise ResultFileError(f"{origin}: holds cell {result_set.cell!r}, but its name says {cell.id!r}")
+    if (result_set.framework, result_set.version) != (cell.framework.key, cell.version):
+        raise ResultFileError(
+            f"{origin}: holds {result_set.framework} {result_set.version}, but {cell.id} is {cell.framework.key} {cell.version}"
+        )
+    installed = _packages(result_set).get(canonicalize_name(cell.framework.package))
+    if installed is not None and installed != cell.version:
+        raise ResultFileError(f"{origin}: was observed on {cell.framework.package} {installed}, not {cell.version}")
+
+
+def check_lock(result_set: ResultSet, lock: Path, origin: str) -> None:
+    """The result set was made from this very lock, and its installed packages are the lock's pins."""
+    recorded = result_set.environment.get("lock_sha256")
+    if recorded != file_sha256(lock):
+        raise ResultFileError(f"{origin}: was made from another lock than {shown(lock)}; re-run the cell")
+    installed = _packages(result_set)
+    wanted = pins(lock, _marker_environment(result_set))
+    drifted = [
+        f"{name} {installed.get(name, 'absent')} (lock: {version})"
+        for name, version in sorted(wanted.items())
+        if installed.get(name) != version
+    ]
+    if drifted:
+        raise ResultFileError(f"{origin}: the run's packages differ from {shown(lock)}: {', '.join(drifted[:3])}")
+
+
+def load_reference(path: Path, cell: Cell, with_lock: bool = True) -> ResultSet:
+    """A cell's reference, refused unless it is that cell's, on its version, from its current lock."""
+    result_set = load(path, expect_cell=cell.id)
+    check(result_set, cell, shown(path))
+    if with_lock and cell.lock_path.exists():
+        recorded = result_set.environment.get("lock_sha256")
+        if recorded != file_sha256(cell.lock_path):
+            raise ResultFileError(
+                f"{shown(path)}: was made from another lock than {shown(cell.lock_path)}; "
+                f"re-run and bless {cell.id} (./noxw -s 'probe({cell.id})', then ./noxw -s bless -- {cell.id})"
+            )
+    return result_set
+
+
+def _packages(result_set: ResultSet) -> dict[str, str]:
+    return {canonicalize_name(k): str(v) for k, v in result_set.environment.get("packages", {}).items()}
+
+
+def _marker_environment(result_set: ResultSet) -> dict[str, str]:
+    """The marker environment the run's packages were resolved for, from what the result set recorded."""
+    python = str(result_set.environment.get("python", "3.11.0"))
+    system, _, machine = str(result_set.environment.get("platform", "linux-x86_64")).partition("-")
+    return {
+        "python_full_version": python,
+        "python_version": ".".join(python.split(".")[:2]),
+        "sys_platform": system,
+        "platform_system": system.capitalize(),
+        "platform_machine": machine,
+        "os_name": "nt" if system == "windows" else "posix",
+        "implementation_name": str(result_set.environment.get("implementation", "CPython")).lower(),
+        "platform_python_implementation": str(result_set.environment.get("implementation", "CPython")),
+    }

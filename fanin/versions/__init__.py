@@ -1,0 +1,1 @@
+"""Versions: PyPI, locks, upgrade, bisect, add-cell, bless. Imports model, run and report."""

@@ -1,0 +1,183 @@
+"""Find the first release where a probe's observation changed, between a good and a bad version.
+
+The matrix says "changed between 0.3.34 and 0.4.10"; bisect installs the
+releases in between (as released, like the matrix cells) and names the first
+one whose observation differs from the good version's. Findings are kept in
+reference/bisect.json, which the report reads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from fanin.model import catalog, compare
+from fanin.model.errors import FaninError
+from fanin.model.matrix import Framework, Matrix
+from fanin.model.results import Observation, probe_of, write_atomic
+from fanin.model.source import REPO_ROOT
+from fanin.versions import pypi
+
+FINDINGS = REPO_ROOT / "reference" / "bisect.json"
+
+
+@dataclass(frozen=True)
+class BisectPlan:
+    framework: Framework
+    probe_id: str
+    good: pypi.Release
+    bad: pypi.Release
+    between: tuple[pypi.Release, ...]
+    skipped: tuple[pypi.Release, ...] = ()  # yanked releases in the range: never installable, so never run
+
+
+def plan(args: list[str], matrix: Matrix) -> BisectPlan:
+    if len(args) != 4:
+        raise FaninError(
+            f"bisect takes FRAMEWORK PROBE-ID GOOD-VERSION BAD-VERSION, got {len(args)} argument(s): "
+            "e.g. nox -s bisect -- langgraph langgraph/join/defer 0.3.34 0.4.10"
+        )
+    name, probe_id, good, bad = args
+    framework = matrix.framework(name)
+    declared = {oid for p in catalog.declared() for oid in p.observation_ids()}
+    if probe_id not in declared:
+        raise FaninError(
+            f"no probe {probe_id!r} in suites/; `python -m fanin cells` lists cells, REPORT.md lists probes"
+        )
+    if not probe_id.startswith(f"{framework.key}/"):
+        raise FaninError(f"{probe_id} is not a {framework.key} probe")
+    for version in (good, bad):
+        try:
+            Version(version)
+        except InvalidVersion:
+            raise FaninError(f"{version!r} is not a version like 1.2.18") from None
+    if Version(good) == Version(bad):
+        raise FaninError(
+            f"good and bad are the same version ({good}); give the last known-good and the first known-bad"
+        )
+    if Version(good) > Version(bad):
+        raise FaninError(f"the versions are in the wrong order: good {good} is newer than bad {bad}; give GOOD first")
+    good_release, bad_release = pypi.resolve(framework.package, good), pypi.resolve(framework.package, bad)
+    in_range = [r for r in pypi.releases(framework.package) if Version(good) < Version(r.version) < Version(bad)]
+    between = tuple(r for r in in_range if not r.yanked)
+    skipped = tuple(r for r in in_range if r.yanked)
+    return BisectPlan(framework, probe_id, good_release, bad_release, between, skipped)
+
+
+def search(
+    good: str, candidates: list[str], bad: str, observe: Callable[[str], Observation]
+) -> tuple[str, dict[str, Observation]]:
+    """Binary search for the first version whose observation is not the good one's.
+
+    Assumes one change point (as git bisect does); every observation made is
+    returned so the finding shows its evidence.
+    """
+    seen = {good: observe(good), bad: observe(bad)}
+    if not compare.classify("probe", seen[good], seen[bad]).is_breaking:
+        raise FaninError(f"the probe observes the same behaviour in {good} and {bad}: nothing to bisect")
+    low, high = -1, len(candidates)  # candidates[low] behaves like good, candidates[high] like bad
+    while high - low > 1:
+        middle = (low + high) // 2
+        version = candidates[middle]
+        seen[version] = observe(version)
+        if compare.classify("probe", seen[good], seen[version]).is_breaking:
+            high = middle
+        else:
+            low = middle
+    first = candidates[high] if high < len(candidates) else bad
+    return first, seen
+
+
+def record(
+    probe_id: str,
+    good: str,
+    bad: str,
+    first: str,
+    seen: dict[str, Observation],
+    path: Path = FINDINGS,
+    skipped: list[str] | None = None,
+) -> None:
+    findings: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+    entries = [e for e in findings.get(probe_id, []) if (e["good"], e["bad"]) != (good, bad)]
+    entries.append(
+        {
+            "good": good,
+            "bad": bad,
+            "first_changed": first,
+            "skipped_yanked": sorted(skipped or [], key=Version),
+            "observed": {
+                v: {"outcome": o.outcome, "label": o.label}
+                for v, o in sorted(seen.items(), key=lambda i: Version(i[0]))
+            },
+        }
+    )
+    findings[probe_id] = sorted(entries, key=lambda e: Version(e["good"]))
+    write_atomic(path, json.dumps(findings, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def findings(path: Path = FINDINGS) -> dict[str, list[dict[str, Any]]]:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def run(args: list[str], matrix: Matrix) -> int:
+    """Bisect from the command line: lock and probe releases between GOOD and BAD, record the finding."""
+    from fanin.model.matrix import REPORTS
+    from fanin.model.results import ResultFileError, load
+    from fanin.run import all_cells, one_cell
+    from fanin.versions import locking
+
+    bisect_plan = plan(args, matrix)
+    declared = next(p for p in catalog.declared() if p.id == probe_of(bisect_plan.probe_id))
+    releases = {r.version: r for r in (bisect_plan.good, *bisect_plan.between, bisect_plan.bad)}
+    work = REPORTS / "bisect"
+    target = f"{REPO_ROOT / declared.file}::{declared.function}"
+
+    def observe(version: str) -> Observation:
+        release = releases[version]
+        cell = matrix.make_cell(
+            bisect_plan.framework, version, matrix.default_python, "as-released", release.as_released
+        )
+        lock_path = work / "locks" / f"{cell.id}.txt"
+        locking.lock(cell, matrix, lock_path)
+        options = all_cells.Options(
+            lock=lock_path,
+            results_dir=work,
+            reference_dir=work / "none",
+            targets=(target,),
+            accept_new=True,
+            pytest_args=("-q",),
+        )
+        with one_cell.signals_end_children():
+            result = all_cells.run_one(cell, matrix, options)
+        if result.code not in (one_cell.SAME, one_cell.CHANGED):
+            raise FaninError(f"{cell.id} could not run: {result.outcome.reason}")
+        try:
+            observation = load(result.results, expect_cell=cell.id).observations[bisect_plan.probe_id]
+        except (ResultFileError, KeyError) as exc:
+            raise FaninError(f"{cell.id}: no observation of {bisect_plan.probe_id} ({exc})") from None
+        print(f"fanin: {version}: {observation.outcome} [{observation.hazard}] {observation.label}", flush=True)
+        return observation
+
+    first, seen = search(
+        bisect_plan.good.version, [r.version for r in bisect_plan.between], bisect_plan.bad.version, observe
+    )
+    record(
+        bisect_plan.probe_id,
+        bisect_plan.good.version,
+        bisect_plan.bad.version,
+        first,
+        seen,
+        skipped=[r.version for r in bisect_plan.skipped],
+    )
+    print(
+        f"fanin: {bisect_plan.probe_id}: first changed in {bisect_plan.framework.package} {first} "
+        f"({len(seen)} of {len(releases)} releases run"
+        + (f"; yanked, skipped: {', '.join(r.version for r in bisect_plan.skipped)}" if bisect_plan.skipped else "")
+        + "); recorded in reference/bisect.json"
+    )
+    return 0

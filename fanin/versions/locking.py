@@ -1,0 +1,68 @@
+"""Locks: a cell's full dependency resolution with hashes, made once with uv, installed forever after.
+
+The lock is resolved for every platform (`--universal`) at the cell's Python, as of
+the cell's `exclude_newer` moment, so installing it next year, or on a laptop,
+gives the packages the reference was made with.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+
+from fanin.model.errors import EnvironmentFault
+from fanin.model.matrix import Cell, Matrix
+from fanin.model.staging import write_atomic
+from fanin.run.venvs import uv_binary
+
+
+class LockError(EnvironmentFault):
+    """uv could not resolve a cell; the message carries uv's last lines."""
+
+
+def requirements(cell: Cell, matrix: Matrix) -> str:
+    return "\n".join([cell.requirement, *cell.framework.companions, *matrix.harness_requirements]) + "\n"
+
+
+def compile_command(cell: Cell, output: Path, uv: str = "uv") -> list[str]:
+    return [
+        uv,
+        "pip",
+        "compile",
+        "-",
+        "--quiet",
+        "--universal",
+        "--generate-hashes",
+        "--python-version",
+        cell.python,
+        "--exclude-newer",
+        cell.exclude_newer,
+        "--index-url",
+        "https://pypi.org/simple",
+        "--custom-compile-command",
+        f"nox -s lock -- {cell.id}",
+        "--output-file",
+        str(output),
+    ]
+
+
+def resolve(cell: Cell, matrix: Matrix, uv: str | None = None) -> str:
+    """The cell's lock text, resolved by uv as of the cell's `exclude_newer` (nothing is written)."""
+    with tempfile.TemporaryDirectory(prefix="fanin-lock-") as tmp:
+        output = Path(tmp) / f"{cell.id}.txt"
+        done = subprocess.run(
+            compile_command(cell, output, uv or uv_binary()),
+            input=requirements(cell, matrix),
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            tail = " | ".join(line.strip() for line in done.stderr.strip().splitlines()[-3:])
+            raise LockError(f"cannot lock {cell.id}: {tail}")
+        return output.read_text(encoding="utf-8")
+
+
+def lock(cell: Cell, matrix: Matrix, output: Path, uv: str | None = None) -> None:
+    """Resolve, then write atomically: a failed resolution leaves the old lock intact."""
+    write_atomic(output, resolve(cell, matrix, uv))

@@ -1,0 +1,195 @@
+"""The upgrade gate: compare the version you run with the one you want, and fail on what would hurt.
+
+`upgrade -- google-adk==2.13.0 [--from 2.8.0]`. Each side is a reference cell when the matrix
+has that version (its committed result set, identity-checked), and otherwise is locked, probed
+and kept in reports/upgrade/: the `--from` side as it was released (the environment its users
+had), the target as of today (what `pip install` gives now). Without `--from` the baseline is
+the newest reference cell of the framework.
+
+Every difference is classified by fanin.model.compare: regression, fix, new coverage, changed, wording.
+Exit 1 when a change gates (a regression, or a changed value your code may depend on), 0 when
+the upgrade only fixes, adds coverage or rewords; 2 for bad input, 3 when a side could not run.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from fanin.model.errors import FaninError
+from fanin.model.matrix import Cell, Framework, Matrix
+from fanin.versions import pypi
+
+
+@dataclass(frozen=True)
+class Side:
+    """One end of the comparison: a matrix cell (its reference), or a cell made for this check."""
+
+    cell: Cell
+    in_reference: bool
+
+
+@dataclass(frozen=True)
+class UpgradePlan:
+    target: Side
+    base: Side  # the side compared against
+
+    @property
+    def cell(self) -> Cell:
+        return self.target.cell
+
+    @property
+    def baseline(self) -> Cell:
+        return self.base.cell
+
+
+def parse_spec(args: list[str]) -> tuple[str, str]:
+    """`name==version` by PEP 508 rules (packaging's `Requirement`), the name normalised (google_adk = google-adk)."""
+    if len(args) != 1:
+        raise FaninError(
+            f"upgrade takes one argument FRAMEWORK==VERSION (or FRAMEWORK==latest), got {len(args)}: "
+            "e.g. ./noxw -s upgrade -- langgraph==1.2.20"
+        )
+    text = args[0].strip()
+    name, sep, version = text.partition("==")
+    if sep and version.strip().lower() == "latest":
+        return canonicalize_name(name.strip()), "latest"
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement as exc:
+        raise FaninError(
+            f"malformed spec {text!r}: {str(exc).splitlines()[0]}; expected FRAMEWORK==VERSION or FRAMEWORK==latest"
+        ) from None
+    specifiers = list(requirement.specifier)
+    if (
+        requirement.extras
+        or requirement.marker
+        or requirement.url
+        or len(specifiers) != 1
+        or specifiers[0].operator != "=="
+    ):
+        raise FaninError(f"malformed spec {text!r}: expected exactly FRAMEWORK==VERSION or FRAMEWORK==latest")
+    wanted = specifiers[0].version
+    try:
+        if "*" in wanted:
+            raise InvalidVersion(wanted)
+        Version(wanted)
+    except InvalidVersion:
+        raise FaninError(f"malformed spec {text!r}: {wanted!r} is not an exact version like 1.2.20") from None
+    return canonicalize_name(requirement.name), wanted
+
+
+def _split(args: list[str]) -> tuple[list[str], str | None]:
+    words, base = list(args), None
+    if "--from" in words:
+        at = words.index("--from")
+        if at + 1 >= len(words):
+            raise FaninError("--from takes a version, e.g. --from 2.8.0")
+        base = words[at + 1]
+        del words[at : at + 2]
+    return words, base
+
+
+def _side(matrix: Matrix, framework: Framework, release: pypi.Release, as_released: bool, today: _dt.date) -> Side:
+    for cell in matrix.of(framework.key):
+        if Version(cell.version) == Version(release.version) and cell.python == matrix.default_python:
+            return Side(cell, cell.reference_path.exists())
+    if as_released:
+        cell = matrix.make_cell(framework, release.version, matrix.default_python, "as-released", release.as_released)
+    else:
+        stamp = today.isoformat() + "T23:59:59Z"
+        cell = matrix.make_cell(framework, release.version, matrix.default_python, "current", stamp)
+    return Side(cell, False)
+
+
+def plan(args: list[str], matrix: Matrix, today: _dt.date | None = None) -> UpgradePlan:
+    """Validate against PyPI before anything is installed."""
+    words, base_version = _split(args)
+    name, wanted = parse_spec(words)
+    framework = matrix.framework(name)
+    day = today or _dt.datetime.now(_dt.UTC).date()
+    release = pypi.resolve(framework.package, wanted)
+    target_side = _side(matrix, framework, release, as_released=False, today=day)
+    if not target_side.in_reference:  # a version outside the matrix is resolved as of today
+        stamp = day.isoformat() + "T23:59:59Z"
+        target_side = Side(matrix.make_cell(framework, release.version, matrix.default_python, "current", stamp), False)
+    if base_version is None:
+        baseline = matrix.newest(framework.key)
+        if not baseline.reference_path.exists():
+            raise FaninError(f"no reference result set for {baseline.id} to compare with; run and bless it first")
+        base_side = Side(baseline, True)
+    else:
+        try:
+            Version(base_version)
+        except InvalidVersion:
+            raise FaninError(f"--from {base_version!r} is not a version like 2.8.0") from None
+        base_side = _side(matrix, framework, pypi.resolve(framework.package, base_version), as_released=True, today=day)
+        if Version(base_side.cell.version) == Version(release.version):
+            raise FaninError(
+                f"--from and the target are the same version ({release.version}); give the one you run now"
+            )
+    return UpgradePlan(target=target_side, base=base_side)
+
+
+def run(args: list[str], matrix: Matrix) -> int:
+    """Lock and probe whichever side the reference lacks, then classify every difference."""
+    from fanin.model import compare
+    from fanin.model.matrix import REPORTS
+    from fanin.model.results import ResultSet, load
+    from fanin.run import all_cells, one_cell
+    from fanin.run.identity import load_reference
+    from fanin.versions import locking
+
+    upgrade_plan = plan(args, matrix)
+
+    def observe(side: Side) -> ResultSet | int:
+        if side.in_reference:
+            return load_reference(side.cell.reference_path, side.cell)
+        lock_path = REPORTS / "locks" / f"{side.cell.id}.txt"
+        locking.lock(side.cell, matrix, lock_path)
+        options = all_cells.Options(
+            lock=lock_path, results_dir=REPORTS / "upgrade", reference_dir=REPORTS / "upgrade" / "none", accept_new=True
+        )
+        with one_cell.signals_end_children():
+            result = all_cells.run_one(side.cell, matrix, options)
+        print(all_cells.describe(result, reference=REPORTS / "upgrade" / "none" / "-"))
+        if result.code not in (one_cell.SAME, one_cell.CHANGED):
+            return result.code
+        return load(result.results, expect_cell=side.cell.id)
+
+    base = observe(upgrade_plan.base)
+    if isinstance(base, int):
+        return base
+    target = observe(upgrade_plan.target)
+    if isinstance(target, int):
+        return target
+    changes = compare.diff(base, target)
+    where = {True: "reference", False: "probed now"}
+    header = (
+        f"{base.cell} ({base.version}, {where[upgrade_plan.base.in_reference]}) -> "
+        f"{target.cell} ({target.version}, {where[upgrade_plan.target.in_reference]})"
+    )
+    return gate(header, changes, len(target.observations), details=True)
+
+
+def gate(header: str, changes: list, observed: int, details: bool = False) -> int:
+    """Print the gate's verdict (counts per kind of change, the table, optionally each before/after); its exit code."""
+    from fanin.model import compare
+    from fanin.report import markdown
+    from fanin.run import one_cell
+
+    if not changes:
+        print(f"{header}: no change in {observed} observations")
+        return one_cell.SAME
+    counts = {label: sum(c.label == label for c in changes) for label in dict.fromkeys(c.label for c in changes)}
+    print(f"{header}: " + ", ".join(f"{n} {label}" for label, n in counts.items()))
+    print(markdown.changes(changes) + "\n")
+    if details:
+        for change in changes:
+            if change.is_breaking:
+                print(compare.describe(change) + "\n")
+    return one_cell.CHANGED if any(change.gates for change in changes) else one_cell.SAME
