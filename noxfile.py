@@ -36,25 +36,28 @@ nox.options.default_venv_backend = "none"
 nox.options.sessions = ["matrix", "report"]
 
 
-def _matrix() -> dict:
-    """The matrix as data, only to name sessions; fanin validates it (and says what is wrong) when a session runs."""
+def _check_matrix() -> None:
+    """A broken matrix file is one line before nox lists anything; fanin validates the rest when a session runs."""
     path = Path(os.environ.get("FANIN_MATRIX", ROOT / "reference" / "matrix.toml"))
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         sys.stderr.write(f"fanin: error: {path}: cannot be read as a matrix ({type(exc).__name__}: {exc})\n")
         raise SystemExit(2) from None
-    return data
 
 
 def _cells() -> list[tuple[str, str, bool]]:
     """(cell id, framework, newest of its framework) for every [[cell]], as `fanin cells --json` lists them."""
-    done = subprocess.run(
-        ["uv", "run", "--quiet", "--frozen", "--project", str(ROOT), "python", "-m", "fanin", "cells", "--json"],
-        capture_output=True,
-        text=True,
-        env=_env(),
-    )
+    try:
+        done = subprocess.run(
+            ["uv", "run", "--quiet", "--frozen", "--project", str(ROOT), "python", "-m", "fanin", "cells", "--json"],
+            capture_output=True,
+            text=True,
+            env=_env(),
+        )
+    except FileNotFoundError:
+        sys.stderr.write("fanin: error: uv is not on PATH: run ./noxw (it brings nox and uv), or install uv\n")
+        raise SystemExit(2) from None
     if done.returncode != 0:
         sys.stderr.write(
             done.stderr.strip().splitlines()[-1] + "\n" if done.stderr.strip() else "fanin: error: cannot list cells\n"
@@ -86,7 +89,7 @@ def fanin(
         session.error(f"exit {code}")
 
 
-_matrix()  # a broken file is one line before nox lists anything
+_check_matrix()
 CELLS = _cells()
 
 

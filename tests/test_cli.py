@@ -286,3 +286,13 @@ def test_written_files_have_normal_permissions(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert {oct(p.stat().st_mode & 0o777) for p in (tmp_path / "a.md", tmp_path / "sub" / "b.json")} == {"0o644"}
+
+
+def test_the_version_is_pyprojects() -> None:
+    import tomllib
+
+    import fanin
+    from fanin.model.source import REPO_ROOT
+
+    declared = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert fanin.__version__ == declared

@@ -47,3 +47,10 @@ def test_a_broken_matrix_is_one_line(tmp_path: Path) -> None:
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert lines[-1].startswith("fanin: error: ") and "resolution 'today'" in lines[-1]
     assert "Traceback" not in done.stderr
+
+
+def test_nox_without_uv_is_one_line(tmp_path: Path) -> None:
+    """A user with nox but no uv types `nox -l`: one line saying what to do, no traceback."""
+    done = nox_list({"PATH": str(tmp_path)}, json_output=False)  # nox itself runs as `python -m nox`
+    assert done.returncode == 2
+    assert done.stderr.strip() == "fanin: error: uv is not on PATH: run ./noxw (it brings nox and uv), or install uv"
