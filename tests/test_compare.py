@@ -90,3 +90,13 @@ def test_the_direction_of_a_change_follows_the_legend(
 ) -> None:
     change = compare.classify("x/y/z", before, after)
     assert (change.label, change.gates) == (label, gates)
+
+
+def test_an_na_whose_reason_alone_changed_is_wording() -> None:
+    """n/a in both versions, the reason put another way: wording (exit 0), not a behaviour change."""
+    before = Observation("n/a", {"reason": "no module google.adk.apps in this version"}, "n/a", "n/a: no module", "n/a")
+    after = Observation("n/a", {"reason": "no attribute App in google.adk.apps"}, "n/a", "n/a: no attribute", "n/a")
+    change = compare.classify("adk/x/y", before, after)
+    assert change.kind == compare.Kind.WORDING and not change.gates
+    observed = Observation("ok", {"x": 1}, "safe", "x", "safe")
+    assert compare.classify("adk/x/y", before, observed).direction == compare.Direction.NEW_COVERAGE

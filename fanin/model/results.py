@@ -326,8 +326,11 @@ class Observation:
     def behaviour(self) -> str:
         """What is compared, everywhere (the upgrade gate, the report's spans, stability): outcome, hazard, value.
 
-        Label and detail are human text; a reworded error message is the same behaviour.
+        Label and detail are human text; a reworded error message is the same behaviour. So is the
+        reason of an n/a: "the API is missing" in both versions, however the reason is put.
         """
+        if self.outcome == NOT_APPLICABLE:
+            return json.dumps([self.outcome, self.hazard], ensure_ascii=False)
         return json.dumps([self.outcome, self.hazard, self.value], sort_keys=True, ensure_ascii=False)
 
     def to_json(self) -> dict[str, Any]:
