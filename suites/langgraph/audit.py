@@ -143,8 +143,14 @@ def function_ast(fn: Any) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
     if len(found) > 1 and hasattr(code, "co_positions"):
         columns = [p[2] for p in code.co_positions() if p[2] is not None and p[0] == first]
         if columns:
-            found = [n for n in found if isinstance(n, ast.Lambda) and n.body.col_offset <= min(columns) <= (n.body.end_col_offset or 0)]
-            found = [n for n in found if not any(o is not n and o.body.col_offset > n.body.col_offset for o in found)][:1] or found
+            found = [
+                n
+                for n in found
+                if isinstance(n, ast.Lambda) and n.body.col_offset <= min(columns) <= (n.body.end_col_offset or 0)
+            ]
+            found = [n for n in found if not any(o is not n and o.body.col_offset > n.body.col_offset for o in found)][
+                :1
+            ] or found
     return found[0] if len(found) == 1 else None
 
 
@@ -205,7 +211,12 @@ class _Reader:
         for node in self.nodes:
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
                 out.append(node.value)
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name and node.value:
+            elif (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and node.target.id == name
+                and node.value
+            ):
                 out.append(node.value)
         return out
 
@@ -307,7 +318,11 @@ class _Reader:
         for node in self.nodes:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
-                    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == name:
+                    if (
+                        isinstance(target, ast.Subscript)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id == name
+                    ):
                         key = self.key(target.slice)
                         if key is None:
                             out.merge(Writes(complete=False, why=f"{name}[...] with a key computed at run time"))
@@ -329,7 +344,11 @@ class _Reader:
         value = self.constant(expr)
         if isinstance(value, str):
             return Routes(targets={value})
-        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value) and not isinstance(expr, ast.Constant):
+        if (
+            isinstance(value, (list, tuple))
+            and all(isinstance(v, str) for v in value)
+            and not isinstance(expr, ast.Constant)
+        ):
             return Routes(targets=set(value), multi=len(value) > 1)
         if isinstance(expr, ast.Constant) and expr.value is None:
             return Routes(stays=True)
@@ -383,7 +402,11 @@ class _Reader:
             for value in values:
                 out.merge(self.routes(value, depth + 1, many))
             for node in self.nodes:  # sends.append(Send(...)) in a loop: several tasks
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("append", "extend")
+                ):
                     if isinstance(node.func.value, ast.Name) and node.func.value.id == expr.id:
                         for arg in node.args:
                             part = self.routes(arg, depth + 1, True)
@@ -451,7 +474,9 @@ def module_of(obj: Any) -> str:
 def _builder(target: Any) -> Any | None:
     builder = getattr(target, "builder", target)
     needed = ("channels", "nodes", "edges", "branches")
-    return builder if all(hasattr(builder, name) for name in needed) and type(builder).__name__ == "StateGraph" else None
+    return (
+        builder if all(hasattr(builder, name) for name in needed) and type(builder).__name__ == "StateGraph" else None
+    )
 
 
 def _samples(kind: str) -> list[Any] | None:
@@ -483,10 +508,21 @@ def _algebra(operator: Any, typ: Any) -> dict[str, Any]:
         associative = operator(operator(copy.deepcopy(x), copy.deepcopy(y)), copy.deepcopy(z)) == operator(
             copy.deepcopy(x), operator(copy.deepcopy(y), copy.deepcopy(z))
         )
-        duplicating = operator(copy.deepcopy(x), copy.deepcopy(x)) != x  # f(a, a) != a: a value folded in twice shows twice
+        duplicating = (
+            operator(copy.deepcopy(x), copy.deepcopy(x)) != x
+        )  # f(a, a) != a: a value folded in twice shows twice
     except Exception as exc:  # noqa: BLE001 - the reducer refuses sample values: say so
-        return {"commutative": "unknown", "associative": "unknown", "tried_on": f"{name} samples raised {type(exc).__name__}"}
-    return {"commutative": commutative, "associative": associative, "duplicating": duplicating, "tried_on": f"{name} samples"}
+        return {
+            "commutative": "unknown",
+            "associative": "unknown",
+            "tried_on": f"{name} samples raised {type(exc).__name__}",
+        }
+    return {
+        "commutative": commutative,
+        "associative": associative,
+        "duplicating": duplicating,
+        "tried_on": f"{name} samples",
+    }
 
 
 def _channels(builder: Any) -> list[dict[str, Any]]:
@@ -505,7 +541,9 @@ def _channels(builder: Any) -> list[dict[str, Any]]:
                 row.update({"commutative": "unknown", "associative": "unknown", "tried_on": "merges messages by id"})
                 row["by_id"] = True
             elif kind == "DeltaChannel":
-                row.update({"commutative": "unknown", "associative": "unknown", "tried_on": "a batch reducer (DeltaChannel)"})
+                row.update(
+                    {"commutative": "unknown", "associative": "unknown", "tried_on": "a batch reducer (DeltaChannel)"}
+                )
             else:
                 row.update(_algebra(operator, getattr(channel, "typ", None)))
         elif kind in ("Topic", "EphemeralValue", "NamedBarrierValue", "AnyValue", "UntrackedValue"):
@@ -653,10 +691,14 @@ def _graph(builder: Any) -> Graph:
             choices[name].append(("Command", routes))
         elif command is not None and (command.targets or command.sends):
             if not command.complete:
-                unknown.append(f"{name}: returns Command(goto=...) it does not declare (Command[Literal[...]] or destinations=)")
+                unknown.append(
+                    f"{name}: returns Command(goto=...) it does not declare (Command[Literal[...]] or destinations=)"
+                )
             routes = Routes(targets=set(command.targets), sends=dict(command.sends), multi=command.multi, stays=True)
             choices[name].append(("Command", routes))
-    waiting = sorted(((tuple(sorted(s)), t) for s, t in getattr(builder, "waiting_edges", set())), key=lambda e: (e[1], e[0]))
+    waiting = sorted(
+        ((tuple(sorted(s)), t) for s, t in getattr(builder, "waiting_edges", set())), key=lambda e: (e[1], e[0])
+    )
     return Graph(builder, nodes, static, choices, waiting, unknown)
 
 
@@ -691,7 +733,11 @@ def _walk(g: Graph) -> Walk:
     several: dict[str, set[str]] = defaultdict(set)
     starved: dict[int, set[frozenset[str]]] = defaultdict(set)
     Active = frozenset[tuple[str, bool]]
-    start: tuple[Active, frozenset[tuple[int, str]], frozenset[str]] = (frozenset({(START, False)}), frozenset(), frozenset())
+    start: tuple[Active, frozenset[tuple[int, str]], frozenset[str]] = (
+        frozenset({(START, False)}),
+        frozenset(),
+        frozenset(),
+    )
     frontier = [(start, 0)]
     seen = {start}
     truncated = False
@@ -831,9 +877,14 @@ def _fake_chat_models() -> Iterator[bool]:
         yield ChatGenerationChunk(message=AIMessageChunk(content=FAKE_REPLY))
 
     patches = {
-        "_generate_with_cache": result, "_agenerate_with_cache": aresult,
-        "_generate": result, "_agenerate": aresult, "_stream": chunks, "_astream": achunks,
-        "stream": stream, "astream": astream,
+        "_generate_with_cache": result,
+        "_agenerate_with_cache": aresult,
+        "_generate": result,
+        "_agenerate": aresult,
+        "_stream": chunks,
+        "_astream": achunks,
+        "stream": stream,
+        "astream": astream,
     }
     saved = {name: BaseChatModel.__dict__.get(name) for name in patches}
     # Subclasses override _generate/_stream: patch the base's entry points, which every subclass inherits.
@@ -844,7 +895,16 @@ def _fake_chat_models() -> Iterator[bool]:
     while todo:
         cls = todo.pop()
         todo.extend(cls.__subclasses__())
-        for name in ("_generate", "_agenerate", "_stream", "_astream", "_generate_with_cache", "_agenerate_with_cache", "stream", "astream"):
+        for name in (
+            "_generate",
+            "_agenerate",
+            "_stream",
+            "_astream",
+            "_generate_with_cache",
+            "_agenerate_with_cache",
+            "stream",
+            "astream",
+        ):
             if name in cls.__dict__:
                 subclass_saved.append((cls, name, cls.__dict__[name]))
                 setattr(cls, name, patches[name])
@@ -871,18 +931,31 @@ def _dry_run(target: Any, builder: Any, given: Any) -> dict[str, Any]:
             for event in graph.stream(given, config, stream_mode="debug"):
                 if event.get("type") == "task_result":
                     payload = event.get("payload", {})
-                    channels = [item[0] if isinstance(item, (list, tuple)) else item for item in payload.get("result", [])]
+                    channels = [
+                        item[0] if isinstance(item, (list, tuple)) else item for item in payload.get("result", [])
+                    ]
                     keys = sorted({str(c) for c in channels if not str(c).startswith(("__", "branch:"))})
-                    writes.append({"step": event.get("step"), "node": payload.get("name"), "task": payload.get("id"), "keys": keys})
+                    writes.append(
+                        {
+                            "step": event.get("step"),
+                            "node": payload.get("name"),
+                            "task": payload.get("id"),
+                            "keys": keys,
+                        }
+                    )
         except Exception as exc:  # noqa: BLE001 - the dry run's failure is itself a fact (e.g. InvalidUpdateError)
-            first = str(exc).splitlines()[0][:200] if str(exc) else ""
-            error = f"{type(exc).__name__}: {first}"
+            first = str(exc).splitlines()[0][:200] if str(exc) else "(no message)"
+            frames = pyinspect.getinnerframes(exc.__traceback__, context=0) if exc.__traceback__ else []
+            at = f" (raised at {frames[-1].filename}:{frames[-1].lineno} in {frames[-1].function})" if frames else ""
+            error = f"{type(exc).__name__}: {first}{at}"
     by_step: dict[str, dict[str, list[str]]] = defaultdict(dict)
     for write in writes:
         by_step[str(write["step"])].setdefault(write["node"], [])
-        by_step[str(write["step"])][write["node"]] = sorted(set(by_step[str(write["step"])][write["node"]]) | set(write["keys"]))
+        by_step[str(write["step"])][write["node"]] = sorted(
+            set(by_step[str(write["step"])][write["node"]]) | set(write["keys"])
+        )
     note = (
-        "ran the graph once on the given input, chat models replaced by a fixed AIMessage (langchain_core BaseChatModel patched);"
+        "ran the graph once on the given input with a fake chat model: every langchain_core BaseChatModel answered one fixed AIMessage;"
         " tools and other calls ran as written"
         if faked
         else "ran the graph once on the given input; langchain_core is not installed, so nothing was faked"
@@ -908,7 +981,10 @@ def _names(nodes: list[str]) -> str:
 
 
 def _order_probes(via_send: bool) -> list[str]:
-    return ["langgraph/reducers/commutativity", "langgraph/send/order" if via_send else "langgraph/fold-order/node-names"]
+    return [
+        "langgraph/reducers/commutativity",
+        "langgraph/send/order" if via_send else "langgraph/fold-order/node-names",
+    ]
 
 
 class _Findings:
@@ -953,63 +1029,89 @@ def _writers_findings(g: Graph, walk: Walk, policies: dict[str, dict[str, Any]],
             channel = row.get("channel")
             where_nodes = [f"{group[0]} (Send tasks)"] if via_send else group
             how = f"read from the graph: {meet}; " + ", ".join(
-                f"{n} writes {key!r} ({'its output schema' if nodes[n].how == 'subgraph' else 'its source'})" for n in group
+                f"{n} writes {key!r} ({'its output schema' if nodes[n].how == 'subgraph' else 'its source'})"
+                for n in group
             )
             if channel == "LastValue":
                 if len(subgraphs) == len(group) and not via_send:
-                    out.add(("parallel subgraphs sharing state keys", key), {
-                        "pattern": "parallel subgraphs sharing state keys",
-                        "where": [*group, f"key {key!r}"],
-                        "probes": ["langgraph/subgraph/shared-keys"],
-                        "certainty": "static",
-                        "how": how,
-                        "precondition": f"{meet}, and both return the parent's plain key {key!r} (in their output schema), which has no reducer",
-                    })
+                    keys = sorted(k for k in shared if policies.get(k, {}).get("channel") == "LastValue")
+                    out.add(
+                        ("parallel subgraphs sharing state keys", " ".join(group)),
+                        {
+                            "pattern": "parallel subgraphs sharing state keys",
+                            "where": [*group, "keys " + ", ".join(repr(k) for k in keys)],
+                            "probes": ["langgraph/subgraph/shared-keys"],
+                            "certainty": "static",
+                            "how": how,
+                            "precondition": f"{meet}, and both return the parent's plain keys {keys} (in their output schema), which have no reducer",
+                        },
+                    )
                     continue
                 full = [n for n in group if nodes[n].full_state]
-                probes = (["langgraph/send/reducer-required"] if via_send
-                          else ["langgraph/same-key/full-state-return"] if full else ["langgraph/same-key/no-reducer"])
-                out.add(("plain key written in parallel", key), {
-                    "pattern": "plain key written in parallel",
-                    "where": [*where_nodes, f"key {key!r}"],
-                    "probes": probes,
-                    "certainty": sure,
-                    "how": how,
-                    "precondition": f"{meet}, and {'each' if via_send else 'both'} write the plain key {key!r} (LastValue, no reducer)"
-                    + (f"; {_names(full)} return{'s' if len(full) == 1 else ''} the whole state" if full and not via_send else ""),
-                })
+                probes = (
+                    ["langgraph/send/reducer-required"]
+                    if via_send
+                    else ["langgraph/same-key/full-state-return"]
+                    if full
+                    else ["langgraph/same-key/no-reducer"]
+                )
+                out.add(
+                    ("plain key written in parallel", key),
+                    {
+                        "pattern": "plain key written in parallel",
+                        "where": [*where_nodes, f"key {key!r}"],
+                        "probes": probes,
+                        "certainty": sure,
+                        "how": how,
+                        "precondition": f"{meet}, and {'each' if via_send else 'both'} write the plain key {key!r} (LastValue, no reducer)"
+                        + (
+                            f"; {_names(full)} return{'s' if len(full) == 1 else ''} the whole state"
+                            if full and not via_send
+                            else ""
+                        ),
+                    },
+                )
             elif channel == "BinaryOperatorAggregate":
                 duplicated = [n for n in subgraphs if key in (nodes[n].subgraph_inputs or set())]
                 if len(subgraphs) == len(group) and not via_send and row.get("duplicating") is True and duplicated:
-                    out.add(("parallel subgraphs sharing state keys", key), {
-                        "pattern": "parallel subgraphs sharing state keys",
-                        "where": [*group, f"key {key!r}"],
-                        "probes": ["langgraph/subgraph/operator-add-duplication"],
-                        "certainty": "static",
-                        "how": how,
-                        "precondition": f"{meet}; {_names(duplicated)} take{'s' if len(duplicated) == 1 else ''} {key!r} in and return"
-                        f" it whole (output schema), and the parent folds it with {row['policy']}, which keeps a value folded in twice twice",
-                    })
+                    out.add(
+                        ("parallel subgraphs sharing state keys", key),
+                        {
+                            "pattern": "parallel subgraphs sharing state keys",
+                            "where": [*group, f"key {key!r}"],
+                            "probes": ["langgraph/subgraph/operator-add-duplication"],
+                            "certainty": "static",
+                            "how": how,
+                            "precondition": f"{meet}; {_names(duplicated)} take{'s' if len(duplicated) == 1 else ''} {key!r} in and return"
+                            f" it whole (output schema), and the parent folds it with {row['policy']}, which keeps a value folded in twice twice",
+                        },
+                    )
                 whole = [n for n in group if key in nodes[n].whole_lists]
                 if whole and row.get("duplicating") is True:
-                    out.add(("parallel nodes return the whole list", key), {
-                        "pattern": "parallel nodes return the whole list",
-                        "where": [*whole, f"key {key!r}"],
-                        "probes": ["langgraph/reducers/full-state-not-delta"],
-                        "certainty": sure,
-                        "how": f"{how}; {_names(whole)} return state[{key!r}] + [...]",
-                        "precondition": f"{meet}, and {_names(whole)} return the whole list {key!r} plus an item into {row['policy']}",
-                    })
+                    out.add(
+                        ("parallel nodes return the whole list", key),
+                        {
+                            "pattern": "parallel nodes return the whole list",
+                            "where": [*whole, f"key {key!r}"],
+                            "probes": ["langgraph/reducers/full-state-not-delta"],
+                            "certainty": sure,
+                            "how": f"{how}; {_names(whole)} return state[{key!r}] + [...]",
+                            "precondition": f"{meet}, and {_names(whole)} return the whole list {key!r} plus an item into {row['policy']}",
+                        },
+                    )
                 if row.get("commutative") is False and not row.get("by_id"):
-                    out.add(("order-sensitive reducer", key), {
-                        "pattern": "order-sensitive reducer",
-                        "where": [*where_nodes, f"key {key!r} ({row['policy']})"],
-                        "probes": _order_probes(via_send),
-                        "certainty": sure,
-                        "how": how,
-                        "precondition": f"{meet}, and {'each writes' if via_send else 'both write'} {key!r}, whose reducer"
-                        f" ({row['policy']}) gives a different result in the other order on sample values",
-                    })
+                    out.add(
+                        ("order-sensitive reducer", key),
+                        {
+                            "pattern": "order-sensitive reducer",
+                            "where": [*where_nodes, f"key {key!r} ({row['policy']})"],
+                            "probes": _order_probes(via_send),
+                            "certainty": sure,
+                            "how": how,
+                            "precondition": f"{meet}, and {'each writes' if via_send else 'both write'} {key!r}, whose reducer"
+                            f" ({row['policy']}) gives a different result in the other order on sample values",
+                        },
+                    )
 
 
 def _join_findings(g: Graph, walk: Walk, out: _Findings) -> None:
@@ -1034,29 +1136,39 @@ def _join_findings(g: Graph, walk: Walk, out: _Findings) -> None:
         if again:
             other, hit = again[0]
             depths = {s: depth.get(s) for s in sorted(sources)}
-            out.add(("join by separate edges from paths of unequal depth", node), {
-                "pattern": "join by separate edges from paths of unequal depth",
-                "where": [node, f"sources {depths}"],
-                "probes": ["langgraph/join/separate-edges", "langgraph/join/unequal-depth-docs-example"],
-                "certainty": "static",
-                "how": f"read from the graph: {node} has separate edges from {sorted(sources)}; it can run in the superstep"
-                f" of {other}, which " + ("is itself one of them" if other in hit else f"still leads to {_names(hit)}"),
-                "precondition": f"{node} joins by separate add_edge calls (not a list edge, not defer=True) branches that"
-                f" reach it in different supersteps, so it runs once per arriving branch",
-            })
+            out.add(
+                ("join by separate edges from paths of unequal depth", node),
+                {
+                    "pattern": "join by separate edges from paths of unequal depth",
+                    "where": [node, f"sources {depths}"],
+                    "probes": ["langgraph/join/separate-edges", "langgraph/join/unequal-depth-docs-example"],
+                    "certainty": "static",
+                    "how": f"read from the graph: {node} has separate edges from {sorted(sources)}; it can run in the superstep"
+                    f" of {other}, which "
+                    + ("is itself one of them" if other in hit else f"still leads to {_names(hit)}"),
+                    "precondition": f"{node} joins by separate add_edge calls (not a list edge, not defer=True) branches that"
+                    f" reach it in different supersteps, so it runs once per arriving branch",
+                },
+            )
     for i, partials in sorted(walk.starved.items()):
         sources, node = g.waiting[i]
         partial = min(partials, key=lambda p: (len(p), sorted(p)))
         missing = [s for s in sources if s not in partial]
-        out.add(("list-edge join fed by a router", node), {
-            "pattern": "list-edge join fed by a router",
-            "where": [node, f"waits for {list(sources)}; a route can run {_names(sorted(partial))} without {missing}"],
-            "probes": ["langgraph/join/unselected-branch", "langgraph/join/list-edge"],
-            "certainty": "static",
-            "how": "read from the graph: the routers' declared targets and the list edge",
-            "precondition": f"add_edge({list(sources)}, {node!r}) waits for all of them, and a router can select"
-            f" {sorted(partial)} without {missing}: the run then ends without {node}",
-        })
+        out.add(
+            ("list-edge join fed by a router", node),
+            {
+                "pattern": "list-edge join fed by a router",
+                "where": [
+                    node,
+                    f"waits for {list(sources)}; a route can run {_names(sorted(partial))} without {missing}",
+                ],
+                "probes": ["langgraph/join/unselected-branch", "langgraph/join/list-edge"],
+                "certainty": "static",
+                "how": "read from the graph: the routers' declared targets and the list edge",
+                "precondition": f"add_edge({list(sources)}, {node!r}) waits for all of them, and a router can select"
+                f" {sorted(partial)} without {missing}: the run then ends without {node}",
+            },
+        )
 
 
 def _command_findings(g: Graph, out: _Findings) -> None:
@@ -1066,14 +1178,17 @@ def _command_findings(g: Graph, out: _Findings) -> None:
         if not commands or not extra:
             continue
         goto = sorted(commands[0].targets - {END})
-        out.add(("Command routing beside a static edge", name), {
-            "pattern": "Command routing beside a static edge",
-            "where": [name, f"Command(goto={goto}) and add_edge to {extra}"],
-            "probes": ["langgraph/command/static-edge-still-runs"],
-            "certainty": "static",
-            "how": f"read from the graph: {name} routes with Command and also has static edges to {extra}",
-            "precondition": f"{name} returns Command(goto=...) and has add_edge({name!r}, ...): the static edge runs as well",
-        })
+        out.add(
+            ("Command routing beside a static edge", name),
+            {
+                "pattern": "Command routing beside a static edge",
+                "where": [name, f"Command(goto={goto}) and add_edge to {extra}"],
+                "probes": ["langgraph/command/static-edge-still-runs"],
+                "certainty": "static",
+                "how": f"read from the graph: {name} routes with Command and also has static edges to {extra}",
+                "precondition": f"{name} returns Command(goto=...) and has add_edge({name!r}, ...): the static edge runs as well",
+            },
+        )
 
 
 def _structure_findings(g: Graph, out: _Findings) -> None:
@@ -1087,14 +1202,17 @@ def _structure_findings(g: Graph, out: _Findings) -> None:
     targets |= {t for _, t in g.waiting}
     for node in sorted(set(g.nodes) - reachable):
         if node in targets:
-            out.add(("dead join", node), {
-                "pattern": "dead join",
-                "where": [node],
-                "probes": [],
-                "certainty": "static",
-                "how": "read from the graph: edges, conditional edges, Command ends and Send targets; none from START reaches it",
-                "precondition": f"{node} has incoming edges, but no path from START leads to all of them",
-            })
+            out.add(
+                ("dead join", node),
+                {
+                    "pattern": "dead join",
+                    "where": [node],
+                    "probes": [],
+                    "certainty": "static",
+                    "how": "read from the graph: edges, conditional edges, Command ends and Send targets; none from START reaches it",
+                    "precondition": f"{node} has incoming edges, but no path from START leads to all of them",
+                },
+            )
 
 
 def _dry_run_findings(run: dict[str, Any], g: Graph, policies: dict[str, dict[str, Any]], out: _Findings) -> None:
@@ -1111,30 +1229,57 @@ def _dry_run_findings(run: dict[str, Any], g: Graph, policies: dict[str, dict[st
             names = sorted(set(writers))
             how = f"dry run, superstep {step}: {len(writers)} tasks of {names} wrote {key!r}"
             meet = f"{len(writers)} tasks of {names} ran in one superstep of the dry run"
-            if row.get("channel") == "LastValue":
-                out.observe(("plain key written in parallel", key), {
-                    "pattern": "plain key written in parallel",
-                    "where": [f"{len(writers)} tasks of {names}", f"key {key!r}"],
-                    "probes": ["langgraph/send/reducer-required"] if via_send else ["langgraph/same-key/no-reducer"],
-                    "precondition": f"{meet} and each wrote the plain key {key!r} (LastValue, no reducer)",
-                }, how)
+            covered = next(
+                (
+                    k
+                    for k, f in out.items.items()
+                    if f["pattern"] == "parallel subgraphs sharing state keys"
+                    and set(names) <= set(f["where"])
+                    and repr(key) in f["where"][-1]
+                ),
+                None,
+            )
+            if covered is not None:
+                out.observe(covered, {}, how)
+            elif row.get("channel") == "LastValue":
+                out.observe(
+                    ("plain key written in parallel", key),
+                    {
+                        "pattern": "plain key written in parallel",
+                        "where": [f"{len(writers)} tasks of {names}", f"key {key!r}"],
+                        "probes": ["langgraph/send/reducer-required"]
+                        if via_send
+                        else ["langgraph/same-key/no-reducer"],
+                        "precondition": f"{meet} and each wrote the plain key {key!r} (LastValue, no reducer)",
+                    },
+                    how,
+                )
             elif row.get("commutative") is False and not row.get("by_id"):
-                out.observe(("order-sensitive reducer", key), {
-                    "pattern": "order-sensitive reducer",
-                    "where": [*names, f"key {key!r} ({row['policy']})"],
-                    "probes": _order_probes(via_send),
-                    "precondition": f"{meet} and each wrote {key!r}, whose reducer ({row['policy']}) is not commutative on sample values",
-                }, how)
+                out.observe(
+                    ("order-sensitive reducer", key),
+                    {
+                        "pattern": "order-sensitive reducer",
+                        "where": [*names, f"key {key!r} ({row['policy']})"],
+                        "probes": _order_probes(via_send),
+                        "precondition": f"{meet} and each wrote {key!r}, whose reducer ({row['policy']}) is not commutative on sample values",
+                    },
+                    how,
+                )
     error = run.get("error") or ""
-    if "InvalidUpdateError" in error and not any(k[0] == "plain key written in parallel" for k in out.items):
-        out.add(("plain key written in parallel", "?"), {
-            "pattern": "plain key written in parallel",
-            "where": ["the dry run"],
-            "probes": ["langgraph/same-key/no-reducer", "langgraph/send/reducer-required"],
-            "certainty": "observed",
-            "how": f"the dry run raised {error}",
-            "precondition": "the dry run raised InvalidUpdateError: several tasks of one superstep wrote a key without a reducer",
-        })
+    if "InvalidUpdateError" in error and not any(
+        k[0] in ("plain key written in parallel", "parallel subgraphs sharing state keys") for k in out.items
+    ):
+        out.add(
+            ("plain key written in parallel", "?"),
+            {
+                "pattern": "plain key written in parallel",
+                "where": ["the dry run"],
+                "probes": ["langgraph/same-key/no-reducer", "langgraph/send/reducer-required"],
+                "certainty": "observed",
+                "how": f"the dry run raised {error}",
+                "precondition": "the dry run raised InvalidUpdateError: several tasks of one superstep wrote a key without a reducer",
+            },
+        )
 
 
 def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
@@ -1168,8 +1313,13 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
         "channels": channels,
         "graph": {
             "edges": sorted([s, t] for s, ts in g.static.items() for t in ts),
-            "routes": {s: [{"by": what, "targets": sorted(r.targets), "send": r.sends, "several_at_once": r.multi}
-                           for what, r in d] for s, d in sorted(g.choices.items())},
+            "routes": {
+                s: [
+                    {"by": what, "targets": sorted(r.targets), "send": r.sends, "several_at_once": r.multi}
+                    for what, r in d
+                ]
+                for s, d in sorted(g.choices.items())
+            },
             "waiting_edges": [[list(s), t] for s, t in g.waiting],
             "deferred": sorted(n for n, node in g.nodes.items() if node.defer),
             "unknown_routes": g.unknown_routes,
@@ -1178,9 +1328,14 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
         "supersteps": {node: sorted(at)[:5] for node, at in sorted(walk.steps.items())},
         "parallel": [list(group) for group in groups],
         "send_fanout": {node: sorted(routers) for node, routers in sorted(walk.several.items())},
-        "writes": {n: {"keys": sorted(node.writes), "how": node.how if node.complete else "unknown",
-                       **({"why": node.why} if node.why and not node.complete else {})}
-                   for n, node in sorted(g.nodes.items())},
+        "writes": {
+            n: {
+                "keys": sorted(node.writes),
+                "how": node.how if node.complete else "unknown",
+                **({"why": node.why} if node.why and not node.complete else {}),
+            }
+            for n, node in sorted(g.nodes.items())
+        },
         "unknown_writers": [n for n in unknown if n in meeting],
         "dry_run": run,
         "findings": findings,
