@@ -592,3 +592,53 @@ def test_whole_list_returned_into_operator_add(facts: dict[str, Any]) -> None:
 def test_an_exclusive_router_is_not_a_fan_out(facts: dict[str, Any]) -> None:
     assert found(facts, "exclusive_router") == []
     assert facts["exclusive_router"]["parallel"] == []
+
+
+DEEP_AGENT = """
+import importlib.util, json, sys
+from deepagents import create_deep_agent
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.tools import tool
+
+class NetworkModel(BaseChatModel):
+    @property
+    def _llm_type(self) -> str:
+        return "network"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        raise ConnectionError("this model needs the network")
+
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+@tool
+def search(query: str) -> str:
+    "Search the web."
+    return "results"
+
+spec = importlib.util.spec_from_file_location("fanin_audit_langgraph", sys.argv[1])
+inspector = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(inspector)
+agent = create_deep_agent(
+    model=NetworkModel(), tools=[search],
+    subagents=[{"name": "researcher", "description": "researches", "system_prompt": "research"}],
+)
+print(json.dumps(inspector.inspect(agent, {"messages": [{"role": "user", "content": "hi"}]}), default=str))
+"""
+
+
+def test_a_deep_agent_graph_without_noise() -> None:
+    """deepagents' internal nodes (model, tools as Send tasks, middleware) raise no LangGraph finding."""
+    python = audit.python_of(MATRIX.newest("deepagents"))
+    done = subprocess.run(
+        [python, "-c", DEEP_AGENT, str(SUITES / "langgraph" / "audit.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    fact = json.loads(done.stdout.strip().splitlines()[-1])
+    assert fact["findings"] == [] and fact["unknown_writers"] == []
+    assert fact["send_fanout"] == {"tools": ["model"]}
+    assert fact["dry_run"]["error"] is None and fact["dry_run"]["fake_model"] is True

@@ -353,7 +353,7 @@ class _Reader:
         if isinstance(expr, ast.Constant) and expr.value is None:
             return Routes(stays=True)
         if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
-            out = Routes(multi=len(expr.elts) > 1)
+            out = Routes()
             counts: dict[str, int] = {}
             for element in expr.elts:
                 part = self.routes(element, depth + 1, many)
@@ -363,10 +363,11 @@ class _Reader:
             for target, count in counts.items():
                 if count > 1:
                     out.sends[target] = True
+            out.multi = out.multi or len(out.targets) > 1 or not out.complete  # several targets at once
             return out
         if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
             out = self.routes(expr.elt, depth + 1, True)
-            out.multi = True
+            out.multi = len(out.targets) > 1 or not out.sends  # Sends to one node: several tasks, one target
             return out
         if isinstance(expr, ast.IfExp):
             out = self.routes(expr.body, depth + 1, many)
@@ -411,7 +412,7 @@ class _Reader:
                         for arg in node.args:
                             part = self.routes(arg, depth + 1, True)
                             out.merge(part)
-                        out.multi = True
+                        out.multi = out.multi or len(out.targets) > 1 or not out.sends
             return out
         return Routes(complete=False)
 
