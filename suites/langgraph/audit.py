@@ -995,6 +995,11 @@ class _Findings:
     def add(self, key: tuple[str, str], finding: dict[str, Any]) -> None:
         if key not in self.items:
             self.items[key] = finding
+            return
+        held = self.items[key]  # another pair writes the same key: name every writer once
+        if key[0] in ("plain key written in parallel", "order-sensitive reducer"):
+            writers = list(dict.fromkeys([*held["where"][:-1], *finding["where"][:-1]]))
+            held["where"] = [*writers, held["where"][-1]]
 
     def observe(self, key: tuple[str, str], finding: dict[str, Any], how: str) -> None:
         """A dry-run observation: upgrades the static finding of the same pattern and key, or adds one."""
