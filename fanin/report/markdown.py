@@ -532,13 +532,29 @@ def divergence(before: str, after: str) -> tuple[str, str]:
     return "…" + before[cut:], "…" + after[cut:]
 
 
+# The gate's reading order: what breaks first, then what moved, then what got better, then text.
+GATE_ORDER = ("regression", "changed", "fix", "new coverage", "wording", "new", "missing")
+
+
+def _what_moved(change: compare.Change) -> tuple[str, str]:
+    """Before/after where the hazard and detail read the same: the first outcome or value path that differs."""
+    assert change.before is not None and change.after is not None
+    if change.before.outcome != change.after.outcome:
+        return f"outcome {change.before.outcome}", f"outcome {change.after.outcome}"
+    for path, before, after in compare.value_differences(change.before.value, change.after.value):
+        return f"{path}: {compare.compact(before)}", f"{path}: {compare.compact(after)}"
+    return f"label {change.before.label}", f"label {change.after.label}"
+
+
 def changes(rows: list[compare.Change]) -> str:
-    """The gate's table: one line per changed probe, before and after, from where they differ."""
+    """The gate's table: regressions first; one line per changed probe, before and after, from where they differ."""
     table = []
-    for change in rows:
+    for change in sorted(rows, key=lambda c: (GATE_ORDER.index(c.label) if c.label in GATE_ORDER else 99, c.probe_id)):
         before = f"[{change.before.hazard}] {change.before.detail}" if change.before else "—"
         after = f"[{change.after.hazard}] {change.after.detail}" if change.after else "—"
-        if change.before and change.after:
+        if change.before and change.after and before == after:
+            before, after = _what_moved(change)
+        elif change.before and change.after:
             before, after = divergence(before, after)
         table.append([change.label, change.probe_id, label(before, 64), label(after, 64)])
     return tabulate(table, headers=["change", "probe", "before", "after"], tablefmt="github")
