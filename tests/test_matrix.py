@@ -108,8 +108,8 @@ def test_framework_accepts_key_or_package_name() -> None:
 
 
 def test_a_framework_key_with_an_underscore_is_found_and_prefixes_probe_ids() -> None:
-    from fanin.matrix import Framework, Matrix
-    from fanin.model import OBSERVATION_ID, PROBE_ID
+    from fanin.model.matrix import Framework, Matrix
+    from fanin.model.results import OBSERVATION_ID, PROBE_ID
 
     fw = Framework("my_graph", "graph-lib", "My graph", "graph_lib")
     registry = Matrix((), {"my_graph": fw}, "3.11", ())
