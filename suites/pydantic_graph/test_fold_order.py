@@ -1,4 +1,9 @@
-"""The order a join folds its branches' outputs in, and the order parallel steps start in."""
+"""The order a join folds its branches' outputs in, and the order parallel steps start in.
+
+Broadcast branches started in reverse declaration order up to 2.61.0; 2.62.0 made the queue in
+`_flatten_paths` (graph_builder.py) first-in first-out, "so a broadcast fork's branches" start "in the
+order they were added" (bisected; `pydantic_graph/fold-order/start-order`).
+"""
 
 from dataclasses import dataclass, field
 
