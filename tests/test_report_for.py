@@ -52,8 +52,9 @@ def test_reference_versions_are_read_from_the_reference(reports: Path, capsys: p
     assert "| Framework | LangGraph (langgraph), Google ADK (google-adk) |" in listed
     assert "| Version | langgraph==1.2.9, google-adk==1.15.1 |" in listed
     evidence = [line for line in listed.splitlines() if line.startswith("  - Evidence: ")]
+    at = "|".join(re.escape(f"{package} {version}") for package, version in newest_others)
     assert evidence and all(
-        re.search(r"\)@[0-9a-f]{6} \((langgraph 1\.2\.9|google-adk 1\.15\.1|deepagents \S+)\): ", e) for e in evidence
+        re.search(rf"\)@[0-9a-f]{{6}} \((langgraph 1\.2\.9|google-adk 1\.15\.1|{at})\): ", e) for e in evidence
     )
     assert (out / "matrix.html").is_file() and any((out / "compare").iterdir())
 

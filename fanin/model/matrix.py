@@ -129,7 +129,7 @@ class Matrix:
         """Accept the key (`adk`) or the package, by PyPI's name rules (`google-adk`, `google_adk`, `Google.ADK`)."""
         wanted = canonicalize_name(name)
         for fw in self.frameworks.values():
-            if wanted in (fw.key, canonicalize_name(fw.package)):
+            if wanted in (canonicalize_name(fw.key), canonicalize_name(fw.package)):
                 return fw
         known = ", ".join(f"{fw.key} ({fw.package})" for fw in self.frameworks.values())
         raise MatrixError(f"unknown framework {name!r}; expected one of {known}")
