@@ -26,7 +26,7 @@ from fanin.model.results import ResultSet, load
 from fanin.model.source import shown
 from fanin.model.staging import write_all
 from fanin.report import build as report
-from fanin.report import markdown, outputs
+from fanin.report import data, markdown, outputs
 from fanin.run import all_cells, identity, one_cell, shards, stability
 from fanin.run.one_cell import BAD_INPUT, NOT_RUN
 from fanin.versions import bless as fanin_bless
@@ -71,6 +71,7 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
         rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True)
         unreadable = rep.unreadable
         files = outputs.bundle(rep, args.out, base)
+        files.update(data.files(matrix, args.out))  # the site carries its data, for tools that are not fanin
     else:
         for rendered, broken in (outputs.reference(matrix, base=base), outputs.local_run(matrix, base=base)):
             unreadable += broken

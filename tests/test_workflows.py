@@ -19,7 +19,11 @@ from fanin.model.errors import FaninError
 from fanin.model.source import REPO_ROOT
 from fanin.run import shards
 
-WORKFLOWS = [REPO_ROOT / ".github" / "workflows" / "fanin.yml", REPO_ROOT / "examples" / "ci" / "fanin-upgrade-pr.yml"]
+WORKFLOWS = [
+    REPO_ROOT / ".github" / "workflows" / "fanin.yml",
+    REPO_ROOT / "examples" / "ci" / "fanin-upgrade-pr.yml",
+    REPO_ROOT / ".github" / "workflows" / "pages.yml",
+]
 MATRIX = matrix.load()
 
 
@@ -90,3 +94,9 @@ def test_merge_refuses_a_mislabelled_or_conflicting_result_set(tmp_path: Path) -
     with pytest.raises(FaninError, match="two different result sets"):
         shards.merge([one, two], tmp_path / "out", MATRIX)
     assert not (tmp_path / "out").exists()
+
+
+def test_the_site_is_the_reference_with_permalinks_and_its_data() -> None:
+    text = WORKFLOWS[2].read_text()
+    assert './noxw -s report -- --out site --base-url "${{ steps.pages.outputs.base_url }}"' in text
+    assert "actions/upload-pages-artifact" in text and "actions/deploy-pages" in text

@@ -26,7 +26,7 @@ from fanin.model.matrix import Framework, Matrix
 from fanin.model.results import ResultFileError, ResultSet, load
 from fanin.model.source import REPO_ROOT, shown
 from fanin.report import build as report
-from fanin.report import checklist, html, markdown
+from fanin.report import checklist, data, html, markdown
 
 BASE_URL_ENV = "FANIN_BASE_URL"
 
@@ -76,6 +76,7 @@ def reference(
         paths.REPORTS / "matrix.html": html.page(published),
     }
     files.update(_compare_files(published, paths.REPORTS / "compare", published.compare_pages))
+    files.update(data.schemas(paths.REFERENCE_RESULTS.parent / "schema"))  # committed, kept current like REPORT.md
     return files, rep.unreadable
 
 
