@@ -144,6 +144,12 @@ def lock(session: nox.Session) -> None:
     fanin(session, "lock", *session.posargs)
 
 
+@nox.session
+def watch(session: nox.Session) -> None:
+    """New PyPI releases into the reference: add, probe, bless, bisect, re-render, a PR body (`-- --dry-run`)."""
+    fanin(session, "watch", *session.posargs)
+
+
 @nox.session(name="add-cell")
 def add_cell(session: nox.Session) -> None:
     """Add FRAMEWORK==VERSION to the matrix with its as-released date (or as current, if newest) and lock it."""

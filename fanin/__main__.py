@@ -301,6 +301,12 @@ def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
     return 0
 
 
+def cmd_watch(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin.versions import watch
+
+    return watch.run(matrix, args.dry_run, args.body, args.framework)
+
+
 def cmd_add_cell(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.versions import add_cell
 
@@ -398,6 +404,20 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("spec", nargs="*", help="e.g. langgraph==1.2.25")
     add.add_argument("--python", help="a Python other than the matrix's default, e.g. 3.10")
     add.set_defaults(func=cmd_add_cell)
+
+    watch = sub.add_parser(
+        "watch",
+        help="bring PyPI releases newer than each framework's newest cell into the reference (--dry-run: say so)",
+    )
+    watch.add_argument("--dry-run", action="store_true", help="say what would be added; write nothing")
+    watch.add_argument("--framework", help="only this framework (key or package)")
+    watch.add_argument(
+        "--body",
+        type=Path,
+        default=REPORTS / "watch" / "pull-request.md",
+        help="where the pull request's body (the upgrade tables) is written (default reports/watch/pull-request.md)",
+    )
+    watch.set_defaults(func=cmd_watch)
 
     lock = sub.add_parser("lock", help="(re)resolve cell locks with uv")
     lock.add_argument("cells", nargs="*", help="cell ids (default: all)")

@@ -23,6 +23,7 @@ WORKFLOWS = [
     REPO_ROOT / ".github" / "workflows" / "fanin.yml",
     REPO_ROOT / "examples" / "ci" / "fanin-upgrade-pr.yml",
     REPO_ROOT / ".github" / "workflows" / "pages.yml",
+    REPO_ROOT / ".github" / "workflows" / "release-watch.yml",
 ]
 MATRIX = matrix.load()
 
@@ -100,3 +101,8 @@ def test_the_site_is_the_reference_with_permalinks_and_its_data() -> None:
     text = WORKFLOWS[2].read_text()
     assert './noxw -s report -- --out site --base-url "${{ steps.pages.outputs.base_url }}"' in text
     assert "actions/upload-pages-artifact" in text and "actions/deploy-pages" in text
+
+
+def test_the_release_watch_is_fanin_watch_then_a_pull_request() -> None:
+    text = WORKFLOWS[3].read_text()
+    assert "./noxw -s watch" in text and "body-path: reports/watch/pull-request.md" in text
