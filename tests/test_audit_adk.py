@@ -59,7 +59,11 @@ def patterns(facts: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_shared_output_key_two_branches_deep(tmp_path: Path, pythons: dict[str, str]) -> None:
-    facts = inspected(tmp_path, pythons["adk"], "adk", """
+    facts = inspected(
+        tmp_path,
+        pythons["adk"],
+        "adk",
+        """
         root = SequentialAgent(name="app", sub_agents=[
             ParallelAgent(name="fan", sub_agents=[
                 lane("pricing", llm("p_search", "p_raw"), llm("p_sum", "summary")),
@@ -67,37 +71,56 @@ def test_shared_output_key_two_branches_deep(tmp_path: Path, pythons: dict[str, 
             ]),
             llm("writer"),
         ])
-    """)
+    """,
+    )
     found = patterns(facts)["parallel children share an output_key"]
     assert found["probes"] == ["adk/output-key/same-key", "adk/parallel-agent/same-key"]
     assert found["certainty"] == "static"
-    assert "'summary'" in found["where"][1] and "pricing/p_sum" in found["where"][1] and "rivals/r_sum" in found["where"][1]
+    assert (
+        "'summary'" in found["where"][1]
+        and "pricing/p_sum" in found["where"][1]
+        and "rivals/r_sum" in found["where"][1]
+    )
     assert facts["unknown_writers"] == []
 
 
 def test_same_key_twice_in_one_branch_is_no_fan_in(tmp_path: Path, pythons: dict[str, str]) -> None:
-    facts = inspected(tmp_path, pythons["adk"], "adk", """
+    facts = inspected(
+        tmp_path,
+        pythons["adk"],
+        "adk",
+        """
         root = ParallelAgent(name="fan", sub_agents=[
             lane("a", llm("draft", "text"), llm("polish", "text")),
             lane("b", llm("other", "notes")),
         ])
-    """)
+    """,
+    )
     assert set(patterns(facts)) == {"deprecated class in the installed version"}
 
 
 def test_loop_with_escalation_only_after_the_parallel_agent(tmp_path: Path, pythons: dict[str, str]) -> None:
     """The story-loop shape: the critic that calls exit_loop runs after the fan-out, never beside it."""
-    facts = inspected(tmp_path, pythons["adk"], "adk", """
+    facts = inspected(
+        tmp_path,
+        pythons["adk"],
+        "adk",
+        """
         root = LoopAgent(name="story", max_iterations=3, sub_agents=[
             ParallelAgent(name="ideas", sub_agents=[lane("a", llm("a1", "idea_a")), lane("b", llm("b1", "idea_b"))]),
             llm("critic", "verdict", tools=[exit_loop]),
         ])
-    """)
+    """,
+    )
     assert set(patterns(facts)) == {"deprecated class in the installed version"}
 
 
 def test_loop_with_escalation_deep_in_a_branch(tmp_path: Path, pythons: dict[str, str]) -> None:
-    facts = inspected(tmp_path, pythons["adk"], "adk", """
+    facts = inspected(
+        tmp_path,
+        pythons["adk"],
+        "adk",
+        """
         def stop_when_done(tool_context) -> dict:
             \"\"\"The app's own exit tool.\"\"\"
             tool_context.actions.escalate = True
@@ -109,7 +132,8 @@ def test_loop_with_escalation_deep_in_a_branch(tmp_path: Path, pythons: dict[str
                 lane("b", llm("b1", "b_out")),
             ]),
         ])
-    """)
+    """,
+    )
     found = patterns(facts)
     in_loop = found["ParallelAgent inside a LoopAgent"]
     assert in_loop["probes"] == ["adk/parallel-agent/in-loop"]
@@ -120,7 +144,11 @@ def test_loop_with_escalation_deep_in_a_branch(tmp_path: Path, pythons: dict[str
 
 
 def test_custom_agent_yielding_escalate(tmp_path: Path, pythons: dict[str, str]) -> None:
-    facts = inspected(tmp_path, pythons["adk"], "adk", """
+    facts = inspected(
+        tmp_path,
+        pythons["adk"],
+        "adk",
+        """
         class Gate(BaseAgent):
             async def _run_async_impl(self, ctx):
                 yield Event(author=self.name, invocation_id=ctx.invocation_id,
@@ -129,7 +157,8 @@ def test_custom_agent_yielding_escalate(tmp_path: Path, pythons: dict[str, str])
         root = LoopAgent(name="loop", max_iterations=2, sub_agents=[
             ParallelAgent(name="fan", sub_agents=[Gate(name="gate"), lane("b", llm("b1", "b_out"))]),
         ])
-    """)
+    """,
+    )
     found = patterns(facts)
     assert found["escalation from a direct child of a ParallelAgent"]["certainty"] == "source"
     assert found["ParallelAgent inside a LoopAgent"]["certainty"] == "source"
@@ -137,7 +166,11 @@ def test_custom_agent_yielding_escalate(tmp_path: Path, pythons: dict[str, str])
 
 
 def test_tool_state_writes_in_two_branches(tmp_path: Path, pythons: dict[str, str]) -> None:
-    facts = inspected(tmp_path, pythons["adk"], "adk", """
+    facts = inspected(
+        tmp_path,
+        pythons["adk"],
+        "adk",
+        """
         def save_note(note: str, tool_context) -> dict:
             \"\"\"Keep a note.\"\"\"
             tool_context.state["notes"] = note
@@ -151,7 +184,8 @@ def test_tool_state_writes_in_two_branches(tmp_path: Path, pythons: dict[str, st
             lane("b", llm("b1", "b_out", tools=[save_note])),
             LlmAgent(name="c", model="gemini-2.0-flash", instruction="c", after_agent_callback=remember),
         ])
-    """)
+    """,
+    )
     found = patterns(facts)["parallel branches write the same state key"]
     assert found["probes"] == ["adk/parallel-agent/same-key"]
     assert found["certainty"] == "source" and "'notes'" in found["where"][1]
@@ -186,9 +220,15 @@ def route(node_input):
 
 
 def test_workflow_plain_fan_in(tmp_path: Path, pythons: dict[str, str]) -> None:
-    facts = inspected(tmp_path, pythons["adk"], "adk", """
+    facts = inspected(
+        tmp_path,
+        pythons["adk"],
+        "adk",
+        """
         root = Workflow(name="wf", edges=[("START", (a, b), merge)])
-    """, WORKFLOW_HEAD)
+    """,
+        WORKFLOW_HEAD,
+    )
     found = patterns(facts)
     assert set(found) == {"workflow fan-in"}
     assert found["workflow fan-in"]["probes"] == ["adk/workflow/plain-fan-in"]
@@ -196,10 +236,16 @@ def test_workflow_plain_fan_in(tmp_path: Path, pythons: dict[str, str]) -> None:
 
 
 def test_workflow_join_none_output_and_start(tmp_path: Path, pythons: dict[str, str]) -> None:
-    facts = inspected(tmp_path, pythons["adk"], "adk", """
+    facts = inspected(
+        tmp_path,
+        pythons["adk"],
+        "adk",
+        """
         join = JoinNode(name="join")
         root = Workflow(name="wf", edges=[("START", (a, maybe), join, merge), ("START", join)])
-    """, WORKFLOW_HEAD)
+    """,
+        WORKFLOW_HEAD,
+    )
     found = patterns(facts)
     assert set(found) == {"join predecessor may output None", "join with START as a predecessor"}
     assert found["join predecessor may output None"]["where"] == ["join", "predecessor maybe"]
@@ -207,17 +253,29 @@ def test_workflow_join_none_output_and_start(tmp_path: Path, pythons: dict[str, 
 
 
 def test_workflow_join_of_safe_branches_is_quiet(tmp_path: Path, pythons: dict[str, str]) -> None:
-    facts = inspected(tmp_path, pythons["adk"], "adk", """
+    facts = inspected(
+        tmp_path,
+        pythons["adk"],
+        "adk",
+        """
         root = Workflow(name="wf", edges=[("START", (a, b), JoinNode(name="join"), merge)])
-    """, WORKFLOW_HEAD)
+    """,
+        WORKFLOW_HEAD,
+    )
     assert facts["findings"] == []
     assert facts["joins"] == ["join"]
 
 
 def test_workflow_routes_that_exclude_each_other_are_no_fan_in(tmp_path: Path, pythons: dict[str, str]) -> None:
-    facts = inspected(tmp_path, pythons["adk"], "adk", """
+    facts = inspected(
+        tmp_path,
+        pythons["adk"],
+        "adk",
+        """
         root = Workflow(name="wf", edges=[("START", route, {"left": a, "right": b}), (a, merge), (b, merge)])
-    """, WORKFLOW_HEAD)
+    """,
+        WORKFLOW_HEAD,
+    )
     assert facts["findings"] == []
 
 
@@ -239,12 +297,18 @@ def search(query: str) -> str:
 
 
 def test_deep_agent_with_file_writing_subagents(tmp_path: Path, pythons: dict[str, str]) -> None:
-    facts = inspected(tmp_path, pythons["deepagents"], "deepagents", """
+    facts = inspected(
+        tmp_path,
+        pythons["deepagents"],
+        "deepagents",
+        """
         root = create_deep_agent(model=model, tools=[search], subagents=[
             {"name": "researcher", "description": "Researches.", "system_prompt": "Research.", "tools": [search]},
             {"name": "critic", "description": "Critiques.", "system_prompt": "Critique.", "tools": [search]},
         ])
-    """, DEEP_HEAD)
+    """,
+        DEEP_HEAD,
+    )
     found = patterns(facts)["parallel subagents write files"]
     assert found["probes"] == ["deepagents/subagents/parallel-files"]
     assert found["certainty"] == "static"
@@ -253,24 +317,36 @@ def test_deep_agent_with_file_writing_subagents(tmp_path: Path, pythons: dict[st
 
 
 def test_deep_agent_without_file_tools(tmp_path: Path, pythons: dict[str, str]) -> None:
-    facts = inspected(tmp_path, pythons["deepagents"], "deepagents", """
+    facts = inspected(
+        tmp_path,
+        pythons["deepagents"],
+        "deepagents",
+        """
         plain = create_agent(model, tools=[search])
         root = create_deep_agent(model=model, tools=[search], subagents=[
             {"name": "general-purpose", "description": "Anything.", "runnable": plain},
             {"name": "searcher", "description": "Searches.", "runnable": plain},
         ])
-    """, DEEP_HEAD)
+    """,
+        DEEP_HEAD,
+    )
     assert "parallel subagents write files" not in patterns(facts)
     assert facts["findings"] == []
 
 
 def test_deep_agent_with_files_on_disk(tmp_path: Path, pythons: dict[str, str]) -> None:
     """Files kept by a FilesystemBackend never fan in through graph state: not the probe's precondition."""
-    facts = inspected(tmp_path, pythons["deepagents"], "deepagents", f"""
+    facts = inspected(
+        tmp_path,
+        pythons["deepagents"],
+        "deepagents",
+        f"""
         from deepagents.backends import FilesystemBackend
 
         root = create_deep_agent(model=model, backend=FilesystemBackend(root_dir={str(tmp_path)!r}), subagents=[
             {{"name": "researcher", "description": "Researches.", "system_prompt": "Research.", "tools": [search]}},
         ])
-    """, DEEP_HEAD)
+    """,
+        DEEP_HEAD,
+    )
     assert "parallel subagents write files" not in patterns(facts)
