@@ -350,3 +350,23 @@ def test_deep_agent_with_files_on_disk(tmp_path: Path, pythons: dict[str, str]) 
         DEEP_HEAD,
     )
     assert "parallel subagents write files" not in patterns(facts)
+
+
+def test_custom_agent_building_its_fan_out_at_run_time(tmp_path: Path, pythons: dict[str, str]) -> None:
+    """A custom orchestrator that makes its ParallelAgent inside _run_async_impl: the tree cannot show it."""
+    facts = inspected(
+        tmp_path,
+        pythons["adk"],
+        "adk",
+        """
+        class Searcher(BaseAgent):
+            async def _run_async_impl(self, ctx):
+                fan = ParallelAgent(name="fan", sub_agents=[llm(f"s{i}", f"hit_{i}") for i in range(2)])
+                async for event in fan.run_async(ctx):
+                    yield event
+
+        root = SequentialAgent(name="app", sub_agents=[Searcher(name="search"), llm("writer")])
+        """,
+    )
+    assert facts["unknown_writers"] == ["app/search"]
+    assert facts["findings"] == []

@@ -70,12 +70,14 @@ class Source:
     keys: set[str] = field(default_factory=set)
     dynamic: bool = False  # writes a key that is not a literal (f-string, variable)
     escalates: bool = False
+    builds_parallel: bool = False  # constructs a ParallelAgent at run time (a fan-out the tree does not show)
 
     def merge(self, other: "Source") -> None:
         self.readable &= other.readable
         self.keys |= other.keys
         self.dynamic |= other.dynamic
         self.escalates |= other.escalates
+        self.builds_parallel |= other.builds_parallel
 
 
 def _literal_false(node: ast.AST) -> bool:
@@ -140,6 +142,8 @@ class _StateWrites(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
+        if _name_of(func) == "ParallelAgent":
+            self.found.builds_parallel = True
         if isinstance(func, ast.Attribute) and self._is_state(func.value):
             if func.attr == "update":
                 for arg in node.args:
@@ -157,6 +161,10 @@ class _StateWrites(ast.NodeVisitor):
             if keyword.arg == "state_delta":
                 self._dict_keys(keyword.value)
         self.generic_visit(node)
+
+
+def _name_of(node: ast.AST) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
 
 
 def _code_of(obj: Any) -> Any:
@@ -232,6 +240,7 @@ class Own:
     writes: list[Write] = field(default_factory=list)
     escalations: list[Escalation] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)  # why its writes cannot be known
+    builds_parallel: list[str] = field(default_factory=list)  # code that makes a ParallelAgent at run time
 
 
 def _callables(agent: Any, attr: str) -> list[Any]:
@@ -270,6 +279,8 @@ def _own(agent: Any, where: str, seen: set[int] | None = None) -> Own:
             own.unknown.append(f"{how}: writes a key that is not a literal")
         if source.escalates:
             own.escalations.append(Escalation(where, f"{how} sets escalate", "source"))
+        if source.builds_parallel:
+            own.builds_parallel.append(how)
 
     for tool in getattr(agent, "tools", None) or []:
         name = _name(tool)
@@ -333,6 +344,8 @@ def _parallel_findings(
                 (direct if len(sub_path) == len(path) + 1 else nested).append((branch_name, escalation))
             if own.unknown:
                 unknown.append("/".join(sub_path))
+    # Keys written in two or more branches, grouped when the same writers write several keys (one tool, two keys).
+    groups: dict[tuple[bool, str], list[str]] = defaultdict(list)
     for key, per_branch in sorted(by_key.items()):
         if len(per_branch) < 2:
             continue  # one branch writing a key several times runs in order: no fan-in
@@ -341,26 +354,31 @@ def _parallel_findings(
             f"branch {b}: " + ", ".join(f"{w.agent.removeprefix(where + '/')} ({w.how})" for w in ws)
             for b, ws in per_branch.items()
         )
+        groups[(all(w.how == "output_key" for w in writes), listed)].append(key)
+    for (output_keys, listed), keys in groups.items():
+        writes = [w for key in keys for ws in by_key[key].values() for w in ws]
+        branches = len(by_key[keys[0]])
+        named = ", ".join(repr(k) for k in keys)
         precondition = (
-            f"{len(per_branch)} branches of ParallelAgent {where} run concurrently and each writes {key!r}; "
+            f"{branches} branches of ParallelAgent {where} run concurrently and each writes {named}; "
             "nothing merges their writes, the last to arrive is kept"
         )
-        if all(w.how == "output_key" for w in writes):
+        if output_keys:
             findings.append({
                 "pattern": "parallel children share an output_key",
-                "where": [where, f"output_key {key!r}: {listed}"],
+                "where": [where, f"output_key {named}: {listed}"],
                 "probes": ["adk/output-key/same-key", "adk/parallel-agent/same-key"],
                 "certainty": "static",
-                "how": f"read from the agent tree: output_key {key!r} is set in {len(per_branch)} branches",
+                "how": f"read from the agent tree: output_key {named} is set in {branches} branches",
                 "precondition": precondition,
             })
         else:
             findings.append({
                 "pattern": "parallel branches write the same state key",
-                "where": [where, f"state key {key!r}: {listed}"],
+                "where": [where, f"state key {named}: {listed}"],
                 "probes": ["adk/parallel-agent/same-key"],
                 "certainty": _strongest([w.certainty for w in writes if w.how != "output_key"] or ["source"]),
-                "how": f"read from the source of the tools, callbacks or agents that write {key!r}",
+                "how": f"read from the source of the tools, callbacks or agents that write {named}",
                 "precondition": precondition,
             })
     if direct:
@@ -433,6 +451,10 @@ def _agent_facts(root: Any) -> dict[str, Any]:
         more, unseen = _parallel_findings(path, agent, owns, loops)
         findings += more
         unknown += [u for u in unseen if u not in unknown]
+    # A custom agent that builds its ParallelAgent at run time hides that fan-out from the tree: say so.
+    for where, own in owns.items():
+        if own.builds_parallel and where not in unknown:
+            unknown.append(where)
     writes: dict[str, dict[str, Any]] = {}
     for where, own in owns.items():
         if own.writes or own.unknown:
@@ -448,6 +470,7 @@ def _agent_facts(root: Any) -> dict[str, Any]:
             "output_key": getattr(agent, "output_key", None),
             "tools": _tool_names(agent),
             "escalates": [e.how for e in owns["/".join(path)].escalations],
+            "builds_parallel_at_run_time": owns["/".join(path)].builds_parallel,
         }
         for path, agent in nodes
     ]
