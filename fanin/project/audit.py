@@ -72,6 +72,7 @@ class Finding:
     mitigation_probe: Evidence | None = None
     how: str = ""
     precondition: str | None = None
+    probes: list[str] = field(default_factory=list)  # the probes the inspector cited (evidence lists those observed)
 
 
 @dataclass
@@ -242,6 +243,7 @@ def evaluate(
                 evidence,
                 how=how,
                 precondition=raw.get("precondition"),
+                probes=[str(p) for p in raw["probes"]],
             )
             for probe in raw["probes"]:
                 entry = mitigations.get(probe)
