@@ -44,6 +44,7 @@ CERTAINTY = {
 }
 INCOMPLETE = one_cell.NOT_RUN  # exit 3: no silent/loud finding, but the dry run failed or writers are unknown
 DRY_RUN = "ran the graph once on your input"
+DRY_RUN_FAILED = "The dry run failed"
 
 
 class UserCodeError(EnvironmentFault):
@@ -203,7 +204,7 @@ def _incomplete(facts: dict[str, Any], given: str | None) -> list[str]:
         )
     error = (facts.get("dry_run") or {}).get("error")
     if error:
-        reasons.append(f"The dry run failed: {error}")
+        reasons.append(f"{DRY_RUN_FAILED}: {error}")
     return reasons
 
 
@@ -308,7 +309,7 @@ def _dry_run_lines(audit: Audit) -> list[str]:
         lines += ["No node finished in the dry run.", ""]
     if run.get("error"):
         failed = (
-            f"**The dry run failed:** `{run['error']}`. The findings below come from the graph's structure and"
+            f"**{DRY_RUN_FAILED}:** `{run['error']}`. The findings below come from the graph's structure and"
             f" its source only; the audit is incomplete (exit {INCOMPLETE} unless a finding is silent or loud)."
         )
         lines += [failed, ""]
@@ -349,7 +350,8 @@ def markdown(audits: list[Audit]) -> str:
             lines += ["Keys each node writes: " + "; ".join(shown), ""]
         lines += _dry_run_lines(audit)
         for reason in audit.incomplete:
-            lines += [f"**{reason}.**" if not reason.endswith(".") else f"**{reason}**", ""]
+            if not reason.startswith(DRY_RUN_FAILED):  # shown in the dry run's section
+                lines += [f"**{reason.rstrip('.')}.**", ""]
         if not audit.findings:
             if audit.incomplete:
                 lines += ["No finding in what could be seen; the audit is incomplete (above).", ""]
