@@ -202,7 +202,7 @@ def cmd_audit(args: argparse.Namespace, matrix: Matrix) -> int:
         except ValueError as exc:
             raise FaninError(f"--input is not JSON ({exc})") from None
     fail_on = [h.strip() for h in args.fail_on.split(",") if h.strip()]
-    return audit.run(args.target, matrix, python, given, args.json, fail_on)
+    return audit.run(args.target, matrix, python, given, args.json, fail_on, args.traceback)
 
 
 def cmd_merge(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -452,6 +452,9 @@ def build_parser() -> argparse.ArgumentParser:
     aud.add_argument("--json", type=Path, help="also write the findings as JSON here")
     aud.add_argument(
         "--fail-on", default="silent,loud", help="hazards that make the exit code 1 (default: silent,loud)"
+    )
+    aud.add_argument(
+        "--traceback", action="store_true", help="when the target fails to import, show the whole traceback"
     )
     aud.set_defaults(func=cmd_audit)
 
