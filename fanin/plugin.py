@@ -611,7 +611,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             # How long the cell took (recorded, never compared): CI shards are balanced by it.
             "run_seconds": round(time.monotonic() - recorder.started, 1),
             # probe --here only: per observation, the registry's companions it needed that are not installed.
-            **({"not_installed": dict(sorted(recorder.not_installed.items()))} if recorder.companions is not None else {}),
+            **(
+                {"not_installed": dict(sorted(recorder.not_installed.items()))}
+                if recorder.companions is not None
+                else {}
+            ),
         },
         probes=dict(recorder.probes),
         observations=dict(recorder.observations),
