@@ -299,3 +299,8 @@ def test_probe_here_in_a_plain_app_environment_at_a_reference_version_exits_0(tm
     assert gaps and all("[" in oid for oid in gaps)  # only backend variants, never a probe's default
     assert {c for names in gaps.values() for c in names} <= set(FW.companions)
     assert "noxw" not in results.with_suffix(".log").read_text(encoding="utf-8")  # no advice a pip user cannot follow
+
+
+def test_out_and_python_go_with_here_only() -> None:
+    done = fanin("probe", "langgraph-1.2.24", "--out", "somewhere")
+    assert done.returncode == 2 and "--out and --python go with --here" in done.stderr, done.stderr
