@@ -176,7 +176,9 @@ def cmd_probe(args: argparse.Namespace, matrix: Matrix) -> int:
 
         if args.cells:
             raise FaninError("probe --here takes no cell ids: it probes what this environment has installed")
-        return here.run(matrix, args.python)
+        return here.run(matrix, args.python, args.out)
+    if args.out is not None or args.python is not None:
+        raise FaninError("--out and --python go with --here (probe --here --out DIR)")
     cells = shards.select(_select(matrix, args.cells, args.framework, args.smoke))
     options = all_cells.Options(accept_new=args.accept_new, pytest_args=tuple(args.pytest_args), jobs=args.jobs or 0)
     all_cells.jobs(options.jobs)  # a malformed FANIN_JOBS is bad input before anything runs
@@ -344,6 +346,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="probe the frameworks installed in this environment and compare with the nearest reference cell",
     )
     probe.add_argument("--python", help="with --here: another interpreter's environment (default: this one)")
+    probe.add_argument(
+        "--out",
+        type=Path,
+        help="with --here: keep the result set and log in this directory "
+        "(default: the user cache, e.g. ~/.cache/fanin/here; never the current directory)",
+    )
     probe.set_defaults(func=cmd_probe, pytest_args=[])
 
     rep = sub.add_parser(

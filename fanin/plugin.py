@@ -14,6 +14,7 @@ import importlib
 import inspect
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -39,7 +40,7 @@ from fanin.model.results import (
     normalize_message,
     save,
 )
-from fanin.model.source import shown
+from fanin.model.source import INSTALLED, shown
 from fanin.probe import FrameworkRaised, MissingService, NotApplicable, Observer, ProbeTimeout, Vacuous
 from fanin.run import environment, netblock
 from fanin.run import journal as journal_log
@@ -67,6 +68,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--fanin-resume", action="store_true", help="reuse the observations already in the journal; run only the rest"
     )
+    group.addoption(
+        "--fanin-companions",
+        help="probe --here: the registry's companions (comma-separated requirements, e.g. aiosqlite,psycopg[binary]); "
+        "each observation records those it tried to import while they were not installed",
+    )
 
 
 @dataclass
@@ -87,6 +93,10 @@ class Recorder:
     resumed: journal_log.State = field(default_factory=journal_log.State)
     running: str | None = None
     started: float = field(default_factory=time.monotonic)
+    # probe --here: the registry's companions by canonical name (requirement as written), and per observation
+    # those it tried to import while they were not installed (the environment's gap, not the framework's).
+    companions: dict[str, str] | None = None
+    not_installed: dict[str, list[str]] = field(default_factory=dict)
 
     def vanished(self) -> list[str]:
         """Probes the reference holds that no longer exist in the suite: the reference is stale."""
@@ -99,6 +109,53 @@ class Recorder:
 
 
 recorder_key = pytest.StashKey[Recorder]()
+NOT_INSTALLED = "not-installed"  # the journal event that keeps `Recorder.not_installed` across a resume
+
+
+def canonical_name(requirement: str) -> str:
+    """A distribution's name as PyPI compares them (PEP 503), from a requirement such as `psycopg[binary]`."""
+    match = re.match(r"[A-Za-z0-9._-]+", requirement.strip())
+    return re.sub(r"[-_.]+", "-", match.group(0) if match else requirement).lower()
+
+
+class FailedImports:
+    """A finder at the end of `sys.meta_path`: it is asked only for modules no other finder found,
+    so it sees every failed import (and `importlib.util.find_spec` that found nothing), and finds nothing."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        self.names.append(fullname)
+        return None
+
+
+def missing_companions(modules: list[str], companions: dict[str, str]) -> list[str]:
+    """The companions (not installed here) that these failed imports belong to.
+
+    A module belongs to a companion when a dotted prefix of it, joined by dashes, is the companion's
+    name (`langgraph.checkpoint.postgres.aio` -> langgraph-checkpoint-postgres, `psycopg` -> psycopg):
+    how each registered companion names its modules, so an uninstalled one is known without its files.
+    """
+    found = set()
+    for module in set(modules):
+        parts = module.split(".")
+        for end in range(len(parts), 0, -1):
+            name = canonical_name("-".join(parts[:end]))
+            if name in companions and not _installed(name):
+                found.add(companions[name])
+    return sorted(found)
+
+
+def _installed(name: str) -> bool:
+    try:
+        metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+_failed_imports = FailedImports()
 attempts_key = pytest.StashKey[netblock.Attempts]()
 change_key = pytest.StashKey[compare.Change]()
 
@@ -133,15 +190,35 @@ def pytest_configure(config: pytest.Config) -> None:
         journal=config.getoption("fanin_journal"),
     )
     recorder = config.stash[recorder_key]
+    companions = config.getoption("fanin_companions")
+    if companions is not None:
+        recorder.companions = {canonical_name(c): c.strip() for c in companions.split(",") if c.strip()}
+        if _failed_imports not in sys.meta_path:
+            sys.meta_path.append(_failed_imports)
     if recorder.journal is not None:
         if config.getoption("fanin_resume"):
             recorder.resumed = journal_log.read(recorder.journal)
+            recorder.not_installed = _resumed_not_installed(recorder.journal)
         else:
             recorder.journal.unlink(missing_ok=True)
     config.stash[attempts_key] = netblock.Attempts()
     netblock.install(config.stash[attempts_key])
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _terminate)
+
+
+def _resumed_not_installed(journal: Path) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    if not journal.exists():
+        return found
+    for line in journal.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if entry.get("event") == NOT_INSTALLED:
+            found[entry["id"]] = list(entry["companions"])
+    return found
 
 
 _signals_seen: list[str] = []
@@ -273,6 +350,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     kwargs = {name: pyfuncitem.funcargs[name] for name in inspect.signature(pyfuncitem.obj).parameters}
     attempts = pyfuncitem.config.stash[attempts_key]
     attempts.clear()
+    _failed_imports.names.clear()
     failure: BaseException | None = None
     try:
         if inspect.iscoroutinefunction(pyfuncitem.obj):
@@ -302,6 +380,12 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         observer.observation = _probe_error(f"network blocked: {', '.join(attempts.seen)}", None)
     if observer.observation is None:
         observer.observation = _probe_error("the probe returned without recording an observation", None)
+    if recorder.companions:
+        missing = missing_companions(_failed_imports.names, recorder.companions)
+        if missing:
+            recorder.not_installed[observer.observation_id] = missing
+            if recorder.journal is not None:
+                journal_log.append(recorder.journal, NOT_INSTALLED, id=observer.observation_id, companions=missing)
     _remember(pyfuncitem, info, observer.observation_id, observer.observation)
     if failure is not None:
         raise failure
@@ -462,7 +546,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.section(f"fanin: no reference observation for this cell ({len(new)} new, {verdict})")
         for change in new:
             terminalreporter.write_line(compare.describe(change))
-        terminalreporter.write_line("review them, then promote the run with `./noxw -s bless -- <cell>`")
+        if not INSTALLED:  # advice for a fanin checkout; an installed fanin has no noxw and no reference to write
+            terminalreporter.write_line("review them, then promote the run with `./noxw -s bless -- <cell>`")
     wording = [c for c in recorder.changes.values() if c.kind == compare.MINOR]
     if wording:
         terminalreporter.section("fanin: wording-only changes (label or detail)")
@@ -525,6 +610,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             **environment.collect(config.getoption("fanin_lock")),
             # How long the cell took (recorded, never compared): CI shards are balanced by it.
             "run_seconds": round(time.monotonic() - recorder.started, 1),
+            # probe --here only: per observation, the registry's companions it needed that are not installed.
+            **(
+                {"not_installed": dict(sorted(recorder.not_installed.items()))}
+                if recorder.companions is not None
+                else {}
+            ),
         },
         probes=dict(recorder.probes),
         observations=dict(recorder.observations),
@@ -541,6 +632,8 @@ exit_key = pytest.StashKey[int]()
 def pytest_unconfigure(config: pytest.Config) -> None:
     """A probe that timed out may leave a framework thread blocked forever; do not wait for it at exit."""
     netblock.uninstall()
+    if _failed_imports in sys.meta_path:
+        sys.meta_path.remove(_failed_imports)
     leaked = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
     if leaked and exit_key in config.stash:
         sys.stdout.flush()
