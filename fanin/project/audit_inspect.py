@@ -152,6 +152,7 @@ def main() -> None:
         module_spec = importlib.util.spec_from_file_location(f"fanin_audit_{key}", inspector)
         assert module_spec is not None and module_spec.loader is not None
         module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_spec.name] = module  # dataclasses and typing look their module up by name
         module_spec.loader.exec_module(module)
         facts = module.inspect(target, given)
         if facts is not None:
