@@ -30,7 +30,7 @@ from urllib.parse import quote
 
 from packaging.version import InvalidVersion, Version
 
-from fanin.model import compare, markers
+from fanin.model import compare, js_source, markers
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Matrix
 from fanin.model.results import (
@@ -751,6 +751,13 @@ def _reproducer_of(
 ) -> tuple[str | None, bool, tuple[int, int] | None]:
     """Once per function and file version: hashing follows the probe's dependencies through the kits."""
     try:
+        if path.name.endswith(js_source.SUFFIX):  # a Node probe (fanin.model.js_source)
+            js = js_source.parse_file(path)
+            return (
+                js.function(function),
+                js_source.probe_source_hash(path, function) == observed_hash,
+                js.spans[function],
+            )
         parsed = parse_file(path)
         code = parsed.function(function)
         return code, probe_source_hash(path, function) == observed_hash, parsed.spans[function]
