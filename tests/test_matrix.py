@@ -28,6 +28,8 @@ def test_every_registered_framework_spans_its_history_and_only_its_newest_is_cur
 
 def test_every_cell_has_a_hashed_lock_of_its_framework_and_harness() -> None:
     for cell in COMMITTED.cells:
+        if cell.framework.runtime == "node":
+            continue  # package.json + package-lock.json: tests/test_node_cells.py
         text = cell.lock_path.read_text()
         assert f"\n{cell.requirement} \\" in text, cell.id
         assert "--hash=sha256:" in text, cell.id

@@ -9,7 +9,7 @@ from urllib.parse import unquote
 import pytest
 from report_helpers import info, obs, result_set, write
 
-from fanin.model import matrix
+from fanin.model import js_source, matrix
 from fanin.model.source import REPO_ROOT, parse_file
 from fanin.report import build as report
 from fanin.report import markdown, outputs
@@ -109,7 +109,8 @@ def test_reproducer_links_point_at_the_probe_functions_lines() -> None:
     assert len(links) == sum(len(v.probes) for v in REFERENCE.frameworks)
     for file, function, target, first, last in links:
         assert file == target and (REPO_ROOT / target).is_file()
-        assert parse_file(REPO_ROOT / target).spans[function] == (int(first), int(last))
+        parsed = js_source.parse_file if target.endswith(js_source.SUFFIX) else parse_file  # a Node probe
+        assert parsed(REPO_ROOT / target).spans[function] == (int(first), int(last))
 
 
 def test_the_committed_report_never_takes_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,7 +1,8 @@
-"""`fanin watch`: which framework released a version newer than its newest cell, against a recorded PyPI answer.
+"""`fanin watch`: which framework released a version newer than its newest cell, against recorded registry answers.
 
 tests/data/pypi/<package>/json is PyPI's JSON API answer of 2026-12-01 for every Python framework
-of the registry, trimmed to what fanin reads (each release's first upload and whether it is yanked).
+of the registry, trimmed to what fanin reads (each release's first upload and whether it is yanked);
+tests/data/npm/*.time.json is `npm view <package> time --json` of the same day for the Node ones.
 """
 
 from __future__ import annotations
@@ -15,14 +16,17 @@ import tomlkit
 import fanin.__main__ as cli
 from fanin.model import matrix
 from fanin.model.source import REPO_ROOT
-from fanin.versions import pypi, watch
+from fanin.versions import npm, pypi, watch
 
 RECORDED = REPO_ROOT / "tests" / "data" / "pypi"
+RECORDED_NPM = {"@langchain/langgraph": REPO_ROOT / "tests" / "data" / "npm" / "langchain-langgraph.time.json"}
 
 
 @pytest.fixture(autouse=True)
-def recorded_pypi(monkeypatch: pytest.MonkeyPatch) -> None:
+def recorded_registries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyPI through its documented index variable; npm's answer (what `npm view` printed) through fanin's own parser."""
     monkeypatch.setenv(pypi.INDEX_VARIABLE, RECORDED.as_uri())
+    monkeypatch.setattr(npm, "_npm", lambda args, cwd=None, step="npm": RECORDED_NPM[args[1]].read_text())
 
 
 def _without_newest(framework: str, tmp_path: Path) -> matrix.Matrix:
@@ -42,7 +46,7 @@ def _without_newest(framework: str, tmp_path: Path) -> matrix.Matrix:
 def test_nothing_is_due_when_every_newest_cell_is_the_newest_release(capsys: pytest.CaptureFixture[str]) -> None:
     recorded = {p.name for p in RECORDED.iterdir()}
     real = matrix.load()
-    assert {fw.package for fw in real.frameworks.values() if real.of(fw.key)} <= recorded
+    assert {fw.package for fw in real.frameworks.values() if real.of(fw.key) and fw.runtime == "python"} <= recorded
     assert watch.due(real) == []
     assert cli.main(["watch", "--dry-run"]) == 0
     assert "every framework's newest cell is its newest release on PyPI" in capsys.readouterr().out

@@ -38,7 +38,10 @@ RESOLUTIONS = ("as-released", "current")
 _CELL_KEYS = {"framework", "version", "python", "resolution", "exclude_newer", "note"}
 _REQUIRED = ("framework", "version", "resolution", "exclude_newer")
 _TOP_KEYS = {"defaults", "frameworks", "harness", "cell"}
-_FRAMEWORK_KEYS = {"package", "display", "import", "companions"}
+_FRAMEWORK_KEYS = {"package", "display", "import", "companions", "runtime"}
+# Where a framework's probes run: "python" (pytest in a uv venv) or "node" (node --test in an npm ci
+# directory; fanin.run.node_cell). A Node cell's lock is a directory: package.json + package-lock.json.
+RUNTIMES = ("python", "node")
 
 
 class MatrixError(FaninError):
@@ -61,6 +64,7 @@ class Framework:
     display: str
     import_check: str
     companions: tuple[str, ...] = ()
+    runtime: str = "python"
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,9 @@ class Cell:
 
     @property
     def lock_path(self) -> Path:
+        """The file whose SHA-256 a result set records: uv's lock, or a Node cell's package-lock.json."""
+        if self.framework.runtime == "node":
+            return LOCKS / self.id / "package-lock.json"
         return LOCKS / f"{self.id}.txt"
 
     @property
@@ -196,12 +203,16 @@ def parse(data: dict[str, Any], origin: str = "matrix.toml") -> Matrix:
         companions = table.get("companions", [])
         if not isinstance(companions, list) or not all(isinstance(c, str) and c.strip() for c in companions):
             raise MatrixError(f"{where}: 'companions' must be a list of requirement strings")
+        runtime = table.get("runtime", "python")
+        if runtime not in RUNTIMES:
+            raise MatrixError(f"{where}: runtime {runtime!r}; expected one of {', '.join(RUNTIMES)}")
         frameworks[key] = Framework(
             key,
             _string(table, "package", where),
             _string(table, "display", where),
             _string(table, "import", where),
             tuple(companions),
+            runtime,
         )
     cells: list[Cell] = []
     seen: dict[str, int] = {}

@@ -30,7 +30,7 @@ from urllib.parse import quote
 
 from packaging.version import InvalidVersion, Version
 
-from fanin.model import compare, markers
+from fanin.model import compare, js_source, markers
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Matrix
 from fanin.model.results import (
@@ -781,6 +781,13 @@ def _reproducer_of(
 ) -> tuple[str | None, bool, tuple[int, int] | None]:
     """Once per function and file version: hashing follows the probe's dependencies through the kits."""
     try:
+        if path.name.endswith(js_source.SUFFIX):  # a Node probe (fanin.model.js_source)
+            js = js_source.parse_file(path)
+            return (
+                js.function(function),
+                js_source.probe_source_hash(path, function) == observed_hash,
+                js.spans[function],
+            )
         parsed = parse_file(path)
         code = parsed.function(function)
         return code, probe_source_hash(path, function) == observed_hash, parsed.spans[function]
@@ -1106,6 +1113,47 @@ def _answers(view: FrameworkView | None, probe_ids: Sequence[str], column: Colum
         )
         answers.append(Answer(pid, column if observation else None, observation, cite if observation else None))
     return tuple(answers)
+
+
+@dataclass(frozen=True)
+class RuntimePair:
+    """One scenario observed on both runtimes: `<fw>/<topic>/<case>` (Python) and `<fw>js/<topic>/<case>` (Node)."""
+
+    case: str  # topic/case
+    python: Answer
+    node: Answer
+
+    @property
+    def same(self) -> bool | None:
+        """Same outcome, hazard and matrix label at the focus versions; None if either is unobserved.
+
+        The values differ in shape between the two suites, so they are not compared; the label is the
+        behaviour in a few words (`join ×2`), so "sibling cancelled" and "sibling ran on" differ.
+        """
+        a, b = self.python.observation, self.node.observation
+        if a is None or b is None:
+            return None
+        return (a.outcome, a.hazard, a.label) == (b.outcome, b.hazard, b.label)
+
+
+def runtime_pairs(rep: Report) -> tuple[tuple[FrameworkView, FrameworkView, tuple[RuntimePair, ...]], ...]:
+    """Python vs JavaScript: a Node framework keyed `<key>js` lines up every probe id its Python `<key>` also has."""
+    views = {v.key: v for v in rep.frameworks}
+    found = []
+    for node in rep.frameworks:
+        python = views.get(node.key[:-2]) if node.key.endswith("js") else None
+        if python is None:
+            continue
+        pairs = []
+        for probe in node.probes:
+            case = probe.id.split("/", 1)[1]
+            if python.probe(f"{python.key}/{case}") is None:
+                continue
+            (py_answer,) = _answers(python, [f"{python.key}/{case}"], python.focus)
+            (js_answer,) = _answers(node, [probe.id], node.focus)
+            pairs.append(RuntimePair(case, py_answer, js_answer))
+        found.append((python, node, tuple(pairs)))
+    return tuple(found)
 
 
 def _question_verdict(a_name: str, b_name: str, a: Sequence[Answer], b: Sequence[Answer], question: str) -> str:

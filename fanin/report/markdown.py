@@ -12,6 +12,7 @@ from tabulate import tabulate
 
 from fanin.model import compare
 from fanin.model.results import Observation
+from fanin.report import build as report_model
 from fanin.report.build import (
     CHANGE_MEANINGS,
     CHANGED_MARK,
@@ -203,6 +204,30 @@ def _comparison(rep: Report, source: str) -> str:
     return table(headers, rows) + "\n"
 
 
+def _runtimes(rep: Report, source: str) -> str:
+    out = []
+    for python, node, pairs in report_model.runtime_pairs(rep):
+        py_at = python.focus.label if python.focus else "?"
+        js_at = node.focus.label if node.focus else "?"
+        rows = [
+            [
+                code(pair.case),
+                answer_text(rep, pair.python, source),
+                answer_text(rep, pair.node, source),
+                {True: "same", False: "**differs**", None: "—"}[pair.same],
+            ]
+            for pair in pairs
+        ]
+        headers = [
+            "scenario",
+            f"{python.name} {py_at} (Python)",
+            f"{node.name} {js_at} (Node)",
+            "outcome, hazard, label",
+        ]
+        out.append(table(headers, rows) if rows else f"No probe id of {node.name} has a {python.name} twin.")
+    return "\n\n".join(out) + "\n"
+
+
 def _twins(rep: Report, source: str) -> str:
     out = []
     for view in rep.frameworks:
@@ -353,6 +378,8 @@ def _contents(rep: Report) -> str:
         items.append(f"[{view.name} matrix](#{view.anchor})" + (f": {topics}" if topics else ""))
     names = " vs ".join(v.name for v in rep.frameworks)
     items.append(f"[{names}](#comparison)")
+    if report_model.runtime_pairs(rep):
+        items.append("[Python vs JavaScript](#runtimes)")
     if any(v.twins for v in rep.frameworks):
         items.append("[Python twins](#twins)")
     items.append("Probes: " + " · ".join(f"[{v.name}](#probes-{v.key})" for v in rep.frameworks))
@@ -429,6 +456,17 @@ def report(rep: Report, source: str = REPORT_MD) -> str:
         "",
         _comparison(rep, source),
     ]
+    if report_model.runtime_pairs(rep):
+        parts += [
+            '## <a id="runtimes"></a>Python vs JavaScript',
+            "",
+            (
+                "Every scenario both runtimes probe (`langgraph/<topic>/<case>` and `langgraphjs/<topic>/<case>`),"
+                f" at {which} of each framework; the values differ in shape, so outcome, hazard and label are compared."
+            ),
+            "",
+            _runtimes(rep, source),
+        ]
     if any(v.twins for v in rep.frameworks):
         parts += [
             '## <a id="twins"></a>Python twins',

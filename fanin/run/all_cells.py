@@ -14,11 +14,12 @@ import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from fanin.model.errors import FaninError
 from fanin.model.matrix import REPORTS, Cell, Matrix
 from fanin.model.results import ResultFileError, load
-from fanin.run import identity, one_cell, pythons, venvs
+from fanin.run import identity, node_cell, one_cell, pythons, venvs
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,8 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
     started = time.monotonic()
     lock = options.lock or cell.lock_path
     with log.open("w", encoding="utf-8") as handle:
+        if cell.framework.runtime == "node":  # npm ci + node --test: fanin.run.node_cell
+            return _run_node(cell, options, results, log, junit, lock, handle, started)
         python = pythons.find(cell.python)
         if python is None:
             outcome = one_cell.not_run(
@@ -142,6 +145,18 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
             env=options.env,
         )
         outcome = one_cell.run_cell(run, handle)
+    return Result(cell, outcome, time.monotonic() - started, log, results, junit, refused)
+
+
+def _run_node(
+    cell: Cell, options: Options, results: Path, log: Path, junit: Path, lock: Path, handle: IO[str], started: float
+) -> Result:
+    reference, refused = _reference(cell, options)
+    run = node_cell.NodeRun(
+        cell.id, cell.framework.key, cell.framework.package, lock, reference, results, junit,
+        options.targets, options.accept_new, refused,
+    )  # fmt: skip
+    outcome = node_cell.run_cell(run, handle)
     return Result(cell, outcome, time.monotonic() - started, log, results, junit, refused)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from fanin.model.errors import EnvironmentFault
 from fanin.model.matrix import Cell, Matrix
-from fanin.model.staging import write_atomic
+from fanin.model.staging import write_all, write_atomic
 from fanin.run.venvs import uv_binary
 
 
@@ -65,4 +65,16 @@ def resolve(cell: Cell, matrix: Matrix, uv: str | None = None) -> str:
 
 def lock(cell: Cell, matrix: Matrix, output: Path, uv: str | None = None) -> None:
     """Resolve, then write atomically: a failed resolution leaves the old lock intact."""
+    if cell.framework.runtime == "node":  # package.json + package-lock.json (fanin.versions.npm)
+        write_all(resolve_files(cell, matrix))
+        return
     write_atomic(output, resolve(cell, matrix, uv))
+
+
+def resolve_files(cell: Cell, matrix: Matrix) -> dict[Path, str]:
+    """Every file of the cell's lock, by path: one uv lock, or a Node cell's package.json and package-lock.json."""
+    if cell.framework.runtime == "node":
+        from fanin.versions import npm
+
+        return npm.resolve_files(cell, matrix)
+    return {cell.lock_path: resolve(cell, matrix)}

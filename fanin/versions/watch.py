@@ -1,7 +1,7 @@
 """`fanin watch`: a framework released a version newer than its newest cell; bring it into the reference.
 
-Framework releases come weekly. For each framework of the registry, PyPI's newest installable
-final release is compared with the framework's newest cell. `--dry-run` says what would happen
+Framework releases come weekly. For each framework of the registry, its package registry's (PyPI,
+or npm for a Node framework) newest installable final release is compared with the framework's newest cell. `--dry-run` says what would happen
 and writes nothing (what a daily job and its tests run against a recorded PyPI answer). Without
 it, for each new release: add the cell (the previous newest becomes as-released and is re-locked),
 probe both, bless both, bisect every change between adjacent cells of that framework, re-render
@@ -24,7 +24,7 @@ from fanin.model.staging import write_all
 from fanin.report import markdown, outputs
 from fanin.run import all_cells, one_cell
 from fanin.run.identity import load_reference
-from fanin.versions import add_cell, bless, pin_changes, pypi
+from fanin.versions import add_cell, bless, npm, pin_changes, pypi
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,8 @@ def due(matrix: Matrix, framework: str | None = None) -> list[Due]:
         if not matrix.of(key):
             continue
         newest = max((c for c in matrix.of(key) if c.python == matrix.default_python), key=lambda c: Version(c.version))
-        installable = [r for r in pypi.releases(fw.package) if not r.yanked and not r.prerelease]
+        registry = npm.releases if fw.runtime == "node" else pypi.releases  # each runtime's own registry
+        installable = [r for r in registry(fw.package) if not r.yanked and not r.prerelease]
         if installable and Version(installable[-1].version) > Version(newest.version):
             found.append(Due(fw, newest, installable[-1]))
     return found
