@@ -39,21 +39,36 @@ async def forward(node_id: str, message: Any, ctx: Any) -> None:
     await ctx.send_message(node_id)
 
 
-async def run(workflow: Any, message: str = "go", *, catch: bool = False, bound: float = 10.0) -> dict[str, Any]:
+async def run(
+    workflow: Any,
+    message: Any = "go",
+    *,
+    catch: bool = False,
+    bound: float = 10.0,
+    start: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Stream one run to its end (at most `bound` seconds, a deadlock breaker that is recorded as such).
 
     An exception the run raises propagates (call it inside `obs.framework()`), unless `catch`: then it
-    is part of the returned trace, for probes where a failing run is the scenario. Returns {"steps": {executor_id: [superstep, ...]}, "outputs": [...], "last_state": "IDLE" | ...,
-    "raises": "ExceptionName" (only when the run raised), "message": str (its text), "hung": True
-    (only when the bound was reached)}. Supersteps are the runner's own `superstep_started` numbers;
-    an executor invoked before the first of them (the start executor up to some 1.x release) is step 0.
+    is part of the returned trace, for probes where a failing run is the scenario. `start` replaces the
+    message with other arguments of `workflow.run` (e.g. `{"checkpoint_id": ...}` to resume).
+
+    Returns plain data:
+    - "steps": {executor_id: [superstep, ...]}, the runner's own `superstep_started` numbers (an
+      executor invoked before the first of them, as the start executor was in early 1.x, is step 0);
+    - "outputs": what was yielded; "states": the run-state events, "last_state" the last of them;
+    - "failures": the `executor_failed` / `failed` events' error details
+      ({"event", "error_type", "message", "traceback": bool});
+    - "raises" / "message": the exception class and text (with `catch`, when the run raised);
+    - "hung": True, only when the bound was reached.
     """
-    trace: dict[str, Any] = {"steps": {}, "outputs": [], "states": []}
+    trace: dict[str, Any] = {"steps": {}, "outputs": [], "states": [], "failures": []}
     step = 0
 
     async def consume() -> None:
         nonlocal step
-        async for event in workflow.run(message, stream=True):
+        stream = workflow.run(message, stream=True) if start is None else workflow.run(stream=True, **start)
+        async for event in stream:
             kind = event.type
             if kind == "superstep_started":
                 step = event.iteration
@@ -61,6 +76,16 @@ async def run(workflow: Any, message: str = "go", *, catch: bool = False, bound:
                 trace["steps"].setdefault(event.executor_id, []).append(step)
             elif kind == "output":
                 trace["outputs"].append(event.data)
+            elif kind in ("executor_failed", "failed"):
+                details = getattr(event, "details", None) or event.data
+                trace["failures"].append(
+                    {
+                        "event": kind,
+                        "error_type": getattr(details, "error_type", None),
+                        "message": getattr(details, "message", None),
+                        "traceback": bool(getattr(details, "traceback", None)),
+                    }
+                )
             elif kind == "status":
                 trace["states"].append(getattr(event.state, "value", str(event.state)))
 
