@@ -202,7 +202,8 @@ def typecheck(session: nox.Session) -> None:
 @nox.session
 def selftest(session: nox.Session) -> None:
     """Only the harness's own tests (no framework installed): seconds, for work on fanin itself."""
-    fanin(session, str(ROOT / "tests"), *session.posargs, group="tests", program=("-m", "pytest"))
+    selection = session.posargs or [str(ROOT / "tests")]  # `-- tests/test_x.py` runs only that file
+    fanin(session, *selection, group="tests", program=("-m", "pytest"))
 
 
 @nox.session

@@ -54,12 +54,12 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     unreadable = 0
     focus = None
     if args.for_specs:
-        specs = [upgrade.parse_spec([spec]) for spec in args.for_specs]
+        specs = [matrix.named(word, args.python) for word in args.for_specs]
         focus = outputs.resolve(specs, matrix)
         for line in focus.said:
             print(f"fanin: {line}")
     if args.compare:
-        a, b = args.compare
+        a, b = (matrix.cell_id(*matrix.named(word, args.python)) for word in args.compare)
         rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True, extra=focus.extra if focus else None)
         unreadable = rep.unreadable
         files = outputs.compare(rep, a, b, args.out or matrix_paths.REPORTS / "compare", base)
@@ -348,14 +348,20 @@ def build_parser() -> argparse.ArgumentParser:
         dest="for_specs",
         nargs="+",
         metavar="SPEC",
-        help="e.g. google-adk==1.15.1 langgraph==1.2.9: the report, checklist and cite lines at these versions "
+        help="e.g. google-adk==1.15.1 langgraph==1.2.9 (or cell ids): the report, checklist and cite lines at these versions "
         "(a reference cell, else a local result in reports/results or reports/upgrade); written to --out",
     )
     rep.add_argument(
         "--compare",
         nargs=2,
-        metavar=("CELL_A", "CELL_B"),
-        help="write compare-<a>-<b>.md and .html: what differs between two cells (default --out reports/compare)",
+        metavar=("A", "B"),
+        help="write compare-<a>-<b>.md and .html: what differs between two versions, each a cell id or "
+        "PACKAGE==VERSION (default --out reports/compare)",
+    )
+    rep.add_argument(
+        "--python",
+        metavar="X.Y",
+        help="with --for and --compare: the versions' Python twin cells (e.g. 3.10), where the matrix has them",
     )
     rep.add_argument(
         "--out",

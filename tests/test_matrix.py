@@ -107,6 +107,17 @@ def test_framework_accepts_key_or_package_name() -> None:
         COMMITTED.framework("crewai")
 
 
+def test_a_framework_key_with_an_underscore_is_found_and_prefixes_probe_ids() -> None:
+    from fanin.model.matrix import Framework, Matrix
+    from fanin.model.results import OBSERVATION_ID, PROBE_ID
+
+    fw = Framework("my_graph", "graph-lib", "My graph", "graph_lib")
+    registry = Matrix((), {"my_graph": fw}, "3.11", ())
+    assert registry.framework("my_graph") is fw and registry.framework("my-graph") is fw
+    assert PROBE_ID.match("my_graph/join/shared-initial") and OBSERVATION_ID.match("my_graph/join/x[async]")
+    assert not PROBE_ID.match("my_graph/join_x/y")  # only the registry key may hold `_`
+
+
 def test_python_discovery() -> None:
     assert pythons.find("3.99") is None
     found = pythons.find(COMMITTED.default_python)

@@ -52,10 +52,9 @@ def test_reference_versions_are_read_from_the_reference(reports: Path, capsys: p
     assert "| Framework | LangGraph (langgraph), Google ADK (google-adk) |" in listed
     assert "| Version | langgraph==1.2.9, google-adk==1.15.1 |" in listed
     evidence = [line for line in listed.splitlines() if line.startswith("  - Evidence: ")]
-    others = "|".join(re.escape(package) for package, _ in newest_others)  # any other registered framework
+    at = "|".join(re.escape(f"{package} {version}") for package, version in newest_others)
     assert evidence and all(
-        re.search(rf"\)@[0-9a-f]{{6}} \((langgraph 1\.2\.9|google-adk 1\.15\.1|(?:{others}) \S+)\): ", e)
-        for e in evidence
+        re.search(rf"\)@[0-9a-f]{{6}} \((langgraph 1\.2\.9|google-adk 1\.15\.1|{at})\): ", e) for e in evidence
     )
     assert (out / "matrix.html").is_file() and any((out / "compare").iterdir())
 
@@ -100,7 +99,7 @@ def test_bad_specs_are_one_line(reports: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_the_checklist_pastes_well(tmp_path: Path) -> None:
-    rep = outputs.for_versions(MATRIX, outputs.resolve([("google-adk", "1.15.1")], MATRIX))
+    rep = outputs.for_versions(MATRIX, outputs.resolve([MATRIX.named("google-adk==1.15.1")], MATRIX))
     files = outputs.bundle(rep, tmp_path, "https://example.org/fanin")
     text = files[tmp_path / "CHECKLIST.md"]
     head = text.split("\n\n", 2)[1]
@@ -142,3 +141,22 @@ def test_a_local_runs_report_links_each_cells_pytest_html_page(tmp_path: Path) -
     (pages / "langgraph-1.2.24.html").write_text("<html></html>")
     found = report_module.run_pages(["langgraph-1.2.24", "adk-2.13.0"], pages, tmp_path / "run")
     assert found == (("langgraph-1.2.24", "../junit/langgraph-1.2.24.html"),)
+
+
+@pytest.mark.parametrize(
+    ("words", "python", "cell"),
+    [
+        (["google-adk==1.15.1"], None, "adk-1.15.1"),
+        (["adk-1.15.1"], None, "adk-1.15.1"),
+        (["adk-1.15.1-py3.10"], None, "adk-1.15.1-py3.10"),
+        (["google-adk==1.15.1"], "3.10", "adk-1.15.1-py3.10"),
+        (["adk-1.15.1"], "3.10", "adk-1.15.1-py3.10"),
+    ],
+)
+def test_for_takes_specs_cell_ids_and_python_twins(
+    reports: Path, capsys: pytest.CaptureFixture[str], words: list[str], python: str | None, cell: str
+) -> None:
+    """A team on Python 3.10 gets its own evidence, however it names the version."""
+    extra = ["--python", python] if python else []
+    assert cli.main(["report", "--for", *words, *extra, "--out", str(reports / "review")]) == 0
+    assert f": reference cell {cell}\n" in capsys.readouterr().out

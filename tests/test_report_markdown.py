@@ -142,3 +142,52 @@ def test_a_base_url_that_is_not_a_url_is_one_error(bad: str) -> None:
 def test_rendering_is_byte_identical_across_runs() -> None:
     again, _ = outputs.reference(MATRIX)
     assert again == FILES
+
+
+def test_the_report_opens_with_key_findings_that_link_into_it() -> None:
+    """Findings first: after the title and one paragraph, at most a dozen lines, each link landing in the report."""
+    head = TEXT.split('<a id="contents"></a>', 1)[0]
+    assert '## <a id="key-findings"></a>Key findings' in head
+    lines = [line for line in head.split("Key findings", 1)[1].splitlines() if line.startswith("- **")]
+    assert 0 < len(lines) <= 12
+    assert {f"- **{v.name} {v.newest.label}**" for v in REFERENCE.frameworks_with_columns if v.newest} == {
+        line.split(":", 1)[0] for line in lines
+    }
+    anchors = set(re.findall(r'<a id="([^"]+)"></a>', TEXT))
+    for link in re.findall(r"\]\(#([^)]+)\)", head):
+        assert unquote(link) in anchors, link
+
+
+def _links(path: Path, text: str) -> list[str]:
+    if path.suffix == ".html":
+        return re.findall(r'href="([^"]+)"', text)
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL)  # code blocks hold no links
+    return re.findall(r"\]\(([^)\s]+)\)", prose)
+
+
+def _anchors(path: Path, text: str) -> set[str]:
+    return set(re.findall(r'<a id="([^"]+)"' if path.suffix == ".md" else r'\bid="([^"]+)"', text))
+
+
+def test_every_link_of_every_rendered_file_resolves(tmp_path: Path) -> None:
+    """REPORT.md, CHECKLIST.md, matrix.html and every compare page: each relative link names a file that exists and an anchor in it."""
+    rep = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
+    files = outputs.bundle(rep, tmp_path / "site")
+    files.update(FILES)  # the committed reference files, whose links reach into the checkout
+    texts = {path.resolve(): text for path, text in files.items()}
+    anchors: dict[Path, set[str]] = {}
+    broken = []
+    for path, text in texts.items():
+        for link in _links(path, text):
+            if re.match(r"[a-z]+:", link):
+                continue  # absolute URLs: the claims' sources
+            target, _, anchor = link.partition("#")
+            where = (path.parent / unquote(target)).resolve() if target else path
+            if where not in texts and not where.exists():
+                broken.append(f"{path.name}: {link} (no such file)")
+            elif anchor and where.suffix in (".md", ".html") and not re.match(r"L\d+", anchor):
+                if where not in anchors:
+                    anchors[where] = _anchors(where, texts.get(where) or where.read_text())
+                if unquote(anchor) not in anchors[where]:
+                    broken.append(f"{path.name}: {link} (no such anchor)")
+    assert not broken, "\n".join(sorted(set(broken))[:20])

@@ -129,7 +129,7 @@ class Matrix:
         """Accept the key (`adk`) or the package, by PyPI's name rules (`google-adk`, `google_adk`, `Google.ADK`)."""
         wanted = canonicalize_name(name)
         for fw in self.frameworks.values():
-            if wanted in (fw.key, canonicalize_name(fw.package)):
+            if wanted in (canonicalize_name(fw.key), canonicalize_name(fw.package)):
                 return fw
         known = ", ".join(f"{fw.key} ({fw.package})" for fw in self.frameworks.values())
         raise MatrixError(f"unknown framework {name!r}; expected one of {known}")
@@ -137,6 +137,28 @@ class Matrix:
     def make_cell(self, framework: Framework, version: str, python: str, resolution: str, exclude_newer: str) -> Cell:
         """A cell outside the matrix file (an upgrade check), built by the same rules."""
         return Cell(framework, version, python, resolution, exclude_newer, "", self.default_python)
+
+    def cell_id(self, framework: Framework, version: str, python: str | None = None) -> str:
+        """The id a cell of this version on this Python has (`adk-1.15.1-py3.10`), whether or not the matrix holds it."""
+        return self.make_cell(framework, version, python or self.default_python, "", "").id
+
+    def named(self, word: str, python: str | None = None) -> tuple[Framework, str, str]:
+        """(framework, version, Python) of a cell id (`adk-1.15.1`, `adk-1.15.1-py3.10`) or a spec (`google-adk==1.15.1`).
+
+        Every command that names a version takes either form; `python` picks a Python twin.
+        """
+        if "==" in word:
+            name, _, version = word.partition("==")
+            if not name.strip() or not version.strip():
+                raise MatrixError(f"{word!r} is not PACKAGE==VERSION or a cell id")
+            return self.framework(name.strip()), version.strip(), python or self.default_python
+        if any(sign in word for sign in "<>=!~ "):
+            raise MatrixError(f"malformed spec {word!r}: name one exact version, PACKAGE==VERSION, or a cell id")
+        for fw in sorted(self.frameworks.values(), key=lambda f: -len(f.key)):  # `langgraphjs` before `langgraph`
+            version, sep, twin = word.removeprefix(f"{fw.key}-").partition("-py")
+            if word.startswith(f"{fw.key}-") and version[:1].isdigit():
+                return fw, version, python or (twin if sep else self.default_python)
+        raise MatrixError(f"{word!r} is neither PACKAGE==VERSION nor a cell id (e.g. {self.cells[0].id})")
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:

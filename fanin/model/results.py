@@ -55,10 +55,11 @@ HARMFUL = (Hazard.SILENT.value, Hazard.LOUD.value, Hazard.ORDER_COUPLED.value, H
 LABEL_LIMIT = 40
 
 # framework/topic/case; the framework prefix is checked against the registry in reference/matrix.toml.
-PROBE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$")
+# The prefix is a registry key, which is also a suite directory and so may hold `_` (pydantic_graph).
+PROBE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$")
 # An observation id: the probe id, plus `[value,...]` for a variant other than the default one.
 OBSERVATION_ID = re.compile(
-    r"^(?P<probe>[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*)(?:\[(?P<variant>[a-z0-9,-]+)\])?$"
+    r"^(?P<probe>[a-z0-9][a-z0-9_-]*/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*)(?:\[(?P<variant>[a-z0-9,-]+)\])?$"
 )
 # The dimensions a probe may run under, in the order their values appear in an observation id.
 # The first value of each is the default: the variant whose observation id is the plain probe id.
@@ -326,8 +327,11 @@ class Observation:
     def behaviour(self) -> str:
         """What is compared, everywhere (the upgrade gate, the report's spans, stability): outcome, hazard, value.
 
-        Label and detail are human text; a reworded error message is the same behaviour.
+        Label and detail are human text; a reworded error message is the same behaviour. So is the
+        reason of an n/a: "the API is missing" in both versions, however the reason is put.
         """
+        if self.outcome == NOT_APPLICABLE:
+            return json.dumps([self.outcome, self.hazard], ensure_ascii=False)
         return json.dumps([self.outcome, self.hazard, self.value], sort_keys=True, ensure_ascii=False)
 
     def to_json(self) -> dict[str, Any]:

@@ -516,6 +516,35 @@ class FrameworkView:
 
 
 @dataclass(frozen=True)
+class KeyFinding:
+    """A framework in one line at the report's top: its worst hazards at the newest version, its biggest change."""
+
+    framework: FrameworkView
+    column: Column  # the newest version
+    counts: tuple[tuple[str, int], ...]  # (harmful hazard, probes) at that version, worst first, zeros left out
+    examples: tuple[ProbeView, ...]  # up to three probes with the worst hazard there
+    biggest: ComparePage | None  # the step between adjacent versions with the most behaviour changes
+
+
+KEY_EXAMPLES = 3
+
+
+def _key_finding(view: FrameworkView) -> KeyFinding | None:
+    newest = view.newest
+    if newest is None:
+        return None
+    at_newest = [(p, p.default.observations.get(newest.cell)) for p in view.probes]
+    hazards = Counter(o.hazard for _, o in at_newest if o is not None and o.hazard in HARMFUL)
+    order = sorted(hazards, key=lambda h: (-compare.harm(h), HARMFUL.index(h)))
+    worst = order[0] if order else None
+    examples = tuple(p for p, o in at_newest if worst and o is not None and o.hazard == worst)[:KEY_EXAMPLES]
+    changes = [(sum(1 for e in page.entries if e.step.behaviour), page) for page in view.steps]
+    most = max((n for n, _ in changes), default=0)
+    biggest = next((page for n, page in changes if n == most), None) if most else None
+    return KeyFinding(view, newest, tuple((h, hazards[h]) for h in order), examples, biggest)
+
+
+@dataclass(frozen=True)
 class ChecklistItem:
     question: str
     why: str
@@ -609,6 +638,7 @@ class Report:
     checklist_fields: tuple[tuple[str, str], ...] = ()  # (field, prefilled answer or "") at the checklist's top
     anchors: Mapping[str, str] = field(default_factory=dict)  # observation id -> the anchor of its section
     run_pages: tuple[tuple[str, str], ...] = ()  # (cell, href of its pytest-html page) for a local run
+    key_findings: tuple[KeyFinding, ...] = ()  # the opening: one line per framework
 
     def anchor(self, observation_id: str) -> str:
         """Where an observation's section is: its own when it has one (the default, a differing variant), else its probe's."""
@@ -1287,4 +1317,5 @@ def _build(
     for left, right in itertools.combinations(with_columns, 2):
         assert left.focus and right.focus
         pages.append(compare_page(report, left.focus.cell, right.focus.cell))
-    return dataclasses.replace(report, compare_pages=tuple(pages))
+    keys_found = tuple(k for k in (_key_finding(v) for v in views) if k is not None)
+    return dataclasses.replace(report, compare_pages=tuple(pages), key_findings=keys_found)

@@ -18,7 +18,7 @@ def _text(text: str) -> str:
 
 
 def evidence(report: Report, answer: Answer, source: str = CHECKLIST_MD) -> str:
-    link = f"[`{answer.probe_id}`]({report.links.probe(answer.probe_id, source)})"
+    link = f"[`{answer.probe_id}`]({report.links.probe(report.anchor(answer.probe_id), source)})"
     if answer.observation is None or answer.column is None or answer.cite is None:
         return f"{link}: not probed yet"
     o = answer.observation

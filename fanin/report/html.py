@@ -338,7 +338,7 @@ def _changes(rep: Report, source: str) -> str:
 
 
 def _answer(rep: Report, answer: Answer, source: str) -> str:
-    link = _probe_link(rep, answer.probe_id, answer.probe_id, source)
+    link = _probe_link(rep, rep.anchor(answer.probe_id), answer.probe_id, source)
     if answer.observation is None:
         return f"<div>not probed yet ({link} has no observation)</div>"
     o = answer.observation

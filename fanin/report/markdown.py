@@ -17,6 +17,7 @@ from fanin.report.build import (
     CHANGED_MARK,
     COMPARE_DIR,
     HAZARD_STYLES,
+    MATRIX_HTML,
     REPORT_MD,
     Answer,
     CompareGroup,
@@ -178,7 +179,7 @@ def _matrix(rep: Report, view: FrameworkView, source: str) -> str:
 
 
 def answer_text(rep: Report, answer: Answer, source: str) -> str:
-    link = _link(rep, answer.probe_id, answer.probe_id, source)
+    link = _link(rep, rep.anchor(answer.probe_id), answer.probe_id, source)
     if answer.observation is None or answer.column is None:
         return f"not probed yet ({link} has no observation)"
     return f"{observed(answer.observation)} — {link}"
@@ -308,13 +309,10 @@ def _probe_section(rep: Report, view: FrameworkView, probe: ProbeView, source: s
         lines += _variant_block(rep, probe, variant, source)
     # The values themselves are in matrix.html and in each cell's result set; here they would double the
     # page past what GitHub renders comfortably (the size bound in the README).
-    lines += [
-        (
-            f"Observed values: in `matrix.html#{probe.info.id}` and in each cell's `reference/results/<cell>.json`"
-            f' under `observations."{probe.info.id}"`.'
-        ),
-        "",
-    ]
+    values = f'each cell\'s `reference/results/<cell>.json` under `observations."{probe.info.id}"`'
+    if rep.links.base_url:  # published beside this page: a link that resolves
+        values += f", and [matrix.html]({rep.links.href(MATRIX_HTML, probe.info.id, source)})"
+    lines += [f"Observed values: {values}.", ""]
     note = "" if probe.reproducer_current else " — edited since these observations were made"
     if probe.reproducer is None:
         lines.append(f"Reproducer: {code(where)} (not in this checkout)")
@@ -326,8 +324,30 @@ def _probe_section(rep: Report, view: FrameworkView, probe: ProbeView, source: s
     return "\n".join(lines)
 
 
+def _key_findings(rep: Report, source: str) -> str:
+    lines = []
+    for key in rep.key_findings:
+        view, column = key.framework, key.column
+        counts = ", ".join(f"{n} {hazard}" for hazard, n in key.counts) or "no harmful hazard"
+        line = f"- **{view.name} {column.label}**: {counts} of {len(view.probes)} probes"
+        if key.examples:
+            worst = key.examples[0].default.observations[column.cell].hazard
+            shown = ", ".join(_link(rep, rep.anchor(p.id), p.id, source) for p in key.examples)
+            line += f"; {worst}, e.g. {shown}"
+        if key.biggest is not None:
+            page = key.biggest
+            line += f". Most changed: [{page.a.label} → {page.b.label}](#changes), observations {page.counts_text}"
+        lines.append(line + ".")
+    return "\n".join(lines) + "\n" if lines else ""
+
+
 def _contents(rep: Report) -> str:
-    items = ["[Legend](#legend)", "[Summary](#summary)", "[Changes between versions](#changes)"]
+    items = [
+        "[Key findings](#key-findings)",
+        "[Legend](#legend)",
+        "[Summary](#summary)",
+        "[Changes between versions](#changes)",
+    ]
     for view in rep.frameworks:
         topics = " · ".join(f"[{t.name}](#{t.anchor})" for t in view.topics)
         items.append(f"[{view.name} matrix](#{view.anchor})" + (f": {topics}" if topics else ""))
@@ -351,7 +371,8 @@ def report(rep: Report, source: str = REPORT_MD) -> str:
         (
             f"Rendered from `{rep.source}` by `python -m fanin report`; do not edit by hand. "
             f"Observations of {rep.reference_date}{commit}: {cells or 'no cells'}. "
-            "The review checklist is in [CHECKLIST.md](CHECKLIST.md)."
+            "The review checklist is in [CHECKLIST.md](CHECKLIST.md); every observed value is in the result sets,"
+            " and as one page in `matrix.html`, which `./noxw -s report` renders into `reports/` (or `--out DIR`)."
         ),
         "",
     ]
@@ -370,6 +391,14 @@ def report(rep: Report, source: str = REPORT_MD) -> str:
             "",
         ]
     parts += [
+        '## <a id="key-findings"></a>Key findings',
+        "",
+        (
+            "A *cell* is one framework version on one Python, installed from its lock; an *observation* is what one"
+            " probe saw in one cell (under one backend and mode). At each framework's newest version:"
+        ),
+        "",
+        _key_findings(rep, source),
         _contents(rep),
         '## <a id="legend"></a>Legend',
         "",
@@ -503,13 +532,29 @@ def divergence(before: str, after: str) -> tuple[str, str]:
     return "…" + before[cut:], "…" + after[cut:]
 
 
+# The gate's reading order: what breaks first, then what moved, then what got better, then text.
+GATE_ORDER = ("regression", "changed", "fix", "new coverage", "wording", "new", "missing")
+
+
+def _what_moved(change: compare.Change) -> tuple[str, str]:
+    """Before/after where the hazard and detail read the same: the first outcome or value path that differs."""
+    assert change.before is not None and change.after is not None
+    if change.before.outcome != change.after.outcome:
+        return f"outcome {change.before.outcome}", f"outcome {change.after.outcome}"
+    for path, before, after in compare.value_differences(change.before.value, change.after.value):
+        return f"{path}: {compare.compact(before)}", f"{path}: {compare.compact(after)}"
+    return f"label {change.before.label}", f"label {change.after.label}"
+
+
 def changes(rows: list[compare.Change]) -> str:
-    """The gate's table: one line per changed probe, before and after, from where they differ."""
+    """The gate's table: regressions first; one line per changed probe, before and after, from where they differ."""
     table = []
-    for change in rows:
+    for change in sorted(rows, key=lambda c: (GATE_ORDER.index(c.label) if c.label in GATE_ORDER else 99, c.probe_id)):
         before = f"[{change.before.hazard}] {change.before.detail}" if change.before else "—"
         after = f"[{change.after.hazard}] {change.after.detail}" if change.after else "—"
-        if change.before and change.after:
+        if change.before and change.after and before == after:
+            before, after = _what_moved(change)
+        elif change.before and change.after:
             before, after = divergence(before, after)
         table.append([change.label, change.probe_id, label(before, 64), label(after, 64)])
     return tabulate(table, headers=["change", "probe", "before", "after"], tablefmt="github")

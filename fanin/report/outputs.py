@@ -22,7 +22,7 @@ from packaging.utils import canonicalize_name
 
 from fanin.model import matrix as paths
 from fanin.model.errors import FaninError
-from fanin.model.matrix import Matrix
+from fanin.model.matrix import Framework, Matrix
 from fanin.model.results import ResultFileError, ResultSet, load
 from fanin.model.source import REPO_ROOT, shown
 from fanin.report import build as report
@@ -129,25 +129,25 @@ class Focus:
     specs: tuple[str, ...] = ()  # `package==version`, as asked
 
 
-def resolve(specs: Sequence[tuple[str, str]], matrix: Matrix, source: Path | None = None) -> Focus:
-    """Each `package==version` as a reference cell when it is one, else a local result set; one clear error if neither."""
+def resolve(specs: Sequence[tuple[Framework, str, str]], matrix: Matrix, source: Path | None = None) -> Focus:
+    """Each (framework, version, Python) as a reference cell when it is one, else a local result set; one clear error if neither."""
     source = source or paths.REFERENCE_RESULTS
     cells: dict[str, str] = {}
     extra: dict[str, tuple[ResultSet, str]] = {}
     said = []
     asked = []
-    for name, version in specs:
-        framework = matrix.framework(name)
+    for framework, version, python in specs:
         if version == "latest":
-            raise FaninError(f"report --for needs an exact version, not {name}==latest")
+            raise FaninError(f"report --for needs an exact version, not {framework.package}==latest")
         if framework.key in cells:
             raise FaninError(f"report --for names {framework.package} twice; give one version per framework")
-        cell_id = f"{framework.key}-{version}"
-        asked.append(f"{framework.package}=={version}")
+        cell_id = matrix.cell_id(framework, version, python)
+        on = "" if python == matrix.default_python else f" on Python {python}"
+        asked.append(f"{framework.package}=={version}{on}")
         in_matrix = any(c.id == cell_id for c in matrix.cells)
         if in_matrix and (source / f"{cell_id}.json").is_file():
             cells[framework.key] = cell_id
-            said.append(f"{framework.package}=={version}: reference cell {cell_id}")
+            said.append(f"{framework.package}=={version}{on}: reference cell {cell_id}")
             continue
         candidates = [paths.RUN_RESULTS / f"{cell_id}.json", paths.REPORTS / "upgrade" / f"{cell_id}.json"]
         found = next((p for p in candidates if p.is_file()), None)
