@@ -6,11 +6,11 @@ import af_kit
 from af_kit import Node, forward
 from fanin.probe import Claim, Observer, probe
 
-SRC = "https://github.com/microsoft/agent-framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
+SRC = "https://github.com/microsoft/agent_framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
 
 
 @probe(
-    "agent-framework/runs/stale-from-previous-run",
+    "agent_framework/runs/stale-from-previous-run",
     title="One workflow instance run twice: `start` fans out to `a` and `b`; in run 1 `a` sets `answer`, in"
     " run 2 it finds nothing and sets no key; the fan-in target yields `answer`",
     claim=Claim(

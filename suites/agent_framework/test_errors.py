@@ -8,12 +8,12 @@ import af_kit
 from af_kit import Node, forward
 from fanin.probe import Claim, Observer, probe
 
-SRC = "https://github.com/microsoft/agent-framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
+SRC = "https://github.com/microsoft/agent_framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
 PATIENCE = 5.0  # deadlock breaker only: how long a sibling nobody cancels or releases is held
 
 
 @probe(
-    "agent-framework/errors/failing-sibling",
+    "agent_framework/errors/failing-sibling",
     title="Two parallel executors: `fail` raises while `sibling`, having set a shared-state key, is still in"
     " flight",
     claim=Claim(
@@ -77,7 +77,7 @@ async def test_failing_sibling(obs: Observer) -> None:
 
 
 @probe(
-    "agent-framework/errors/resume-after-failure",
+    "agent_framework/errors/resume-after-failure",
     title="`fail` raises in the superstep where `sibling` set `sibling@attempt 1`; the run is resumed from its"
     " latest checkpoint (in-memory storage) and this time both succeed, `sibling` setting `sibling@attempt 2`",
     claim=Claim(

@@ -6,7 +6,7 @@ import af_kit
 from af_kit import Node, forward
 from fanin.probe import Claim, Observer, probe
 
-SRC = "https://github.com/microsoft/agent-framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
+SRC = "https://github.com/microsoft/agent_framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
 
 
 def _unequal_depth(wire) -> tuple:
@@ -38,7 +38,7 @@ def _record_join(obs: Observer, join_runs: list, trace: dict, complete: set) -> 
 
 
 @probe(
-    "agent-framework/join/unequal-depth",
+    "agent_framework/join/unequal-depth",
     title="`a` and `b -> b2` fan in to `join` with add_fan_in_edges([a, b2], join)",
     claim=Claim(
         "A fan-in edge group is synchronised: the target runs only once all its sources have sent, so after"
@@ -56,7 +56,7 @@ async def test_unequal_depth(obs: Observer) -> None:
 
 
 @probe(
-    "agent-framework/join/separate-edges",
+    "agent_framework/join/separate-edges",
     title="`a` and `b -> b2` fan in to `join` with two add_edge calls (a -> join, b2 -> join)",
     claim=Claim(
         "A single edge delivers each message on its own: with two separate edges the target runs once per"
@@ -77,7 +77,7 @@ async def test_separate_edges(obs: Observer) -> None:
 
 
 @probe(
-    "agent-framework/join/fan-in-plus-edge",
+    "agent_framework/join/fan-in-plus-edge",
     title="`join` waits on add_fan_in_edges([a, b2], join) and also has a plain edge from the fan-out node",
     claim=Claim(
         "Edge groups into one executor are independent: a plain edge next to a fan-in group delivers its"
@@ -98,7 +98,7 @@ async def test_fan_in_plus_edge(obs: Observer) -> None:
 
 
 @probe(
-    "agent-framework/join/unselected-branch",
+    "agent_framework/join/unselected-branch",
     title="A multi-selection edge group from `start` to [a, b] selects only `a`; add_fan_in_edges([a, b], join)"
     " yields the workflow's output",
     claim=Claim(
@@ -152,7 +152,7 @@ async def test_unselected_branch(obs: Observer) -> None:
 
 
 @probe(
-    "agent-framework/join/stale-arrival-next-run",
+    "agent_framework/join/stale-arrival-next-run",
     title="The same workflow run twice: run 1 selects only `a` (the fan-in over [a, b] never fires), run 2"
     " selects only `b`",
     claim=Claim(

@@ -7,11 +7,11 @@ from af_kit import Node, forward
 from fanin.probe import Claim, Observer, probe
 from gates import Turns
 
-SRC = "https://github.com/microsoft/agent-framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
+SRC = "https://github.com/microsoft/agent_framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
 
 
 @probe(
-    "agent-framework/fold-order/fan-in-list",
+    "agent_framework/fold-order/fan-in-list",
     title="Three branches into add_fan_in_edges: fan-out order, fan-in declaration order, finishing order and"
     " name order all differ; two such cases",
     claim=Claim(

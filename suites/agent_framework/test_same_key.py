@@ -7,11 +7,11 @@ from af_kit import Node, forward
 from fanin.probe import Claim, Observer, probe
 from gates import Turns
 
-SRC = "https://github.com/microsoft/agent-framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
+SRC = "https://github.com/microsoft/agent_framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
 
 
 @probe(
-    "agent-framework/same-key/last-writer",
+    "agent_framework/same-key/last-writer",
     title="Two executors fanned out from `start` set one shared-state key in the same superstep; a fan-in"
     " reads it; both finishing orders forced",
     claim=Claim(
@@ -65,7 +65,7 @@ async def test_last_writer(obs: Observer) -> None:
 
 
 @probe(
-    "agent-framework/same-key/read-modify-write",
+    "agent_framework/same-key/read-modify-write",
     title="Two parallel executors each read a shared counter and set it to what they read + 1: both reading"
     " before either writes, then `b` reading after `a` wrote (same superstep)",
     claim=Claim(

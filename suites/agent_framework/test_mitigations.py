@@ -9,12 +9,12 @@ from af_kit import Node, forward
 from fanin.probe import Claim, Observer, probe
 from gates import Turns
 
-SRC = "https://github.com/microsoft/agent-framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
+SRC = "https://github.com/microsoft/agent_framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
 PATIENCE = 5.0  # deadlock breaker only
 
 
 @probe(
-    "agent-framework/same-key/last-writer-mitigated",
+    "agent_framework/same-key/last-writer-mitigated",
     title="last-writer, mitigated: each branch sets its own key (`result:a`, `result:b`); the fan-in target"
     " reads both; both finishing orders",
     claim=Claim(
@@ -58,7 +58,7 @@ async def test_last_writer_mitigated(obs: Observer) -> None:
 
 
 @probe(
-    "agent-framework/same-key/read-modify-write-mitigated",
+    "agent_framework/same-key/read-modify-write-mitigated",
     title="read-modify-write, mitigated: each branch sends its increment as a message; the fan-in target adds"
     " them to the counter in one write; both branches read before either sends, then one after the other",
     claim=Claim(
@@ -116,7 +116,7 @@ async def test_read_modify_write_mitigated(obs: Observer) -> None:
 
 
 @probe(
-    "agent-framework/fold-order/fan-in-list-mitigated",
+    "agent_framework/fold-order/fan-in-list-mitigated",
     title="fan-in-list, mitigated: each branch sends (its name, its result); the join sorts by name; the fan-in"
     " declared in two orders, the branches finishing in two orders",
     claim=Claim(
@@ -168,7 +168,7 @@ async def test_fan_in_list_mitigated(obs: Observer) -> None:
 
 
 @probe(
-    "agent-framework/join/unselected-branch-mitigated",
+    "agent_framework/join/unselected-branch-mitigated",
     title="unselected-branch, mitigated: the selection sends to every target and the branch not chosen sends"
     " a `skipped` marker; run twice on one workflow, choosing `a`, then `b`",
     claim=Claim(
@@ -215,7 +215,7 @@ async def test_unselected_branch_mitigated(obs: Observer) -> None:
 
 
 @probe(
-    "agent-framework/errors/resume-after-failure-mitigated",
+    "agent_framework/errors/resume-after-failure-mitigated",
     title="resume-after-failure, mitigated: the run is resumed from its latest checkpoint on a freshly built"
     " workflow (same name and storage) instead of the instance whose superstep failed",
     claim=Claim(
