@@ -36,8 +36,9 @@ def test_reference_versions_are_read_from_the_reference(reports: Path, capsys: p
     assert "google-adk==1.15.1: reference cell adk-1.15.1" in said and "langgraph==1.2.9: reference cell" in said
     text = (out / "REPORT.md").read_text()
     assert text.startswith("# fanin report at google-adk==1.15.1, langgraph==1.2.9\n")
+    sections = "\n".join(p.read_text() for p in sorted((out / "probes").glob("*.md")))
     assert "| question | LangGraph 1.2.9 | Google ADK 1.15.1 |" in text
-    cites = re.findall(r"```text\n(fanin \S+ · (\S+) (\S+) · reference [^\n]+)\n```", text)
+    cites = re.findall(r"```text\n(fanin \S+ · (\S+) (\S+) · reference [^\n]+)\n```", sections)
     newest_others = {
         (fw.package, MATRIX.newest(key).version)
         for key, fw in MATRIX.frameworks.items()
@@ -72,7 +73,9 @@ def test_a_version_outside_the_reference_comes_from_a_local_upgrade_run(
     assert "local result set" in capsys.readouterr().out
     text = (out / "REPORT.md").read_text()
     assert "(not in the reference)" in text and "1.2.30 local" in text
-    assert re.search(r"```text\nfanin langgraph/\S+ · langgraph 1\.2\.30 · local run ", text)
+    assert re.search(
+        r"```text\nfanin langgraph/\S+ · langgraph 1\.2\.30 · local run ", (out / "probes" / "langgraph.md").read_text()
+    )
     assert "| Version | langgraph==1.2.30 |" in (out / "CHECKLIST.md").read_text()
 
 
@@ -114,7 +117,7 @@ def test_the_checklist_pastes_well(tmp_path: Path) -> None:
     evidence = [line for line in text.splitlines() if line.startswith("  - Evidence: ")]
     assert evidence
     for line in evidence:
-        assert "](https://example.org/fanin/REPORT.md#" in line  # absolute links with a base URL
+        assert re.search(r"\]\(https://example\.org/fanin/probes/[a-z_]+\.md#", line)  # absolute links with a base URL
         assert re.search(r"\)@[0-9a-f]{6} \(", line)  # the cite hash on every evidence line
     for section in rep.checklist:
         for item in section.items:
@@ -129,7 +132,7 @@ def test_the_reference_checklist_speaks_of_the_newest_versions() -> None:
     assert "| Framework | _…_ |" in text and "| Version | _…_ |" in text
     assert "at the newest version of each framework" in text
     assert "(langgraph 1.2.24): " in text and "(google-adk 2.13.0): " in text
-    assert "](REPORT.md#" in text
+    assert "](probes/langgraph.md#" in text and "](probes/adk.md#" in text
     assert text == checklist.checklist(outputs.report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True))
 
 

@@ -561,6 +561,14 @@ class ChecklistSection:
 
 # The documents a report is made of, by their place in a published bundle (`report --out DIR`).
 REPORT_MD = "REPORT.md"
+PROBES_DIR = "probes"  # one Markdown file of probe sections per framework, beside REPORT.md
+
+
+def probes_md(framework: str) -> str:
+    """The document holding a framework's probe sections (`probes/langgraph.md`)."""
+    return f"{PROBES_DIR}/{framework}.md"
+
+
 CHECKLIST_MD = "CHECKLIST.md"
 MATRIX_HTML = "matrix.html"
 COMPARE_DIR = "compare"
@@ -605,8 +613,10 @@ class Links:
         return posixpath.relpath(self._place(document), start) + tail
 
     def probe(self, anchor: str, source: str) -> str:
-        """A probe's section: in the Markdown report from Markdown, in the HTML page from HTML."""
-        return self.href(MATRIX_HTML if source.endswith(".html") else REPORT_MD, anchor, source)
+        """A probe's section: in its framework's probes/<key>.md from Markdown, in the HTML page from HTML."""
+        if source.endswith(".html"):
+            return self.href(MATRIX_HTML, anchor, source)
+        return self.href(probes_md(anchor.split("/", 1)[0]) if "/" in anchor else REPORT_MD, anchor, source)
 
     def source_file(self, path: str, lines: tuple[int, int] | None, source: str) -> str:
         """A probe's file in the checkout (GitHub line anchors); "" when the checkout is not reachable."""

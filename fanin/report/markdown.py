@@ -29,6 +29,7 @@ from fanin.report.build import (
     Step,
     TopicView,
     VariantView,
+    probes_md,
 )
 
 LABEL_WIDTH = 48
@@ -293,7 +294,10 @@ def _probe_section(rep: Report, view: FrameworkView, probe: ProbeView, source: s
         rep.cite_line(probe, source),
         "```",
         "",
-        f"[↑ {view.name} · {probe.topic}](#{topic.anchor}) · [contents](#contents)",
+        (
+            f"[↑ {view.name} · {probe.topic}]({rep.links.href(REPORT_MD, topic.anchor, source)})"
+            f" · [contents]({rep.links.href(REPORT_MD, 'contents', source)})"
+        ),
         "",
         f"**{escape(info.title)}**",
         "",
@@ -382,7 +386,10 @@ def _contents(rep: Report) -> str:
         items.append("[Python vs JavaScript](#runtimes)")
     if any(v.twins for v in rep.frameworks):
         items.append("[Python twins](#twins)")
-    items.append("Probes: " + " · ".join(f"[{v.name}](#probes-{v.key})" for v in rep.frameworks))
+    items.append(
+        "Probes, one file per framework: "
+        + " · ".join(f"[{v.name}]({rep.links.href(probes_md(v.key), '', REPORT_MD)})" for v in rep.frameworks)
+    )
     return '<a id="contents"></a>**Contents**\n\n' + "\n".join(f"- {item}" for item in items) + "\n"
 
 
@@ -475,10 +482,24 @@ def report(rep: Report, source: str = REPORT_MD) -> str:
             "",
             _twins(rep, source),
         ]
-    for view in rep.frameworks:
-        parts += [f'## <a id="probes-{view.key}"></a>{view.name} probes', ""]
-        for probe in view.probes:
-            parts.append(_probe_section(rep, view, probe, source))
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def probe_page(rep: Report, view: FrameworkView) -> str:
+    """probes/<key>.md: every probe section of one framework (REPORT.md holds the overview and the matrices)."""
+    source = probes_md(view.key)
+    parts = [
+        f"# {view.name} probes",
+        "",
+        (
+            f"Part of the [{rep.title}]({rep.links.href(REPORT_MD, '', source)}), rendered from `{rep.source}`;"
+            " do not edit by hand. One section per probe: its cite line, the claim and whether it holds, where it"
+            " changed, the mitigation, the observations per span of versions and per variant, the reproducer."
+        ),
+        "",
+    ]
+    for probe in view.probes:
+        parts.append(_probe_section(rep, view, probe, source))
     return "\n".join(parts).rstrip() + "\n"
 
 

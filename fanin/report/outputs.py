@@ -46,10 +46,16 @@ def base_url(option: str | None) -> str:
 def _places(report_md: Path, checklist_md: Path, matrix_html: Path, compare_dir: Path) -> tuple[tuple[str, str], ...]:
     return (
         (report.REPORT_MD, report_md.as_posix()),
+        (report.PROBES_DIR, (report_md.parent / report.PROBES_DIR).as_posix()),  # probes/<key>.md beside REPORT.md
         (report.CHECKLIST_MD, checklist_md.as_posix()),
         (report.MATRIX_HTML, matrix_html.as_posix()),
         (report.COMPARE_DIR, compare_dir.as_posix()),
     )
+
+
+def _probe_pages(rep: report.Report, directory: Path) -> dict[Path, str]:
+    """probes/<key>.md beside REPORT.md, one per framework with a probe."""
+    return {directory / report.probes_md(v.key): markdown.probe_page(rep, v) for v in rep.frameworks if v.probes}
 
 
 def _compare_files(rep: report.Report, directory: Path, pages: Sequence[report.ComparePage]) -> dict[Path, str]:
@@ -75,9 +81,19 @@ def reference(
         paths.REFERENCE_CHECKLIST: checklist.checklist(committed),
         paths.REPORTS / "matrix.html": html.page(published),
     }
+    files.update(_probe_pages(committed, paths.REFERENCE_REPORT.parent))
     files.update(_compare_files(published, paths.REPORTS / "compare", published.compare_pages))
-    files.update(data.schemas(paths.REFERENCE_RESULTS.parent / "schema"))  # committed, kept current like REPORT.md
+    files.update(data.schemas(paths.REFERENCE_REPORT.parent / "schema"))  # committed, kept current like REPORT.md
     return files, rep.unreadable
+
+
+def committed(path: Path) -> bool:
+    """Is this rendered file part of the reference (REPORT.md, CHECKLIST.md, probes/, schema/), not a local page?"""
+    home = paths.REFERENCE_REPORT.parent
+    return path in (paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST) or path.parent in (
+        home / report.PROBES_DIR,
+        home / "schema",
+    )
 
 
 def local_run(matrix: Matrix, source: Path | None = None, base: str = "") -> tuple[dict[Path, str], int]:
@@ -92,6 +108,7 @@ def local_run(matrix: Matrix, source: Path | None = None, base: str = "") -> tup
     pages = report.run_pages(sorted(p.stem for p in source.glob("*.json")), paths.REPORTS / "junit", run)
     rep = dataclasses.replace(rep, run_pages=pages)
     files = {run / "REPORT.md": markdown.report(rep), run / "matrix.html": html.page(rep)}
+    files.update(_probe_pages(rep, run))
     files.update(_compare_files(rep, run / "compare", rep.compare_pages))
     return files, rep.unreadable
 
@@ -105,6 +122,7 @@ def bundle(rep: report.Report, out: Path, base: str = "") -> dict[Path, str]:
         out / "CHECKLIST.md": checklist.checklist(rep),
         out / "matrix.html": html.page(rep),
     }
+    files.update(_probe_pages(rep, out))
     files.update(_compare_files(rep, out / "compare", rep.compare_pages))
     return files
 

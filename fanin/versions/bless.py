@@ -74,8 +74,6 @@ def bless(matrix: Matrix, names: list[str], force: bool = False) -> list[Accepte
     if unreadable:
         raise FaninError("another reference result set is unreadable (see above); nothing blessed")
     files = {a.cell.reference_path: dumps(a.run) for a in accepted}
-    files.update(
-        {path: text for path, text in rendered.items() if path in (paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST)}
-    )
+    files.update({path: text for path, text in rendered.items() if outputs.committed(path)})
     write_all(files)
     return accepted
