@@ -400,3 +400,116 @@ def test_a_harness_defect_in_one_cell_never_stops_the_others(tmp_path: Path, mon
     assert codes == {cells[0].id: one_cell.SAME, cells[1].id: one_cell.NOT_RUN, cells[2].id: one_cell.SAME}
     assert "harness error: TypeError" in (markers.reason(tmp_path / "results" / f"{cells[1].id}.json") or "")
     assert all_cells.exit_code(results) == one_cell.NOT_RUN
+
+
+# --- a result set is written only when every selected probe was observed -----------------
+
+SWALLOWS_THE_SIGNAL = """
+@probe("langgraph/dummy/swallows", title="a framework that catches everything, KeyboardInterrupt included", claim=CLAIM)
+def test_swallows(obs):
+    Path(os.environ["FANIN_TEST_STARTED"]).write_text(str(os.getpid()))
+    try:
+        threading.Event().wait()
+    except BaseException:
+        pass
+    obs.record(1, label="ran", detail="ran", hazard="safe")
+
+
+@probe("langgraph/dummy/after", title="runs after", claim=CLAIM)
+def test_after(obs):
+    obs.record(2, label="ran", detail="ran", hazard="safe")
+"""
+
+EXITS_ZERO = """
+import pytest
+
+
+@probe("langgraph/dummy/first", title="t", claim=CLAIM)
+def test_first(obs):
+    obs.record(1, label="ran", detail="ran", hazard="safe")
+
+
+@probe("langgraph/dummy/ends-the-session", title="pytest.exit with status 0 half way", claim=CLAIM)
+def test_ends_the_session(obs):
+    pytest.exit("stop here", returncode=0)
+
+
+@probe("langgraph/dummy/never-runs", title="t", claim=CLAIM)
+def test_never_runs(obs):
+    obs.record(3, label="ran", detail="ran", hazard="safe")
+"""
+
+
+def _interrupt_pytest_once_started(started: Path, signum: int) -> None:
+    """A gate, not a sleep: wait until the probe says it is running, then signal pytest alone."""
+    import threading
+
+    def fire() -> None:
+        deadline = time.monotonic() + 60
+        while not (started.exists() and started.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(int(started.read_text()), signum)
+
+    threading.Thread(target=fire, daemon=True).start()
+
+
+@pytest.mark.parametrize("case", ["a-signal-the-probe-swallowed", "pytest-exit-0-half-way"])
+def test_a_run_that_did_not_observe_every_selected_probe_never_overwrites_the_previous_set(
+    tmp_path: Path, case: str
+) -> None:
+    """Issue 21 case 1: pytest may end "passed" (exit 0) after a Ctrl-C or half way; the old set must stay."""
+    previous = tmp_path / "results" / "langgraph-0.0.1.json"
+    previous.parent.mkdir()
+    previous.write_text('{"previous": "run"}\n')
+    started = tmp_path / "started"
+    if case == "a-signal-the-probe-swallowed":
+        _interrupt_pytest_once_started(started, signal.SIGINT)
+        outcome, log = run(tmp_path, SWALLOWS_THE_SIGNAL, env={"FANIN_TEST_STARTED": str(started)})
+        assert outcome.code == one_cell.INTERRUPTED, log
+        assert "interrupted by SIGINT" in (outcome.reason or "")
+    else:
+        outcome, log = run(tmp_path, EXITS_ZERO)
+        assert outcome.code == one_cell.NOT_RUN, log
+        assert "(pytest exit 0) before 1 of the selected probes were observed" in (outcome.reason or ""), outcome.reason
+        assert "langgraph/dummy/never-runs" in (outcome.reason or "")
+    assert previous.read_text() == '{"previous": "run"}\n'
+    assert (markers.reason(previous) or "").endswith("(previous result set kept)")
+
+
+# --- a probe file that does not load is a broken probe, not an interrupt -----------------
+
+IMPORT_ERROR = """
+import fanin_no_such_module_anywhere
+
+
+@probe("langgraph/dummy/x", title="t", claim=CLAIM)
+def test_x(obs):
+    obs.record(1, label="ran", detail="ran", hazard="safe")
+"""
+
+NON_ASCII_ID = """
+@probe("langgraph/dummy/caf\u00e9", title="t", claim=CLAIM)
+def test_x(obs):
+    obs.record(1, label="ran", detail="ran", hazard="safe")
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [(IMPORT_ERROR, "No module named 'fanin_no_such_module_anywhere'"), (NON_ASCII_ID, "is not of the form")],
+    ids=["import-error", "non-ascii-probe-id"],
+)
+def test_a_collection_error_is_a_broken_probe_with_its_error_not_an_interrupt(
+    tmp_path: Path, body: str, error: str
+) -> None:
+    """Issue 21 case 8: exit 1 (a broken probe) with the error, the previous set kept."""
+    previous = tmp_path / "results" / "langgraph-0.0.1.json"
+    previous.parent.mkdir()
+    previous.write_text('{"previous": "run"}\n')
+    outcome, log = run(tmp_path, body)
+    assert outcome.code == one_cell.CHANGED, log
+    assert (outcome.reason or "").startswith("broken probe: "), outcome.reason
+    assert error in (outcome.reason or ""), outcome.reason
+    assert "interrupted" not in (outcome.reason or "")
+    assert previous.read_text() == '{"previous": "run"}\n'
+    assert error in (markers.reason(previous) or "")

@@ -157,7 +157,9 @@ def _new_count(result: Result, reference: Path) -> int:
 def describe(result: Result, reference: Path | None = None) -> str:
     verdict = {
         one_cell.SAME: "same as the reference",
-        one_cell.CHANGED: "CHANGED (see the log)",
+        one_cell.CHANGED: "CHANGED (see the log)"
+        if result.outcome.reason is None
+        else f"NOT RUN: {result.outcome.reason}",
     }.get(result.code, f"NOT RUN: {result.outcome.reason}")
     reference = reference or result.cell.reference_path
     if result.refused and result.code == one_cell.CHANGED:

@@ -239,8 +239,14 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     CHILDREN.remove(process.pid)
                 state = journal_log.read(journal)
                 if CHILDREN.stopping:
+                    if state.saved:  # the plugin wrote a complete set before the signal could land
+                        markers.clear_marker(run.results)
+                        reason = f"interrupted by {CHILDREN.stopping} after every probe was observed; the new result set was written"
+                        return CellOutcome(run.cell_id, INTERRUPTED, reason, attempts, mode)
                     where = f" while {state.running} ran" if state.running else ""
                     return _not_run(run, INTERRUPTED, f"interrupted by {CHILDREN.stopping}{where}", attempts, mode)
+                if state.collection_error:
+                    return _not_run(run, CHANGED, f"broken probe: {state.collection_error}", attempts, mode)
                 if state.import_failed:
                     return _not_run(
                         run, NOT_RUN, f"{run.import_check} does not import: {state.import_failed}", attempts, mode
@@ -268,6 +274,8 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                         f"fanin: watchdog: {stalled} stalled for {run.watchdog:.0f} s; killed, resuming the others\n"
                     )
                     continue
+                if state.incomplete:
+                    return _not_run(run, CHANGED if code == 1 else NOT_RUN, state.incomplete, attempts, mode)
                 if state.saved and code in (0, 1):
                     markers.clear_marker(run.results)
                     return CellOutcome(run.cell_id, SAME if code == 0 else CHANGED, None, attempts, mode)
