@@ -117,10 +117,15 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
             )
             return Result(cell, outcome, time.monotonic() - started, log, results, junit)
         try:
-            venv = venvs.ensure(cell.id, python, lock)
+            venv = venvs.ensure(cell.id, python, lock, framework=(cell.framework.package, cell.version))
         except FaninError as exc:
             handle.write(f"fanin: {exc}\n")
-            outcome = one_cell.not_run(cell.id, results, one_cell.NOT_RUN, f"install failed: {exc}")
+            outcome = one_cell.not_run(
+                cell.id,
+                results,
+                one_cell.NOT_RUN,
+                str(exc) if str(exc).startswith("install refused") else f"install failed: {exc}",
+            )
             return Result(cell, outcome, time.monotonic() - started, log, results, junit)
         reference, refused = _reference(cell, options)
         junit.parent.mkdir(parents=True, exist_ok=True)
