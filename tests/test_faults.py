@@ -513,3 +513,75 @@ def test_a_collection_error_is_a_broken_probe_with_its_error_not_an_interrupt(
     assert "interrupted" not in (outcome.reason or "")
     assert previous.read_text() == '{"previous": "run"}\n'
     assert error in (markers.reason(previous) or "")
+
+
+# --- kill -9 of the harness's process group leaves nothing behind ------------------------
+
+
+def _gone(pid: int) -> bool:
+    return not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def _wait_until(condition: object, what: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_kill_9_of_the_runners_group_takes_pytest_with_it_and_writes_nothing(tmp_path: Path) -> None:
+    """Issue 21 case 4: pytest runs in a session of its own, so the group kill misses it; the death signal does not."""
+    process, results, started = start_hanging_cell(tmp_path)
+    pytest_pid = int(started.read_text())
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=60)
+    _wait_until(lambda: _gone(pytest_pid), "pytest outlived the runner killed with -9")
+    assert results.read_text() == '{"previous": "run"}\n'
+    assert processes_mentioning(str(tmp_path / "test_dummy.py")) == []
+
+
+POSTGRES_HOLDER = """
+import sys
+from pathlib import Path
+from fanin.run import services
+with services.postgres() as env:
+    host = dict(part.split("=", 1) for part in env[services.POSTGRES_DSN].split())["host"]
+    data = next(p for p in Path(host).parents if p.name.startswith("fanin-pg-"))
+    pid = (data / "data" / "postmaster.pid").read_text().splitlines()[0]
+    Path(sys.argv[1]).write_text(f"{data} {pid}")
+    sys.stdin.read()  # held until the test kills this process group
+"""
+
+
+def test_kill_9_of_the_runners_group_stops_its_postgresql_and_removes_its_directory(tmp_path: Path) -> None:
+    """Issue 21 case 4: PostgreSQL daemonises itself; a guardian in its own session ends it when the harness dies."""
+    pytest.importorskip("pgserver")
+    where = tmp_path / "server"
+    process = subprocess.Popen(
+        [sys.executable, "-c", POSTGRES_HOLDER, str(where)],
+        stdin=subprocess.PIPE,
+        start_new_session=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+    _wait_until(lambda: where.exists() and where.read_text(), "the server never started", seconds=120)
+    directory, pid = where.read_text().split()
+    assert psutil.pid_exists(int(pid)) and Path(directory).exists()
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=60)
+    _wait_until(lambda: _gone(int(pid)), "PostgreSQL outlived the harness killed with -9")
+    _wait_until(lambda: not Path(directory).exists(), f"{directory} outlived the harness killed with -9")
+
+
+def test_a_stale_marker_beside_a_later_result_set_is_ignored(tmp_path: Path) -> None:
+    """Issue 21 case 4: a run that wrote its set, then was killed before removing the old marker, is not 'not run'."""
+    results = tmp_path / "langgraph-0.0.1.json"
+    results.write_text('{"previous": "run"}\n')
+    markers.record(results, "interrupted by SIGTERM (previous result set kept)")
+    assert markers.reason(results) == "interrupted by SIGTERM (previous result set kept)"
+    results.write_text('{"later": "run"}\n')  # the later run's set; its clean-up never happened
+    assert markers.marker(results).exists() and markers.reason(results) is None
+    results.unlink()
+    markers.record(results, "install failed")  # no set at all when the marker was written
+    assert markers.reason(results) == "install failed"
+    results.write_text('{"later": "run"}\n')
+    assert markers.reason(results) is None

@@ -32,7 +32,7 @@ from fanin.model import markers
 from fanin.model.errors import FaninError
 from fanin.model.results import PROBE_ERROR, TIMEOUT, Observation
 from fanin.model.source import REPO_ROOT, SUITES
-from fanin.run import isolation, services
+from fanin.run import isolation, lifetime, services
 from fanin.run import journal as journal_log
 
 # Exit codes of a cell run, and of the commands built on it (documented in the README).
@@ -211,7 +211,7 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
     journal.unlink(missing_ok=True)
     attempts, mode = 0, isolation.IN_PROCESS
     try:
-        with services.for_cell(run.framework, run.targets) as service_env:
+        with services.for_cell(run.framework, run.targets, lambda: CHILDREN.stopping is not None) as service_env:
             while True:
                 attempts += 1
                 command, mode = isolation.wrap(pytest_command(run, journal, resume=attempts > 1), run.isolate)
@@ -226,7 +226,12 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                 log.write(f"fanin: attempt {attempts}: {' '.join(command)}\n")
                 log.flush()
                 process = subprocess.Popen(
-                    command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+                    command,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,  # one group to signal; out of reach of a kill aimed at ours, so:
+                    preexec_fn=lifetime.die_with_parent(),  # it dies with this thread, even by kill -9
                 )
                 CHILDREN.add(process.pid)
                 try:
