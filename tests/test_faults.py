@@ -8,6 +8,7 @@ leaves the machine. Network tests talk to loopback only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -585,3 +586,52 @@ def test_a_stale_marker_beside_a_later_result_set_is_ignored(tmp_path: Path) -> 
     assert markers.reason(results) == "install failed"
     results.write_text('{"later": "run"}\n')
     assert markers.reason(results) is None
+
+
+# --- ./noxw passes SIGTERM on (so `timeout ./noxw …` works) -----------------------------
+
+FAKE_NOX = """#!{python}
+import subprocess, sys
+# like the noxfile: the session's fanin is a child in nox's own process group; nox itself dies on SIGTERM
+sys.exit(subprocess.run([sys.executable, "-c", {session!r}]).returncode)
+"""
+
+FAKE_SESSION = """
+import os, signal, sys, threading
+from pathlib import Path
+def stop(signum, frame):
+    Path(os.environ["FANIN_TEST_DIR"], "terminated").write_text(signal.Signals(signum).name)
+    sys.exit(130)
+signal.signal(signal.SIGTERM, stop)
+Path(os.environ["FANIN_TEST_DIR"], "started").write_text("yes")
+threading.Event().wait()
+"""
+
+
+def test_sigterm_to_noxw_itself_reaches_the_session_and_exits_130(tmp_path: Path) -> None:
+    """Issue 21 case 6: the shell deferred its trap until nox ended; SIGTERM to noxw's own pid is now passed on."""
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "bootstrap.txt").write_text("nox\n")
+    tools = tmp_path / ".fanin" / "tools"
+    (tools / "bin").mkdir(parents=True)
+    (tools / "bootstrap.txt").write_text("nox\n")
+    (tools / "bin" / "python").symlink_to(sys.executable)
+    nox = tools / "bin" / "nox"
+    nox.write_text(FAKE_NOX.format(python=sys.executable, session=FAKE_SESSION))
+    nox.chmod(0o755)
+    wrapper = tmp_path / "noxw"
+    wrapper.write_text((REPO_ROOT / "noxw").read_text())
+    wrapper.chmod(0o755)
+    process = subprocess.Popen(
+        [str(wrapper), "-s", "matrix"],
+        start_new_session=True,
+        env={**os.environ, "FANIN_PYTHON": sys.executable, "FANIN_TEST_DIR": str(tmp_path)},
+    )
+    try:
+        _wait_until(lambda: (tmp_path / "started").exists(), "the fake session never started")
+        os.kill(process.pid, signal.SIGTERM)  # the wrapper's own pid, as `timeout` and `kill` send it
+        assert process.wait(timeout=30) == 130
+        assert (tmp_path / "terminated").read_text() == "SIGTERM"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
