@@ -46,6 +46,16 @@ from fanin.run import journal as journal_log
 
 # pytest's own codes are 0-5; this one says the framework itself does not import in the cell.
 IMPORT_FAILED_EXIT = 6
+# ...and this one that the run's own files (journal, result set) could not be written: a full disk.
+WRITE_FAILED_EXIT = 7
+
+
+def _cannot_write(exc: OSError) -> None:
+    """A full or read-only disk is the environment's fault, never a probe's: end the run, nothing written."""
+    pytest.exit(
+        f"fanin: error: cannot write {exc.filename or 'the run files'}: {exc.strerror or exc}",
+        returncode=WRITE_FAILED_EXIT,
+    )
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -284,7 +294,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     recorder = pyfuncitem.config.stash[recorder_key]
     recorder.running = observer.observation_id
     if recorder.journal is not None:
-        journal_log.record_start(recorder.journal, observer.observation_id, pyfuncitem.nodeid)
+        try:
+            journal_log.record_start(recorder.journal, observer.observation_id, pyfuncitem.nodeid)
+        except OSError as exc:
+            _cannot_write(exc)
     kwargs = {name: pyfuncitem.funcargs[name] for name in inspect.signature(pyfuncitem.obj).parameters}
     attempts = pyfuncitem.config.stash[attempts_key]
     attempts.clear()
@@ -386,7 +399,10 @@ def _remember(item: pytest.Item, info: ProbeInfo, observation_id: str, observati
     recorder = item.config.stash[recorder_key]
     item.stash[change_key] = _record(recorder, info, observation_id, observation)
     if recorder.journal is not None:
-        journal_log.record_observation(recorder.journal, observation_id, info, observation)
+        try:
+            journal_log.record_observation(recorder.journal, observation_id, info, observation)
+        except OSError as exc:
+            _cannot_write(exc)
     recorder.running = None
 
 
@@ -523,7 +539,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if exitstatus == pytest.ExitCode.INTERRUPTED or _signals_seen:
         _interrupted(recorder, results)
         return
-    if results is None or exitstatus == IMPORT_FAILED_EXIT:
+    if results is None or exitstatus in (IMPORT_FAILED_EXIT, WRITE_FAILED_EXIT):
         return
     missing = _unobserved(session, recorder)
     if missing:
@@ -565,10 +581,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if _signals_seen:
             _interrupted(recorder, results)
             return
-        save(result_set, results)
-        markers.clear_marker(results)
-        if recorder.journal is not None:
-            journal_log.append(recorder.journal, journal_log.SAVED, results=str(results))
+        try:
+            save(result_set, results)
+            markers.clear_marker(results)
+            if recorder.journal is not None:
+                journal_log.append(recorder.journal, journal_log.SAVED, results=str(results))
+        except OSError as exc:
+            sys.stderr.write(f"fanin: error: cannot write {exc.filename or results}: {exc.strerror or exc}\n")
+            session.exitstatus = WRITE_FAILED_EXIT
+            config.stash[exit_key] = WRITE_FAILED_EXIT
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 

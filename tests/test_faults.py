@@ -635,3 +635,37 @@ def test_sigterm_to_noxw_itself_reaches_the_session_and_exits_130(tmp_path: Path
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
+
+
+# --- a full disk is "could not run" with the reason, never a behaviour change ------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> object:
+    """A 64 KiB tmpfs (needs root, as on CI); skipped, saying why, where mounting is not permitted."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here (needs root): {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_is_could_not_run_with_the_reason_and_keeps_the_previous_set(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    """Issue 21 case 9: with the results on a full filesystem the cell is exit 3 naming the disk, not 'CHANGED'."""
+    results = small_disk / "results" / "langgraph-0.0.1.json"
+    results.parent.mkdir()
+    results.write_text('{"previous": "run"}\n')
+    with contextlib.suppress(OSError), (small_disk / "filler").open("wb") as filler:
+        while True:
+            filler.write(b"x" * 4096)
+            filler.flush()
+    outcome, log = run(tmp_path, CRASHES.split('@probe("langgraph/dummy/b-exits"')[0], results=results)
+    assert outcome.code == one_cell.NOT_RUN, log
+    assert "cannot write" in (outcome.reason or "") and "full" in (outcome.reason or ""), outcome.reason
+    assert results.read_text() == '{"previous": "run"}\n'
