@@ -489,6 +489,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if passed:
         args.pytest_args = passed
     try:
+        for (
+            line
+        ) in fanin_bless.recover():  # a bless cut short by a kill is completed before anything reads the reference
+            sys.stderr.write(f"fanin: reference: {line}\n")
         return int(args.func(args, load_matrix()))
     except FaninError as exc:
         sys.stderr.write(f"fanin: error: {exc}\n")

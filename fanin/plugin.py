@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from fanin.model import compare
+from fanin.model import compare, markers
 from fanin.model.results import (
     PROBE_ERROR,
     TIMEOUT,
@@ -47,6 +47,16 @@ from fanin.run import journal as journal_log
 
 # pytest's own codes are 0-5; this one says the framework itself does not import in the cell.
 IMPORT_FAILED_EXIT = 6
+# ...and this one that the run's own files (journal, result set) could not be written: a full disk.
+WRITE_FAILED_EXIT = 7
+
+
+def _cannot_write(exc: OSError) -> None:
+    """A full or read-only disk is the environment's fault, never a probe's: end the run, nothing written."""
+    pytest.exit(
+        f"fanin: error: cannot write {exc.filename or 'the run files'}: {exc.strerror or exc}",
+        returncode=WRITE_FAILED_EXIT,
+    )
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -89,6 +99,7 @@ class Recorder:
     observations: dict[str, Observation] = field(default_factory=dict)
     changes: dict[str, compare.Change] = field(default_factory=dict)
     collected: set[str] = field(default_factory=set)  # every probe found, before -k/-m deselection
+    collection_errors: list[str] = field(default_factory=list)  # files that did not load: a broken probe
     journal: Path | None = None
     resumed: journal_log.State = field(default_factory=journal_log.State)
     running: str | None = None
@@ -268,6 +279,20 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.config.stash[recorder_key].collected.add(observation_id)
 
 
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A probe file that does not load (an import error, an invalid probe id) is a broken probe, named with its error."""
+    if not report.failed:
+        return
+    text = str(report.longrepr) if report.longrepr is not None else "collection failed"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("E ")] or lines[-1:]
+    error = errors[-1][2:].strip() if errors and errors[-1].startswith("E ") else (errors[-1] if errors else "")
+    _collection_errors.append(f"{report.nodeid or 'collection'}: {error}"[:300])
+
+
+_collection_errors: list[str] = []
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     recorder = config.stash[recorder_key]
     seen: dict[str, str] = {}
@@ -346,7 +371,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     recorder = pyfuncitem.config.stash[recorder_key]
     recorder.running = observer.observation_id
     if recorder.journal is not None:
-        journal_log.record_start(recorder.journal, observer.observation_id, pyfuncitem.nodeid)
+        try:
+            journal_log.record_start(recorder.journal, observer.observation_id, pyfuncitem.nodeid)
+        except OSError as exc:
+            _cannot_write(exc)
     kwargs = {name: pyfuncitem.funcargs[name] for name in inspect.signature(pyfuncitem.obj).parameters}
     attempts = pyfuncitem.config.stash[attempts_key]
     attempts.clear()
@@ -455,7 +483,10 @@ def _remember(item: pytest.Item, info: ProbeInfo, observation_id: str, observati
     recorder = item.config.stash[recorder_key]
     item.stash[change_key] = _record(recorder, info, observation_id, observation)
     if recorder.journal is not None:
-        journal_log.record_observation(recorder.journal, observation_id, info, observation)
+        try:
+            journal_log.record_observation(recorder.journal, observation_id, info, observation)
+        except OSError as exc:
+            _cannot_write(exc)
     recorder.running = None
 
 
@@ -583,15 +614,29 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if (recorder.reference_error or vanished or resumed_failures) and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         config.stash[exit_key] = int(session.exitstatus)
-    if exitstatus == pytest.ExitCode.INTERRUPTED:
-        cause = f"interrupted by {_signals_seen[-1]}" if _signals_seen else "interrupted"
-        where = f" while {recorder.running} ran" if recorder.running else ""
+    if _collection_errors:
+        error = "; ".join(_collection_errors[:3])
         if recorder.journal is not None:
-            journal_log.append(recorder.journal, journal_log.INTERRUPTED, reason=f"{cause}{where}")
+            journal_log.append(recorder.journal, journal_log.COLLECTION_ERROR, error=error)
         if results is not None:
-            sys.stderr.write(f"fanin: run {cause}{where}; {shown(results)} left as it was\n")
+            sys.stderr.write(f"fanin: error: a probe file does not load: {error}; {shown(results)} left as it was\n")
         return
-    if results is None or exitstatus == IMPORT_FAILED_EXIT:
+    if exitstatus == pytest.ExitCode.INTERRUPTED or _signals_seen:
+        _interrupted(recorder, results)
+        return
+    if results is None or exitstatus in (IMPORT_FAILED_EXIT, WRITE_FAILED_EXIT):
+        return
+    missing = _unobserved(session, recorder)
+    if missing:
+        # pytest may end "passed" without having run every probe (pytest.exit, -x, a signal a probe swallowed):
+        # a result set is written only when every selected probe was observed.
+        reason = (
+            f"the run ended (pytest exit {int(exitstatus)}) before {len(missing)} of the selected probes "
+            f"were observed ({', '.join(missing[:3])}{', …' if len(missing) > 3 else ''})"
+        )
+        if recorder.journal is not None:
+            journal_log.append(recorder.journal, journal_log.INCOMPLETE, reason=reason)
+        sys.stderr.write(f"fanin: {reason}; {shown(results)} left as it was\n")
         return
     if not recorder.observations:
         sys.stderr.write(f"fanin: no probe ran; {results} not written\n")
@@ -620,9 +665,39 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         probes=dict(recorder.probes),
         observations=dict(recorder.observations),
     )
-    save(result_set, results)
+    # No signal may land between the last check and the write: one that arrives now is handled after it.
+    blocked = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    try:
+        if _signals_seen:
+            _interrupted(recorder, results)
+            return
+        try:
+            save(result_set, results)
+            markers.clear_marker(results)
+            if recorder.journal is not None:
+                journal_log.append(recorder.journal, journal_log.SAVED, results=str(results))
+        except OSError as exc:
+            sys.stderr.write(f"fanin: error: cannot write {exc.filename or results}: {exc.strerror or exc}\n")
+            session.exitstatus = WRITE_FAILED_EXIT
+            config.stash[exit_key] = WRITE_FAILED_EXIT
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _interrupted(recorder: Recorder, results: Path | None) -> None:
+    cause = f"interrupted by {_signals_seen[-1]}" if _signals_seen else "interrupted"
+    where = f" while {recorder.running} ran" if recorder.running else ""
     if recorder.journal is not None:
-        journal_log.append(recorder.journal, journal_log.SAVED, results=str(results))
+        journal_log.append(recorder.journal, journal_log.INTERRUPTED, reason=f"{cause}{where}")
+    if results is not None:
+        sys.stderr.write(f"fanin: run {cause}{where}; {shown(results)} left as it was\n")
+
+
+def _unobserved(session: pytest.Session, recorder: Recorder) -> list[str]:
+    """Selected probes (after -k/-m, resumed ones included) that have no observation."""
+    selected = [observation_id_of(item) for item in session.items]
+    return sorted({oid for oid in selected if oid is not None and oid not in recorder.observations})
 
 
 exit_key = pytest.StashKey[int]()

@@ -120,10 +120,15 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
             )
             return Result(cell, outcome, time.monotonic() - started, log, results, junit)
         try:
-            venv = venvs.ensure(cell.id, python, lock)
+            venv = venvs.ensure(cell.id, python, lock, framework=(cell.framework.package, cell.version))
         except FaninError as exc:
             handle.write(f"fanin: {exc}\n")
-            outcome = one_cell.not_run(cell.id, results, one_cell.NOT_RUN, f"install failed: {exc}")
+            outcome = one_cell.not_run(
+                cell.id,
+                results,
+                one_cell.NOT_RUN,
+                str(exc) if str(exc).startswith("install refused") else f"install failed: {exc}",
+            )
             return Result(cell, outcome, time.monotonic() - started, log, results, junit)
         reference, refused = _reference(cell, options)
         junit.parent.mkdir(parents=True, exist_ok=True)
@@ -172,7 +177,9 @@ def _new_count(result: Result, reference: Path) -> int:
 def describe(result: Result, reference: Path | None = None) -> str:
     verdict = {
         one_cell.SAME: "same as the reference",
-        one_cell.CHANGED: "CHANGED (see the log)",
+        one_cell.CHANGED: "CHANGED (see the log)"
+        if result.outcome.reason is None
+        else f"NOT RUN: {result.outcome.reason}",
     }.get(result.code, f"NOT RUN: {result.outcome.reason}")
     reference = reference or result.cell.reference_path
     if result.refused and result.code == one_cell.CHANGED:
