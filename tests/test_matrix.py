@@ -197,3 +197,20 @@ def test_add_cell_adds_a_frameworks_first_cell_as_current(tmp_path: Path, monkey
     ) == ["newframework-0.1.0"]
     cell = matrix.load(target).cell("newframework-0.1.0")
     assert (cell.resolution, cell.exclude_newer) == ("current", "2026-11-30T00:00:00Z")
+
+
+def test_a_lock_moment_in_the_future_is_refused_before_uv_runs() -> None:
+    """Issue 21: `exclude_newer` a week ahead would lock a different set each day until then: bad input, one line."""
+    import dataclasses
+    import datetime as dt
+
+    from fanin.model.errors import FaninError
+    from fanin.versions import locking
+
+    real = matrix.load()
+    cell = real.newest("langgraph")
+    ahead = (dt.datetime.now(dt.UTC) + dt.timedelta(days=7)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    with pytest.raises(FaninError, match="is in the future"):
+        locking.resolve(dataclasses.replace(cell, exclude_newer=ahead), real, uv="/nonexistent/uv")
+    tomorrow = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=20)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    locking.check_moment(dataclasses.replace(cell, exclude_newer=tomorrow))  # an upload of today, plus a day

@@ -46,6 +46,18 @@ def test_upgrade_from_between_two_reference_cells_classifies_and_gates() -> None
     assert re.search(r"^\| regression +\| adk/", done.stdout, flags=re.MULTILINE)
 
 
+def test_upgrade_to_an_older_version_says_it_is_a_downgrade() -> None:
+    """Issue 21: `upgrade` to a version older than `--from` runs, and says first that it is a downgrade."""
+    recorded = {pypi.INDEX_VARIABLE: (REPO_ROOT / "tests" / "data" / "pypi").as_uri()}  # PyPI's answer, recorded
+    done = fanin("upgrade", "google-adk==1.15.1", "--from", "2.13.0", env=recorded)
+    assert done.returncode in (0, 1), done.stderr
+    assert done.stdout.splitlines()[0] == (
+        "fanin: google-adk 1.15.1 is older than 2.13.0: this is a downgrade;"
+        " the table reads from the version you run to the one you asked for"
+    )
+    assert fanin("upgrade", "google-adk==2.13.0", "--from", "1.15.1", env=recorded).stdout.count("downgrade") == 0
+
+
 def test_upgrade_between_versions_outside_the_reference_plans_their_locks(monkeypatch: pytest.MonkeyPatch) -> None:
     releases = [
         pypi.Release("2.8.0", "2026-09-01T10:00:00Z", False),
@@ -299,6 +311,14 @@ def test_probe_here_in_a_plain_app_environment_at_a_reference_version_exits_0(tm
     assert gaps and all("[" in oid for oid in gaps)  # only backend variants, never a probe's default
     assert {c for names in gaps.values() for c in names} <= set(FW.companions)
     assert "noxw" not in results.with_suffix(".log").read_text(encoding="utf-8")  # no advice a pip user cannot follow
+
+
+def test_probe_here_with_a_python_that_does_not_exist_says_so() -> None:
+    done = fanin("probe", "--here", "--python", "/nonexistent/python")
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "fanin: error: --python /nonexistent/python: no such interpreter (give the path of the environment's python)"
+    )
 
 
 def test_out_and_python_go_with_here_only() -> None:

@@ -416,4 +416,5 @@ def python_of(cell: Cell) -> str:
     interpreter = pythons.find(cell.python)
     if interpreter is None:
         raise EnvironmentFault(f"Python {cell.python} is not installed (looked in pyenv and on PATH)")
-    return str(venvs.ensure(cell.id, interpreter, cell.lock_path).python)
+    lock_names = (cell.framework.package, cell.version)  # a swapped lock is refused before anything installs
+    return str(venvs.ensure(cell.id, interpreter, cell.lock_path, framework=lock_names).python)

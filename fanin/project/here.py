@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as _dt
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -129,6 +130,8 @@ def output_dir(out: Path | None) -> Path:
 
 
 def run(matrix: Matrix, python: str | None = None, out: Path | None = None) -> int:
+    if python is not None and not (Path(python).is_file() and os.access(python, os.X_OK)) and not shutil.which(python):
+        raise FaninError(f"--python {python}: no such interpreter (give the path of the environment's python)")
     python = python or sys.executable
     for needed in ("pytest", "pytest_timeout"):
         if importlib.util.find_spec(needed) is None and python == sys.executable:

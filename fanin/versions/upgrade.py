@@ -145,6 +145,12 @@ def run(args: list[str], matrix: Matrix) -> int:
     from fanin.versions import locking
 
     upgrade_plan = plan(args, matrix)
+    older, newer = upgrade_plan.base.cell.version, upgrade_plan.target.cell.version
+    if Version(newer) < Version(older):
+        print(
+            f"fanin: {upgrade_plan.target.cell.framework.package} {newer} is older than {older}: this is a downgrade;"
+            " the table reads from the version you run to the one you asked for"
+        )
 
     def observe(side: Side) -> ResultSet | int:
         if side.in_reference:
