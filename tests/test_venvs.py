@@ -77,3 +77,20 @@ def test_another_cells_lock_is_refused_before_anything_is_installed(tmp_path: Pa
     assert not (tmp_path / "cell").exists()
     with pytest.raises(venvs.InstallError, match=r"lock\.txt does not pin six"):
         venvs.check_lock_names(lock, "six", "1.0")
+
+
+def test_a_framework_file_edited_inside_the_venv_rebuilds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21: every version still as pinned, but a module of the framework changed by hand: rebuilt from the lock.
+
+    uv links a venv's files to its cache, so the edit below reaches the cached copy: this test uses a cache of its own.
+    """
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    lock = tmp_path / "lock.txt"
+    lock.write_text("iniconfig==2.0.0\n")
+    venv = venvs.ensure("cell", sys.executable, lock, root=tmp_path, framework=("iniconfig", "2.0.0"))
+    (module,) = venv.path.glob("lib/python*/site-packages/iniconfig/__init__.py")
+    pristine = module.read_text()
+    module.write_text("raise ImportError('edited by hand')\n")
+    assert venvs.drift(venv, lock, {}) == []  # the versions alone see nothing
+    venvs.ensure("cell", sys.executable, lock, root=tmp_path, framework=("iniconfig", "2.0.0"))
+    assert module.read_text() == pristine

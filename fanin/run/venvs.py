@@ -4,7 +4,8 @@ Built with uv (`uv venv` + `uv pip sync --compile-bytecode`). A stamp records th
 SHA-256 and the interpreter's full version; on every use the installed distributions are
 compared with the lock's pins (a directory listing, milliseconds), so a package someone
 installed or upgraded by hand (drift), a changed lock, or a venv left from another Python
-is rebuilt, never probed. A changed lock rebuilds the venv from nothing, so every package is
+is rebuilt, never probed; so is a venv in which a file of the cell's framework was edited (its
+RECORD's files, by size and modification time). A changed lock rebuilds the venv from nothing, so every package is
 installed again and checked against the lock's hashes (uv does not re-check a package that is
 already at its pinned version), and a lock that pins another version of the cell's framework
 (another cell's lock copied over this one) is refused before anything is installed.
@@ -13,6 +14,7 @@ already at its pinned version), and a lock that pins another version of the cell
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
@@ -123,6 +125,35 @@ def drift(venv: Venv, lock: Path, environment: dict[str, str]) -> list[str]:
     return changes
 
 
+def files_fingerprint(venv: Venv, package: str) -> str:
+    """The framework's installed files as its RECORD lists them: path, size and modification time, hashed.
+
+    An edit inside the venv (a framework module changed by hand, so it no longer imports or behaves
+    otherwise) leaves every version as pinned; this notices it, in a stat per file of one distribution.
+    """
+    wanted = canonicalize_name(package)
+    lines: list[str] = []
+    for site in sorted(venv.path.glob("lib/python*/site-packages")):
+        for entry in sorted(site.glob("*.dist-info")):
+            if canonicalize_name(entry.name[: -len(".dist-info")].partition("-")[0]) != wanted:
+                continue
+            try:
+                record = (entry / "RECORD").read_text(encoding="utf-8").splitlines()
+            except OSError:
+                return "no RECORD"
+            for row in record:
+                name = row.split(",", 1)[0]
+                if not name or name.endswith(".pyc"):
+                    continue
+                try:
+                    info = (site / name).stat()
+                except OSError:
+                    lines.append(f"{name}:missing")
+                    continue
+                lines.append(f"{name}:{info.st_size}:{info.st_mtime_ns}")
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
 def _interpreter(python: str) -> dict[str, str]:
     """The interpreter's full version and the marker environment its pins are evaluated in."""
     script = (
@@ -189,10 +220,12 @@ def ensure(
         stamp = {}
     uv = uv_binary()
     wanted = file_sha256(lock)
+    edited = framework is not None and stamp.get("files") not in (None, files_fingerprint(venv, framework[0]))
     if (
         stamp.get("lock_sha256") == wanted
         and venv.python.exists()
         and stamp.get("python") == marker["python_full_version"]
+        and not edited  # a file of the framework changed by hand: rebuilt from nothing
     ):
         if not drift(venv, lock, marker):
             return venv
@@ -202,12 +235,18 @@ def ensure(
         shutil.rmtree(venv.path, ignore_errors=True)
         _run("creating the venv", [uv, "venv", "--quiet", "--python", python, str(venv.path)])
     stamp_path.unlink(missing_ok=True)  # a half-done sync must never look finished
+    # uv links installed files to its cache, so an edit made in place inside the venv edited the cached copy
+    # too: the framework is fetched afresh, never re-linked from what was edited.
+    refresh = ["--refresh-package", framework[0]] if edited and framework is not None else []
     _run(
         "installing the lock",
-        [uv, "pip", "sync", "--quiet", "--compile-bytecode", "--python", str(venv.python), str(lock)],
+        [uv, "pip", "sync", "--quiet", "--compile-bytecode", *refresh, "--python", str(venv.python), str(lock)],
     )
     left = drift(venv, lock, marker)
     if left:
         raise InstallError(f"the venv still differs from {lock.name} after installing it: {'; '.join(left[:3])}")
-    stamp_path.write_text(json.dumps({"lock_sha256": wanted, "python": marker["python_full_version"]}))
+    written = {"lock_sha256": wanted, "python": marker["python_full_version"]}
+    if framework is not None:
+        written["files"] = files_fingerprint(venv, framework[0])
+    stamp_path.write_text(json.dumps(written))
     return venv
