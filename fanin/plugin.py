@@ -42,7 +42,7 @@ from fanin.model.results import (
 )
 from fanin.model.source import INSTALLED, shown
 from fanin.probe import FrameworkRaised, MissingService, NotApplicable, Observer, ProbeTimeout, Vacuous
-from fanin.run import environment, netblock
+from fanin.run import environment, lifetime, netblock
 from fanin.run import journal as journal_log
 
 # pytest's own codes are 0-5; this one says the framework itself does not import in the cell.
@@ -173,6 +173,7 @@ change_key = pytest.StashKey[compare.Change]()
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "fanin_probe: a fanin probe (set by @probe)")
+    lifetime.adopt_orphans()  # a daemon a probe forks comes back to this process, and ends with the run
     if not any(config.pluginmanager.hasplugin(name) for name in ("timeout", "pytest_timeout")):
         raise pytest.UsageError(
             "fanin needs pytest-timeout loaded (-p pytest_timeout), or a hanging probe hangs the run"
@@ -707,6 +708,11 @@ exit_key = pytest.StashKey[int]()
 def pytest_unconfigure(config: pytest.Config) -> None:
     """A probe that timed out may leave a framework thread blocked forever; do not wait for it at exit."""
     netblock.uninstall()
+    ended = lifetime.end_children()
+    if ended:
+        sys.stderr.write(
+            f"fanin: ended {len(ended)} process(es) a probe left running (pids {', '.join(map(str, ended))})\n"
+        )
     if _failed_imports in sys.meta_path:
         sys.meta_path.remove(_failed_imports)
     leaked = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]

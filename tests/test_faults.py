@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -669,3 +670,33 @@ def test_a_full_disk_is_could_not_run_with_the_reason_and_keeps_the_previous_set
     assert outcome.code == one_cell.NOT_RUN, log
     assert "cannot write" in (outcome.reason or "") and "full" in (outcome.reason or ""), outcome.reason
     assert results.read_text() == '{"previous": "run"}\n'
+
+
+# --- a daemon a probe forks ends with its cell -------------------------------------------
+
+DAEMON = """
+@probe("langgraph/dummy/daemon", title="a probe that leaves a daemon behind", claim=CLAIM)
+def test_daemon(obs):
+    pidfile = Path(os.environ["FANIN_TEST_PIDFILE"])
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:  # the grandchild: a daemon in a session of its own, its parent gone
+            pidfile.write_text(str(os.getpid()))
+            while True:
+                select.select([], [], [])
+        os._exit(0)
+    while not pidfile.exists() or not pidfile.read_text():
+        pass
+    obs.record(1, label="forked", detail="a daemon forked", hazard="safe")
+"""
+
+
+def test_a_daemon_a_probe_forks_does_not_outlive_its_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21 (minor): a double-forked, setsid daemon comes back to pytest (a subreaper) and is ended with the run."""
+    pidfile = tmp_path / "daemon.pid"
+    monkeypatch.setenv("FANIN_TEST_PIDFILE", str(pidfile))
+    outcome, log = run(tmp_path, DAEMON)
+    assert outcome.code == one_cell.SAME or outcome.code == one_cell.CHANGED, log
+    daemon = int(pidfile.read_text())
+    _wait_until(lambda: _gone(daemon), "the daemon still runs after its cell ended", seconds=10)
+    assert re.search(r"fanin: ended \d+ process\(es\) a probe left running \(pids [^)]*\b" + str(daemon) + r"\b", log)

@@ -45,6 +45,56 @@ def die_with_parent() -> Callable[[], None] | None:
     return preexec
 
 
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def adopt_orphans() -> bool:
+    """Make this process (a cell's pytest) the reaper of its descendants' orphans.
+
+    A daemon a probe forks (double fork, setsid) is reparented here instead of to init, so
+    `end_children` at the end of the run finds it: nothing a probe starts outlives its cell.
+    """
+    return _prctl is not None and _prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def _children(parent: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 1 and fields[1] == str(parent):
+            found.append(int(entry))
+    return found
+
+
+def end_children() -> list[int]:
+    """SIGKILL and reap every child of this process (with `adopt_orphans`, orphaned descendants too); their pids."""
+    if not os.path.isdir("/proc"):
+        return []
+    ended: list[int] = []
+    for _ in range(5):  # a killed child's own children are reparented here next
+        pids = _children(os.getpid())
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in pids:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        ended += pids
+    return ended
+
+
 _GUARDIAN = r"""
 import os, shutil, signal, sys, time
 workdir = sys.argv[1]
