@@ -297,7 +297,8 @@ def _dry_run_lines(audit: Audit) -> list[str]:
         model = "no chat model found to replace"
     else:
         model = "chat models not replaced (a call to a real one is cut off by the isolation)"
-    lines = ["### Dry run", "", f"fanin {DRY_RUN}, {isolated}, {model}.", ""]
+    how = " (with astream: the graph has async nodes)" if run.get("mode") == "async" else ""
+    lines = ["### Dry run", "", f"fanin {DRY_RUN}{how}, {isolated}, {model}.", ""]
     writes = run.get("writes") or []
     if writes:
         lines += ["| superstep | node | keys written |", "|---|---|---|"]
