@@ -346,7 +346,7 @@ def markdown(audits: list[Audit]) -> str:
             shown = []
             for node, info in sorted(writes.items()):
                 keys = ", ".join(info.get("keys") or []) or "nothing"
-                how = {"observed": "dry run", "source": "source", "unknown": "unknown"}.get(info.get("how", ""), "?")
+                how = {"observed": "dry run", "source": "source", "static": "structure", "subgraph": "its output schema", "unknown": "unknown"}.get(info.get("how", ""), "?")
                 shown.append(f"{node} → {keys if how != 'unknown' else '?'} ({how})")
             lines += ["Keys each node writes: " + "; ".join(shown), ""]
         lines += _dry_run_lines(audit)

@@ -1106,7 +1106,7 @@ def _writers_findings(g: Graph, walk: Walk, policies: dict[str, dict[str, Any]],
                         "probes": probes,
                         "certainty": sure,
                         "how": how,
-                        "precondition": f"{meet}, and {'each' if via_send else 'both'} write the plain key {key!r} (LastValue, no reducer)"
+                        "precondition": f"{meet}, and {'each writes' if via_send else 'both write'} the plain key {key!r} (LastValue, no reducer)"
                         + (
                             f"; {_names(full)} return{'s' if len(full) == 1 else ''} the whole state"
                             if full and not via_send
