@@ -44,6 +44,14 @@ CERTAINTY = {
 }
 INCOMPLETE = one_cell.NOT_RUN  # exit 3: no silent/loud finding, but the dry run failed or writers are unknown
 DRY_RUN = "ran the graph once on your input"
+# How a node's writes are known, in the words of the "Keys each node writes" line.
+WRITES_HOW = {
+    "observed": "dry run",
+    "source": "source",
+    "static": "structure",
+    "subgraph": "its output schema",
+    "unknown": "unknown",
+}
 DRY_RUN_FAILED = "The dry run failed"
 
 
@@ -308,7 +316,14 @@ def _dry_run_lines(audit: Audit) -> list[str]:
         lines.append("")
     else:
         lines += ["No node finished in the dry run.", ""]
-    if run.get("error"):
+    if run.get("error") and str(run["error"]).startswith("InvalidUpdateError"):
+        stopped = (
+            f"**The dry run stopped at a fan-in:** `{run['error']}`: the loud failure a finding below reports."
+            f" The nodes after it did not run; the audit is incomplete (exit {INCOMPLETE} unless a finding is silent"
+            " or loud)."
+        )
+        lines += [stopped, ""]
+    elif run.get("error"):
         failed = (
             f"**{DRY_RUN_FAILED}:** `{run['error']}`. The findings below come from the graph's structure and"
             f" its source only; the audit is incomplete (exit {INCOMPLETE} unless a finding is silent or loud)."
@@ -346,7 +361,7 @@ def markdown(audits: list[Audit]) -> str:
             shown = []
             for node, info in sorted(writes.items()):
                 keys = ", ".join(info.get("keys") or []) or "nothing"
-                how = {"observed": "dry run", "source": "source", "static": "structure", "subgraph": "its output schema", "unknown": "unknown"}.get(info.get("how", ""), "?")
+                how = WRITES_HOW.get(info.get("how", ""), "?")
                 shown.append(f"{node} → {keys if how != 'unknown' else '?'} ({how})")
             lines += ["Keys each node writes: " + "; ".join(shown), ""]
         lines += _dry_run_lines(audit)
