@@ -50,6 +50,7 @@ WRITES_HOW = {
     "source": "source",
     "static": "structure",
     "subgraph": "its output schema",
+    "framework": "the framework's own node",
     "unknown": "unknown",
 }
 DRY_RUN_FAILED = "The dry run failed"
