@@ -158,7 +158,8 @@ def test_a_failed_dry_run_is_reported_and_keeps_the_audit_incomplete(user_venv: 
     _write(tmp_path / "graph.py", body="    raise TypeError('bad payload')")
     done = fanin_in(user_venv, "audit", "graph.py:graph", "--input", '{"x": 0, "y": 0}', cwd=tmp_path)
     assert done.returncode == audit.INCOMPLETE, done.stdout + done.stderr
-    assert "**The dry run failed:** `TypeError: bad payload (raised at " in done.stdout  # where, in the user's code
+    assert "**The dry run failed:** `TypeError: bad payload (raised at " in done.stdout  # and where, in the user's file
+    assert "graph.py:12 in first)`" in done.stdout
     assert "No fan-in hazard found" not in done.stdout
     assert "| 1 | second | `y` |" in done.stdout
 

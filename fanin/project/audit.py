@@ -44,6 +44,15 @@ CERTAINTY = {
 }
 INCOMPLETE = one_cell.NOT_RUN  # exit 3: no silent/loud finding, but the dry run failed or writers are unknown
 DRY_RUN = "ran the graph once on your input"
+# How a node's writes are known, in the words of the "Keys each node writes" line.
+WRITES_HOW = {
+    "observed": "dry run",
+    "source": "source",
+    "static": "structure",
+    "subgraph": "its output schema",
+    "framework": "the framework's own node",
+    "unknown": "unknown",
+}
 DRY_RUN_FAILED = "The dry run failed"
 
 
@@ -297,7 +306,8 @@ def _dry_run_lines(audit: Audit) -> list[str]:
         model = "no chat model found to replace"
     else:
         model = "chat models not replaced (a call to a real one is cut off by the isolation)"
-    lines = ["### Dry run", "", f"fanin {DRY_RUN}, {isolated}, {model}.", ""]
+    how = " (with astream: the graph has async nodes)" if run.get("mode") == "async" else ""
+    lines = ["### Dry run", "", f"fanin {DRY_RUN}{how}, {isolated}, {model}.", ""]
     writes = run.get("writes") or []
     if writes:
         lines += ["| superstep | node | keys written |", "|---|---|---|"]
@@ -307,7 +317,14 @@ def _dry_run_lines(audit: Audit) -> list[str]:
         lines.append("")
     else:
         lines += ["No node finished in the dry run.", ""]
-    if run.get("error"):
+    if run.get("error") and str(run["error"]).startswith("InvalidUpdateError"):
+        stopped = (
+            f"**The dry run stopped at a fan-in:** `{run['error']}`: the loud failure a finding below reports."
+            f" The nodes after it did not run; the audit is incomplete (exit {INCOMPLETE} unless a finding is silent"
+            " or loud)."
+        )
+        lines += [stopped, ""]
+    elif run.get("error"):
         failed = (
             f"**{DRY_RUN_FAILED}:** `{run['error']}`. The findings below come from the graph's structure and"
             f" its source only; the audit is incomplete (exit {INCOMPLETE} unless a finding is silent or loud)."
@@ -345,7 +362,7 @@ def markdown(audits: list[Audit]) -> str:
             shown = []
             for node, info in sorted(writes.items()):
                 keys = ", ".join(info.get("keys") or []) or "nothing"
-                how = {"observed": "dry run", "source": "source", "unknown": "unknown"}.get(info.get("how", ""), "?")
+                how = WRITES_HOW.get(info.get("how", ""), "?")
                 shown.append(f"{node} → {keys if how != 'unknown' else '?'} ({how})")
             lines += ["Keys each node writes: " + "; ".join(shown), ""]
         lines += _dry_run_lines(audit)

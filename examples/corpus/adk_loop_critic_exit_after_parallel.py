@@ -1,7 +1,10 @@
-"""A story loop whose critic escalates with exit_loop, with a ParallelAgent inside the loop — hazardous.
+"""A story loop whose critic calls exit_loop after a ParallelAgent of drafters — safe (the documented pattern).
 
-The escalation ends the loop from inside it while a ParallelAgent shares the loop
-(adk/parallel-agent/in-loop: silent in the reference).
+The critic is the loop's own child, a sibling of the ParallelAgent that runs after it: by the time
+it escalates, both drafters have finished, and the escalation ends the loop as intended. The
+cited probe (adk/parallel-agent/in-loop) needs the escalation inside a branch of the ParallelAgent,
+which this tree lacks. Checked on adk 2.13.0 with model-free agents of this shape: the drafters
+ran every iteration, the loop ended at the critic's escalation, the agent after the loop ran.
 """
 
 from google.adk.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
