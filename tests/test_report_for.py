@@ -222,8 +222,12 @@ def test_every_item_states_its_mitigation_and_what_the_mitigation_probe_observed
         in line
     )
     assert f"(google-adk 1.15.1): 🟢 safe · {at_1_15.label} — " in line and at_1_15.hazard == "safe"
-    none = [i for i in items if "  - Mitigation: none recorded" in i]
+    none = [i for i in items if "  - Mitigation: none" in i]
     assert none and all("  - Mitigation for" not in i for i in none)
+    join = next(i for i in items if "What triggers the join" in i)  # its one ADK probe has a mitigation, not in 1.15.1
+    assert "  - Mitigation: none applies: `adk/workflow/plain-fan-in` has one, but is not in this version" in join
+    unasked = next(i for i in items if "commutative" in i.splitlines()[0].lower())
+    assert "  - Mitigation: none: no probe is cited at the versions asked for" in unasked
 
 
 def test_the_first_comparison_question_cites_the_deepagents_probe_that_merges_into_the_parent() -> None:

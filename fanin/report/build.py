@@ -584,6 +584,7 @@ class ChecklistItem:
     evidence: tuple[Answer, ...]
     mitigations: tuple[ChecklistMitigation, ...] = ()
     left_out: tuple[str, ...] = ()  # names of the frameworks asked for that no cited probe is of (report --for)
+    no_mitigation: str = ""  # why the item has no mitigation line, when it has none
 
 
 @dataclass(frozen=True)
@@ -1385,6 +1386,19 @@ def _build(
                 found = _answers(view, [pid], view.focus if view else None)
                 evidence += [a for a in found if a.said]
                 helps += _checklist_mitigations(views, view, found, mitigations)
+            absent = [a for a in evidence if a.absent and probe_of(a.probe_id) in mitigations]
+            if helps:
+                why_none = ""
+            elif not evidence:
+                why_none = "none: no probe is cited at the versions asked for"
+            elif absent:
+                why_none = (
+                    "none applies: "
+                    + ", ".join(f"`{a.probe_id}`" for a in absent)
+                    + " has one, but is not in this version"
+                )
+            else:
+                why_none = "none recorded for the probes cited (`reference/mitigations.toml`)"
             items.append(
                 ChecklistItem(
                     item["question"],
@@ -1392,6 +1406,7 @@ def _build(
                     tuple(evidence),
                     tuple(helps),
                     tuple(v.name for v in asked if not any(a.probe_id.startswith(f"{v.key}/") for a in evidence)),
+                    why_none,
                 )
             )
         checklist.append(ChecklistSection(section["title"], tuple(items)))

@@ -75,7 +75,7 @@ def checklist(report: Report, source: str = CHECKLIST_MD) -> str:
                 lines.append(f"  - Evidence: no {name} probe is cited for this item")
             for m in item.mitigations:
                 lines.append(f"  - Mitigation {mitigation(report, m, source)}")
-            if not item.mitigations:
-                lines.append("  - Mitigation: none recorded for the probes cited (`reference/mitigations.toml`)")
+            if item.no_mitigation:
+                lines.append(f"  - Mitigation: {item.no_mitigation}")
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
