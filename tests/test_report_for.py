@@ -11,6 +11,7 @@ import pytest
 import fanin.__main__ as cli
 from fanin.model import matrix
 from fanin.model.results import NOT_APPLICABLE, ResultSet, load, save
+from fanin.model.source import REPO_ROOT
 from fanin.report import build as report
 from fanin.report import checklist, outputs
 
@@ -238,3 +239,11 @@ def test_the_first_comparison_question_cites_the_deepagents_probe_that_merges_in
     assert [a.probe_id for a in first.answers["deepagents"]] == ["deepagents/subagents/parallel-files"]
     (answer,) = first.answers["deepagents"]
     assert answer.observation is not None and answer.observation.hazard == "silent"
+
+
+def test_the_readmes_checklist_sample_is_what_report_for_writes(tmp_path: Path) -> None:
+    readme = (REPO_ROOT / "README.md").read_text()
+    assert "python -m fanin report --for google-adk==1.15.1 --out review/" in readme
+    sample = readme.split("```markdown\n", 1)[1].split("```", 1)[0].splitlines()
+    written = _adk_1_15_checklist(tmp_path).splitlines()
+    assert len(sample) > 10 and [line for line in sample if line not in written] == [], "update the README's sample"
