@@ -321,22 +321,84 @@ def test_compare_pages_open_from_the_matrix_and_fit(browser: Browser, pages: Pat
     browser.screenshot(SHOTS / "compare-390.png")
 
 
-def test_the_picker_compares_any_two_columns(browser: Browser, pages: Path) -> None:
+PICK = """(args => {
+  const [a, b, between] = args;
+  const form = document.querySelector('form.pick');
+  if (form.hidden) return 'hidden';
+  form.reset();
+  form.elements.a.value = String(a); form.elements.b.value = String(b);
+  form.elements.page.checked = false; form.elements.between.checked = between;
+  form.requestSubmit();
+  const table = document.getElementById(form.dataset.table);
+  const seen = e => !e.hidden && e.getBoundingClientRect().width > 0;
+  const heads = Array.from(table.querySelectorAll('thead th[data-col]'));
+  const rows = Array.from(table.querySelectorAll('tbody tr:not(.topic)'));
+  const shown = rows.filter(seen);
+  return {
+    columns: heads.filter(seen).map(h => h.firstChild.textContent),
+    options: [a, b].map(i => form.elements.a.options[i].textContent),
+    all: heads.length, rows: rows.length, shown: shown.length,
+    // every row shown fills exactly the columns shown, and differs in them
+    widths: Array.from(new Set(shown.map(r => Array.from(r.querySelectorAll('td')).filter(seen)
+      .reduce((n, c) => n + c.colSpan, 0)))),
+    alike: shown.filter(r => new Set(Array.from(r.querySelectorAll('td')).filter(seen)
+      .map(c => c.dataset.same)).size < 2).length,
+    gap: (() => { const s = heads.filter(seen).map(h => h.getBoundingClientRect());
+      return s.length > 1 ? Math.round(s[1].left - s[0].right) : null; })(),
+    said: form.querySelector('output').textContent,
+    deltas: Array.from(table.querySelectorAll('.delta')).filter(seen).length,
+  };
+})"""
+
+
+def _pick(browser: Browser, a: int, b: int, between: bool) -> dict[str, Any]:
+    picked = browser.js(f"{PICK}({json.dumps([a, b, between])})")
+    assert picked != "hidden", "the picker shows when JavaScript runs"
+    return picked  # type: ignore[no-any-return]
+
+
+def test_the_picker_shows_exactly_the_two_versions_picked_side_by_side(browser: Browser, pages: Path) -> None:
+    """ "My team runs the oldest and wants the newest": two columns next to each other, the rows that differ."""
     _matrix(browser, pages, 1440)
-    shown = browser.js(
-        """(() => {
-        const form = document.querySelector('form.pick');
-        if (form.hidden) return 'hidden';
-        form.elements.a.value = '0'; form.elements.b.value = '2'; form.elements.page.checked = false;
-        form.requestSubmit();
-        const table = document.getElementById(form.dataset.table);
-        const rows = Array.from(table.querySelectorAll('tbody tr:not(.topic)'));
-        return [rows.length, rows.filter(r => !r.hidden).length, form.querySelector('output').textContent];
-        })()"""
+    last = browser.js("document.querySelector('form.pick').elements.a.options.length") - 1
+    assert last >= 3, "the first matrix has versions between the two picked"
+    picked = _pick(browser, 0, last, between=False)
+    assert picked["columns"] == picked["options"], picked  # exactly the two picked, oldest first
+    assert picked["all"] == last + 1 and len(picked["columns"]) == 2
+    assert picked["gap"] is not None and abs(picked["gap"]) <= 2, "the two columns are side by side"
+    assert 0 < picked["shown"] < picked["rows"] and picked["widths"] == [2] and picked["alike"] == 0, picked
+    assert picked["said"] == f"{picked['shown']} rows differ between {picked['options'][0]} and {picked['options'][1]}"
+    assert picked["deltas"] == 0, "a Δ speaks of the version before, which is not shown"
+    browser.js("document.querySelector('form.pick').scrollIntoView()")
+    browser.screenshot(SHOTS / "picker-two-1440.png")
+    # picked newest first, the columns still read oldest → newest
+    assert _pick(browser, last, 0, between=False)["columns"] == picked["options"]
+    browser.js("document.querySelector('form.pick').reset()")
+    restored = browser.js(
+        "new Promise(r => setTimeout(() => r([document.querySelectorAll('table.matrix thead th[data-col]:not([hidden])').length,"
+        " document.querySelectorAll('table.matrix tbody tr[hidden], table.matrix td[hidden]').length]), 0))"
     )
-    assert shown != "hidden"
-    total, visible, said = shown
-    assert 0 < visible < total and said == f"{visible} rows differ"
+    assert (
+        restored[0]
+        == sum(browser.js("Array.from(document.querySelectorAll('form.pick')).map(f => f.elements.a.options.length)"))
+        and restored[1] == 0
+    )
+
+
+def test_the_picker_shows_the_versions_between_on_request(browser: Browser, pages: Path) -> None:
+    _matrix(browser, pages, 1440)
+    last = browser.js("document.querySelector('form.pick').elements.a.options.length") - 1
+    picked = _pick(browser, 0, last, between=True)
+    assert len(picked["columns"]) == last + 1 and picked["widths"] == [last + 1] and picked["alike"] == 0, picked
+    assert picked["said"].startswith(f"{picked['shown']} rows change from {picked['options'][0]} to ")
+    assert picked["deltas"] > 0, "with every version between, each Δ is next to the version it speaks of"
+    inner = _pick(browser, 1, last - 1, between=True)
+    assert len(inner["columns"]) == last - 1 and inner["widths"] == [last - 1], inner
+    assert inner["columns"][0] == inner["options"][0] and inner["columns"][-1] == inner["options"][1]
+    two = _pick(browser, 1, last - 1, between=False)
+    assert two["shown"] <= inner["shown"]  # a row that changes and changes back differs only with the versions between
+    browser.js("document.querySelector('form.pick').scrollIntoView()")
+    browser.screenshot(SHOTS / "picker-between-1440.png")
 
 
 def test_chromium_is_driven_without_downloading_anything() -> None:

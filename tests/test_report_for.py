@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -9,7 +10,9 @@ import pytest
 
 import fanin.__main__ as cli
 from fanin.model import matrix
-from fanin.model.results import load, save
+from fanin.model.results import NOT_APPLICABLE, ResultSet, load, save
+from fanin.model.source import REPO_ROOT
+from fanin.report import build as report
 from fanin.report import checklist, outputs
 
 MATRIX = matrix.load()
@@ -52,10 +55,10 @@ def test_reference_versions_are_read_from_the_reference(reports: Path, capsys: p
     listed = (out / "CHECKLIST.md").read_text()
     assert "| Framework | LangGraph (langgraph), Google ADK (google-adk) |" in listed
     assert "| Version | langgraph==1.2.9, google-adk==1.15.1 |" in listed
-    evidence = [line for line in listed.splitlines() if line.startswith("  - Evidence: ")]
-    at = "|".join(re.escape(f"{package} {version}") for package, version in newest_others)
+    assert "observations at langgraph 1.2.9, google-adk 1.15.1 |" in listed  # only the versions asked for
+    evidence = [line for line in listed.splitlines() if line.startswith("  - Evidence: [")]
     assert evidence and all(
-        re.search(rf"\)@[0-9a-f]{{6}} \((langgraph 1\.2\.9|google-adk 1\.15\.1|{at})\): ", e) for e in evidence
+        re.search(r"\)@[0-9a-f]{6}(: not in | \()(langgraph 1\.2\.9|google-adk 1\.15\.1)[):]", e) for e in evidence
     )
     assert (out / "matrix.html").is_file() and any((out / "compare").iterdir())
 
@@ -114,15 +117,15 @@ def test_the_checklist_pastes_well(tmp_path: Path) -> None:
         "| Owner | _…_ (name, team) |",
         "| Decision | _…_ (adopt / adopt with mitigations / do not adopt) |",
     ]
-    evidence = [line for line in text.splitlines() if line.startswith("  - Evidence: ")]
+    evidence = [line for line in text.splitlines() if line.startswith("  - Evidence: [")]
     assert evidence
     for line in evidence:
-        assert re.search(r"\]\(https://example\.org/fanin/probes/[a-z_]+\.md#", line)  # absolute links with a base URL
-        assert re.search(r"\)@[0-9a-f]{6} \(", line)  # the cite hash on every evidence line
+        assert re.search(r"\]\(https://example\.org/fanin/probes/adk\.md#", line)  # absolute links with a base URL
+        assert re.search(r"\)@[0-9a-f]{6}(: not in google-adk 1\.15\.1: | \(google-adk 1\.15\.1\): )", line)
     for section in rep.checklist:
         for item in section.items:
             for answer in item.evidence:
-                if answer.observation is not None:
+                if answer.observation is not None and not answer.absent:
                     assert " ".join(answer.observation.detail.split()) in text  # nothing truncated
 
 
@@ -163,3 +166,84 @@ def test_for_takes_specs_cell_ids_and_python_twins(
     extra = ["--python", python] if python else []
     assert cli.main(["report", "--for", *words, *extra, "--out", str(reports / "review")]) == 0
     assert f": reference cell {cell}\n" in capsys.readouterr().out
+
+
+def _items(text: str) -> list[str]:
+    """The checklist's items, each with its lines."""
+    return ["- [ ] " + block for block in text.split("\n- [ ] ")[1:]]
+
+
+def _adk_1_15_checklist(tmp_path: Path, replace: dict[str, ResultSet] | None = None) -> str:
+    focus = outputs.resolve([MATRIX.named("google-adk==1.15.1")], MATRIX)
+    rep = report.build(
+        matrix.REFERENCE_RESULTS, MATRIX, reference=True, replace=replace, extra=focus.extra, focus=focus.cells
+    )
+    return outputs.bundle(rep, tmp_path)[tmp_path / "CHECKLIST.md"]
+
+
+def test_an_na_evidence_line_says_in_words_what_is_missing(tmp_path: Path) -> None:
+    """ "not in google-adk 1.15.1: <the n/a reason>", never a bare ⚪ n/a · n/a."""
+    text = _adk_1_15_checklist(tmp_path)
+    assert "[`adk/workflow/join-inputs`](probes/adk.md#adk/workflow/join-inputs)@" in text
+    line = next(line for line in text.splitlines() if "[`adk/workflow/join-inputs`]" in line)
+    assert line.endswith(": not in google-adk 1.15.1: no module google.adk.workflow (ModuleNotFoundError)"), line
+    assert "⚪" not in text and "· n/a —" not in text
+
+
+def test_an_na_evidence_line_with_no_reason_is_left_out(tmp_path: Path) -> None:
+    cell = load(matrix.REFERENCE_RESULTS / "adk-1.15.1.json")
+    o = cell.observations["adk/workflow/join-inputs"]
+    assert o.outcome == NOT_APPLICABLE
+    cell.observations["adk/workflow/join-inputs"] = dataclasses.replace(o, detail="n/a")
+    text = _adk_1_15_checklist(tmp_path, {"adk-1.15.1": cell})
+    assert "adk/workflow/join-inputs" not in text
+    assert "[`adk/parallel-agent/distinct-keys`]" in text  # the item's other evidence stays
+
+
+def test_frameworks_not_asked_for_are_left_out_of_the_checklist(tmp_path: Path) -> None:
+    text = _adk_1_15_checklist(tmp_path)
+    cited = set(re.findall(r"\[`([a-z_]+)/", text))
+    assert cited == {"adk"}, cited
+    assert "| Evidence | fanin reference " in text and "; observations at google-adk 1.15.1 |" in text
+    langgraph_only = next(i for i in _items(text) if "commutative" in i.splitlines()[0].lower())
+    assert "  - Evidence: no Google ADK probe is cited for this item" in langgraph_only
+
+
+def test_every_item_states_its_mitigation_and_what_the_mitigation_probe_observed_there(tmp_path: Path) -> None:
+    text = _adk_1_15_checklist(tmp_path)
+    items = _items(text)
+    assert items and all("\n  - Mitigation" in item for item in items)
+    at_1_15 = load(matrix.REFERENCE_RESULTS / "adk-1.15.1.json").observations["adk/parallel-agent/same-key-mitigated"]
+    line = next(
+        line for line in text.splitlines() if line.startswith("  - Mitigation for [`adk/parallel-agent/same-key`]")
+    )
+    assert "Give each parallel child its own state key" in line
+    assert (
+        "; with it, [`adk/parallel-agent/same-key-mitigated`](probes/adk.md#adk/parallel-agent/same-key-mitigated)@"
+        in line
+    )
+    assert f"(google-adk 1.15.1): 🟢 safe · {at_1_15.label} — " in line and at_1_15.hazard == "safe"
+    none = [i for i in items if "  - Mitigation: none" in i]
+    assert none and all("  - Mitigation for" not in i for i in none)
+    join = next(i for i in items if "What triggers the join" in i)  # its one ADK probe has a mitigation, not in 1.15.1
+    assert "  - Mitigation: none applies: `adk/workflow/plain-fan-in` has one, but is not in this version" in join
+    unasked = next(i for i in items if "commutative" in i.splitlines()[0].lower())
+    assert "  - Mitigation: none: no probe is cited at the versions asked for" in unasked
+
+
+def test_the_first_comparison_question_cites_the_deepagents_probe_that_merges_into_the_parent() -> None:
+    """structured-response and parallel-todos keep their keys out of the parent: they do not answer "two branches write one key"."""
+    rep = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
+    first = rep.comparison[0]
+    assert first.question.startswith("Two branches write one key")
+    assert [a.probe_id for a in first.answers["deepagents"]] == ["deepagents/subagents/parallel-files"]
+    (answer,) = first.answers["deepagents"]
+    assert answer.observation is not None and answer.observation.hazard == "silent"
+
+
+def test_the_readmes_checklist_sample_is_what_report_for_writes(tmp_path: Path) -> None:
+    readme = (REPO_ROOT / "README.md").read_text()
+    assert "python -m fanin report --for google-adk==1.15.1 --out review/" in readme
+    sample = readme.split("```markdown\n", 1)[1].split("```", 1)[0].splitlines()
+    written = _adk_1_15_checklist(tmp_path).splitlines()
+    assert len(sample) > 10 and [line for line in sample if line not in written] == [], "update the README's sample"
