@@ -110,7 +110,7 @@ def _bound_names(node: ast.stmt) -> list[str]:
     return names
 
 
-def _imports(node: ast.stmt) -> tuple[tuple[str, str], ...]:
+def _imports(node: ast.AST) -> tuple[tuple[str, str], ...]:
     found: list[tuple[str, str]] = []
     for child in ast.walk(node):
         if isinstance(child, ast.ImportFrom) and child.module and not child.level:
@@ -243,7 +243,8 @@ def reached(
 
     The walk of `dependencies`, made for inlining rather than hashing: `import kit` follows only the
     `kit.name` the code reads (the hash takes the whole module as text and stops there), imports inside
-    the kits are followed too, and an import of a kit's definition is not returned (the definition is).
+    the kits and inside functions (the probe's own included) are followed too, and an import of a kit's
+    definition is not returned (the definition is).
     Returns the definitions in the order found (each statement once) and the kit modules used as
     modules: (file, name it is bound to there, `lg_modes`) -> (the kit, the attributes read on it).
     """
@@ -251,9 +252,15 @@ def reached(
     aliases: dict[tuple[Path, str], tuple[Path, set[str]]] = {}
     pending: list[tuple[Path, str]] = []
 
-    def read(where: Path, uses: frozenset[str], attributes: frozenset[tuple[str, str]]) -> None:
+    def read(
+        where: Path, uses: frozenset[str], attributes: frozenset[tuple[str, str]], imports: tuple[tuple[str, str], ...]
+    ) -> None:
         bindings = parse_file(where).bindings
         pending.extend((where, name) for name in uses)
+        for module, name in imports:  # `from lg_kit import ThreadTurns` inside a function
+            kit = support_module(module, where)
+            if kit is not None and name != "*":
+                pending.append((kit, name))
         for base, attribute in attributes:
             kit = _kit_module(where, bindings.get(base))
             if kit is not None:
@@ -261,7 +268,7 @@ def reached(
                 pending.append((kit, attribute))
 
     tree = ast.parse(start)
-    read(path, _names_used(tree), _attributes_used(tree))
+    read(path, _names_used(tree), _attributes_used(tree), _imports(tree))
     visited: set[tuple[Path, str]] = set()
     while pending:
         where, name = pending.pop()
@@ -282,7 +289,7 @@ def reached(
                 pending.append((target, imported))
             continue
         found.setdefault((where, definition.span, ""), (where, definition))
-        read(where, definition.uses, definition.attributes)
+        read(where, definition.uses, definition.attributes, definition.imports)
     return list(found.values()), aliases
 
 

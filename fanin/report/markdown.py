@@ -345,6 +345,8 @@ def _probe_section(rep: Report, view: FrameworkView, probe: ProbeView, source: s
         lines += [f"Reproducer ({code(where)}{note}):", "", "```python", probe.reproducer.rstrip(), "```"]
     else:
         lines.append(f"Reproducer: [{code(where)}]({file_href}){note}")
+    if info.file.endswith(".py"):
+        lines.append(f"Standalone: {code(f'fanin repro {info.id}')} (one script for `uv run`)")
     lines.append("")
     return "\n".join(lines)
 

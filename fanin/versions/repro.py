@@ -26,7 +26,7 @@ from fanin.model import catalog
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Cell, Matrix
 from fanin.model.results import OBSERVATION_ID, Claim, ProbeInfo, ResultFileError, Variant, load
-from fanin.model.source import REPO_ROOT, Definition, is_import, parse_file, reached, shown
+from fanin.model.source import REPO_ROOT, Definition, is_import, parse_file, reached, shown, support_module
 from fanin.run.venvs import pins
 
 STAND_IN = Path(__file__).with_name("repro_obs.py")
@@ -89,6 +89,18 @@ def requirements(cell: Cell) -> list[str]:
     return pinned
 
 
+def _inline_kit_imports(text: str, where: Path) -> str:
+    """`from lg_kit import ThreadTurns` inside a function: the definition is inlined above, so the line is a `pass`."""
+    lines = text.splitlines()
+    for node in ast.walk(ast.parse(textwrap.dedent(text))):
+        if isinstance(node, ast.ImportFrom) and node.col_offset and node.module and support_module(node.module, where):
+            first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+            indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+            said = " ".join(line.strip() for line in lines[first : last + 1])
+            lines[first : last + 1] = [f"{indent}pass  # {said}: inlined above"] + [""] * (last - first)
+    return "\n".join(line for line in lines) + "\n"
+
+
 def _bound(where: Path, definition: Definition) -> list[str]:
     return [name for name, d in parse_file(where).bindings.items() if d is definition]
 
@@ -148,6 +160,7 @@ def script(probe_id: str, matrix: Matrix, cell: Cell | None = None, variant: str
     probe_file = parse_file(path)
     function = probe_file.function(declared.function)
     definitions, aliases = reached(path, function)
+    function = _inline_kit_imports(function, path)
 
     imports: dict[str, None] = {}
     sections: dict[Path, list[tuple[Definition, str]]] = {}
@@ -168,7 +181,7 @@ def script(probe_id: str, matrix: Matrix, cell: Cell | None = None, variant: str
             else:
                 imports.setdefault(definition.text.strip(), None)
             continue
-        text = _segment(where, definition)
+        text = _inline_kit_imports(_segment(where, definition), where)
         obs_used |= _obs_attributes(text)
         for name in _bound(where, definition):
             bind(name, where, text)
