@@ -18,12 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from packaging.utils import canonicalize_name
 
 from fanin.__main__ import main
 from fanin.model import catalog, matrix
 from fanin.model.errors import FaninError
-from packaging.utils import canonicalize_name
-
 from fanin.model.results import NOT_APPLICABLE, canonical, load, normalize_message
 from fanin.model.source import REPO_ROOT
 from fanin.project import audit
@@ -32,7 +31,7 @@ from fanin.run import services, venvs
 from fanin.versions import repro, repro_obs
 
 MATRIX = matrix.load()
-PYTHON_PROBES = [p for p in catalog.declared()]
+PYTHON_PROBES = [p for p in catalog.declared() if p.file.endswith(".py")]
 # One probe of every LangGraph and ADK family: the first its suite declares.
 FAMILIES: dict[str, str] = {}
 for declared in PYTHON_PROBES:
@@ -75,7 +74,12 @@ def run(observation_id: str, python: str, where: Path, environment: dict[str, st
     script.write_text(repro.script(observation_id, MATRIX))
     clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", services.POSTGRES_DSN)}
     done = subprocess.run(
-        [python, str(script)], capture_output=True, text=True, cwd=where, env={**clean, **(environment or {})}, timeout=120
+        [python, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=where,
+        env={**clean, **(environment or {})},
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout[done.stdout.rindex("\n{\n") + 1 :] if "\n{\n" in done.stdout else done.stdout)
@@ -179,7 +183,9 @@ def test_variants_are_chosen_by_id_or_by_values() -> None:
             repro.find(*bad)
 
 
-def test_the_command_writes_the_script_or_refuses_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_writes_the_script_or_refuses_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "repro.py"
     assert main(["repro", "langgraph/same-key/no-reducer", "--variant", "async", "--out", str(out)]) == 0
     assert out.read_text() == repro.script("langgraph/same-key/no-reducer[async]", MATRIX)

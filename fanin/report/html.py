@@ -486,7 +486,9 @@ def _probe(rep: Report, view: FrameworkView, probe: ProbeView, source: str) -> s
             f"<pre>{escape(probe.reproducer)}</pre></details>"
         )
     if info.file.endswith(".py"):
-        parts.append(f"<p>Standalone: <code>fanin repro {escape(info.id)}</code> writes it as one script for <code>uv run</code>.</p>")
+        parts.append(
+            f"<p>Standalone: <code>fanin repro {escape(info.id)}</code> writes it as one script for <code>uv run</code>.</p>"
+        )
     if href:
         parts.append(f'<p class="nav">Source: <a href="{escape(href)}">{escape(info.file)}</a></p>')
     parts.append("</section>")

@@ -14,9 +14,11 @@ its header says what the reference observed in that cell.
 from __future__ import annotations
 
 import ast
+import json
 import sys
 import textwrap
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -25,7 +27,7 @@ from packaging.utils import canonicalize_name
 from fanin.model import catalog
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Cell, Matrix
-from fanin.model.results import OBSERVATION_ID, Claim, ProbeInfo, ResultFileError, Variant, load
+from fanin.model.results import OBSERVATION_ID, Claim, ProbeInfo, ResultFileError, ResultSet, Variant, load
 from fanin.model.source import REPO_ROOT, Definition, is_import, parse_file, reached, shown, support_module
 from fanin.run.venvs import pins
 
@@ -39,6 +41,16 @@ class ReproError(FaninError):
     """The probe cannot be written out standalone (an unknown id or variant, a name bound twice)."""
 
 
+@lru_cache(maxsize=1)
+def _declared() -> tuple[catalog.DeclaredProbe, ...]:
+    return tuple(catalog.declared())
+
+
+@lru_cache(maxsize=8)
+def _reference_set(path: Path, stamp: int, cell_id: str) -> ResultSet:
+    return load(path, expect_cell=cell_id)
+
+
 def find(probe_id: str, variant: str | None = None) -> tuple[catalog.DeclaredProbe, Variant]:
     """The declared probe and the variant: `id[postgres,async]`, or `id` with `variant="postgres,async"`."""
     match = OBSERVATION_ID.match(probe_id)
@@ -46,20 +58,20 @@ def find(probe_id: str, variant: str | None = None) -> tuple[catalog.DeclaredPro
         raise ReproError(f"{probe_id!r} is not a probe id (framework/topic/case, optionally [variant])")
     if match["variant"] and variant:
         raise ReproError(f"{probe_id} names its variant already; leave out --variant {variant}")
-    declared = {p.id: p for p in catalog.declared()}
-    found = declared.get(match["probe"])
+    found = next((p for p in _declared() if p.id == match["probe"]), None)
     if found is None:
-        node = {p.id for p in catalog.declared_node()}
-        if match["probe"] in node:
-            raise ReproError(f"{match['probe']} is a Node probe: its reproducer is its own .test.mjs with kit.mjs")
         raise ReproError(f"no probe {match['probe']!r} in suites/ (ids are listed in the report)")
+    if not found.file.endswith(".py"):
+        raise ReproError(f"{found.id} is a Node probe: its reproducer is {found.file} with the suite's kit.mjs")
     info = ProbeInfo(found.id, "", Claim("", ""), dimensions=found.dimensions)
     wanted = set(filter(None, (match["variant"] or variant or "").split(",")))
     for candidate in info.variants():
         values = {value for _, value in candidate.values}
         if wanted <= values and set(candidate.suffix.split(",")) - {""} <= wanted:
             return found, candidate
-    raise ReproError(f"{found.id} has no variant {','.join(sorted(wanted))}; it has {', '.join(info.observation_ids())}")
+    raise ReproError(
+        f"{found.id} has no variant {','.join(sorted(wanted))}; it has {', '.join(info.observation_ids())}"
+    )
 
 
 def _marker_environment(cell: Cell) -> dict[str, str]:
@@ -140,13 +152,16 @@ def _observer(used: set[str]) -> str:
 
 def _reference(cell: Cell, observation_id: str) -> list[str]:
     try:
-        result_set = load(cell.reference_path, expect_cell=cell.id)
-    except ResultFileError:
+        result_set = _reference_set(cell.reference_path, cell.reference_path.stat().st_mtime_ns, cell.id)
+    except (ResultFileError, OSError):
         return [f"# The reference holds no result set for {cell.id}."]
     observation = result_set.observations.get(observation_id)
     if observation is None:
         return [f"# {shown(cell.reference_path)} holds no observation {observation_id}."]
-    said = f"Observed in the reference ({shown(cell.reference_path)}): outcome {observation.outcome}, hazard {observation.hazard}: {observation.detail}"
+    said = (
+        f"Observed in the reference ({shown(cell.reference_path)}): outcome {observation.outcome},"
+        f" hazard {observation.hazard}: {observation.detail}"
+    )
     return [f"# {line}" for line in textwrap.wrap(said, 98)]
 
 
@@ -215,8 +230,9 @@ def script(probe_id: str, matrix: Matrix, cell: Cell | None = None, variant: str
 
     future = "from __future__ import annotations" in probe_file.lines
     values = dict(chosen.values)
-    arguments = "".join(f", {name}={value!r}" for name, value in values.items())
+    arguments = "".join(f", {name}={json.dumps(value)}" for name, value in values.items())
     python = cell.python
+    option = "" if cell == matrix.newest(declared.framework) else f" --cell {cell.id}"
     out = [
         "# /// script",
         f'# requires-python = "=={python}.*"',
@@ -227,11 +243,11 @@ def script(probe_id: str, matrix: Matrix, cell: Cell | None = None, variant: str
         f'# exclude-newer = "{cell.exclude_newer}"',
         "# ///",
         f"# {chosen.observation_id}: a standalone reproducer of this fanin probe, written by",
-        f"# `fanin repro {chosen.observation_id}{'' if cell == matrix.newest(declared.framework) else f' --cell {cell.id}'}`"
-        f" from {declared.file} (probe hash {declared.source_hash}).",
+        f"# `fanin repro {chosen.observation_id}{option}` from {declared.file} (probe hash {declared.source_hash}).",
         f"# {cell.framework.display} {cell.version} on Python {python} (cell {cell.id}): the framework and its",
         f"# companions as locked in {shown(cell.lock_path)}, the rest as of {cell.exclude_newer}.",
-        "# Run it with `uv run repro.py`; it prints the observation as JSON.",
+        "# Run it with `uv run <this file>` (or with python where those are installed);",
+        "# it prints the observation as JSON.",
         *_reference(cell, chosen.observation_id),
         "",
     ]
@@ -251,7 +267,7 @@ def script(probe_id: str, matrix: Matrix, cell: Cell | None = None, variant: str
     out += [function.rstrip(), "", ""]
     out += [
         'if __name__ == "__main__":',
-        f"    observe({declared.function}, Observer({chosen.observation_id!r}{arguments}))",
+        f"    observe({declared.function}, Observer({json.dumps(chosen.observation_id)}{arguments}))",
     ]
     return "\n".join(out) + "\n"
 
