@@ -34,6 +34,7 @@ from fanin.run.venvs import pins
 STAND_IN = Path(__file__).with_name("repro_obs.py")
 # What the probe files import from fanin; the stand-in defines each of them (Observer trimmed).
 FANIN_NAMES = ("Claim", "Observer", "probe")
+IMPORTED = Path("<an import line>")  # imports bind names too: the same line from two files is one binding
 ALWAYS = ("__init__", "record")  # the runner reads `obs.observation`, which `record` sets
 
 
@@ -195,6 +196,8 @@ def script(probe_id: str, matrix: Matrix, cell: Cell | None = None, variant: str
                 fanin_names.update(_bound(where, definition))
             else:
                 imports.setdefault(definition.text.strip(), None)
+                for name in _bound(where, definition):
+                    bind(name, IMPORTED, definition.text.strip())
             continue
         text = _inline_kit_imports(_segment(where, definition), where)
         obs_used |= _obs_attributes(text)
