@@ -163,6 +163,12 @@ def cells(session: nox.Session) -> None:
 
 
 @nox.session
+def repro(session: nox.Session) -> None:
+    """PROBE_ID [--cell CELL] [--variant backend,mode] [--out FILE]: the probe as one standalone script (`uv run` it)."""
+    fanin(session, "repro", *session.posargs)
+
+
+@nox.session
 def audit(session: nox.Session) -> None:
     """FILE.py:ATTR [--cell CELL] [--input JSON] [--json PATH]: fan-in hazards of your graph, with observed evidence."""
     fanin(session, "audit", *session.posargs)

@@ -320,6 +320,19 @@ def cmd_add_cell(args: argparse.Namespace, matrix: Matrix) -> int:
     return 0
 
 
+def cmd_repro(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin.versions import repro
+
+    cell = matrix.cell(args.cell) if args.cell else None
+    text = repro.script(args.probe, matrix, cell, args.variant)
+    if args.out is None:
+        sys.stdout.write(text)
+        return 0
+    write_all({args.out: text})
+    print(f"fanin: wrote {args.out}; run it with `uv run {args.out}`")
+    return 0
+
+
 def _bisect(args: argparse.Namespace, matrix: Matrix) -> int:
     if args.all:
         if len(args.words) > 1:
@@ -470,6 +483,15 @@ def build_parser() -> argparse.ArgumentParser:
     mrg.add_argument("sources", nargs="+", type=Path)
     mrg.add_argument("--out", type=Path, default=RUN_RESULTS)
     mrg.set_defaults(func=cmd_merge)
+
+    rpr = sub.add_parser(
+        "repro", help="PROBE_ID: the probe as one standalone script (kit inlined, no fanin) that `uv run` executes"
+    )
+    rpr.add_argument("probe", metavar="PROBE_ID", help="a probe id, or an observation id (`…/no-reducer[async]`)")
+    rpr.add_argument("--cell", help="the cell whose versions it pins (default: the framework's newest)")
+    rpr.add_argument("--variant", help="the dimension values, e.g. postgres,async (default: the plain id's)")
+    rpr.add_argument("--out", type=Path, help="write the script to FILE (default: standard output)")
+    rpr.set_defaults(func=cmd_repro)
 
     cells = sub.add_parser("cells", help="list the matrix")
     cells.add_argument("--framework")

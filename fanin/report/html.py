@@ -506,6 +506,10 @@ def _probe(rep: Report, view: FrameworkView, probe: ProbeView, source: str) -> s
             f"<details><summary>Reproducer <code>{escape(where)}</code>{escape(note)}</summary>"
             f"<pre>{escape(probe.reproducer)}</pre></details>"
         )
+    if info.file.endswith(".py"):
+        parts.append(
+            f"<p>Standalone: <code>fanin repro {escape(info.id)}</code> writes it as one script for <code>uv run</code>.</p>"
+        )
     if href:
         parts.append(f'<p class="nav">Source: <a href="{escape(href)}">{escape(info.file)}</a></p>')
     parts.append("</section>")

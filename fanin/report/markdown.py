@@ -343,6 +343,7 @@ def _probe_section(rep: Report, view: FrameworkView, probe: ProbeView, source: s
         values += f", and [matrix.html]({rep.links.href(MATRIX_HTML, probe.info.id, source)})"
     lines += [f"Observed values: {values}.", ""]
     note = "" if probe.reproducer_current else " — edited since these observations were made"
+    note += f" · standalone: {code(f'fanin repro {info.id}')}" if info.file.endswith(".py") else ""
     if probe.reproducer is None:
         lines.append(f"Reproducer: {code(where)} (not in this checkout)")
     elif rep.inline_reproducers or not file_href:
