@@ -414,7 +414,14 @@ def build_parser() -> argparse.ArgumentParser:
     upg = sub.add_parser("upgrade", help="probe FRAMEWORK==VERSION outside the matrix; diff with the newest reference")
     upg.add_argument("spec", nargs="*", help="e.g. langgraph==1.2.20 or google-adk==latest")
     upg.add_argument("--from", dest="base", help="the version you run now (default: the newest reference cell)")
-    upg.set_defaults(func=lambda a, m: upgrade.run([*a.spec, *(["--from", a.base] if a.base else [])], m))
+    upg.add_argument(
+        "--python", metavar="X.Y", help="both versions on this Python (a twin cell where the matrix has one)"
+    )
+    upg.set_defaults(
+        func=lambda a, m: upgrade.run(
+            [*a.spec, *(["--from", a.base] if a.base else []), *(["--python", a.python] if a.python else [])], m
+        )
+    )
 
     bless = sub.add_parser("bless", help="promote reviewed local results into reference/results (all or nothing)")
     bless.add_argument("cells", nargs="*", help="cell ids (default: every cell with a local result)")

@@ -58,6 +58,21 @@ def test_upgrade_to_an_older_version_says_it_is_a_downgrade() -> None:
     assert fanin("upgrade", "google-adk==2.13.0", "--from", "1.15.1", env=recorded).stdout.count("downgrade") == 0
 
 
+def test_upgrade_on_a_python_twin_compares_the_twin_cells(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23: a team on Python 3.10 checks its upgrade against the 3.10 twins, not the 3.11 cells."""
+    recorded = {pypi.INDEX_VARIABLE: (REPO_ROOT / "tests" / "data" / "pypi").as_uri()}
+    monkeypatch.setenv(pypi.INDEX_VARIABLE, recorded[pypi.INDEX_VARIABLE])  # PyPI's answer, recorded
+    done = fanin("upgrade", "google-adk==2.0.0", "--from", "1.15.1", "--python", "3.10", env=recorded)
+    assert done.returncode in (0, 1), done.stderr
+    assert done.stdout.splitlines()[0].startswith(
+        "adk-1.15.1-py3.10 (1.15.1, reference) -> adk-2.0.0-py3.10 (2.0.0, reference):"
+    )
+    real = matrix.load()
+    newest_twin = [c for c in real.of("adk") if c.python == "3.10"][-1]
+    plan = upgrade.plan(["google-adk==1.15.1", "--python", "3.10"], real)  # no --from: the newest 3.10 twin
+    assert (plan.base.cell.id, plan.target.cell.id) == (newest_twin.id, "adk-1.15.1-py3.10")
+
+
 def test_upgrade_between_versions_outside_the_reference_plans_their_locks(monkeypatch: pytest.MonkeyPatch) -> None:
     releases = [
         pypi.Release("2.8.0", "2026-09-01T10:00:00Z", False),
