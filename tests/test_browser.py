@@ -403,3 +403,60 @@ def test_the_picker_shows_the_versions_between_on_request(browser: Browser, page
 
 def test_chromium_is_driven_without_downloading_anything() -> None:
     assert shutil.which("chromium") or Path(CHROMIUM).exists()
+
+
+AXE_VERSION = "4.10.2"  # axe-core from the npm registry (npm pack), checked against its integrity hash
+AXE_SHA256 = "9ea2d2d6917da998122bdacfd3b473e31ead53f4b87146c716a12edf89158100"
+
+
+@pytest.fixture(scope="module")
+def axe() -> str:
+    """axe-core's browser bundle, packed once into .fanin/axe/ (the npm registry is one this machine reaches)."""
+    import hashlib
+    import tarfile
+
+    home = REPO_ROOT / ".fanin" / "axe"
+    packed = home / f"axe-core-{AXE_VERSION}.tgz"
+    if not packed.is_file():
+        home.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            ["npm", "pack", f"axe-core@{AXE_VERSION}", "--silent", "--pack-destination", str(home)],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+    assert hashlib.sha256(packed.read_bytes()).hexdigest() == AXE_SHA256, "axe-core's tarball is not the one pinned"
+    with tarfile.open(packed) as tar:
+        member = tar.extractfile("package/axe.min.js")
+        assert member is not None
+        return member.read().decode("utf-8")
+
+
+def _axe_violations(browser: Browser, axe: str) -> list[str]:
+    browser.js(axe + ";0")
+    found = browser.js(
+        "axe.run(document, {resultTypes: ['violations']}).then(r => r.violations.map("
+        "v => v.id + ': ' + v.help + ' — ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join('; ')))"
+    )
+    return list(found)
+
+
+def test_every_page_kind_passes_axe_core(browser: Browser, pages: Path, axe: str) -> None:
+    """The matrix page and each kind of compare page (neighbours, oldest → newest, across frameworks, a Python twin)."""
+    compare = sorted((pages / "compare").glob("compare-*.html"))
+    rep = report.build(matrix.REFERENCE_RESULTS, matrix.load(), reference=True)
+    kinds = {
+        "neighbours": next(p for p in compare if p.name == f"{rep.frameworks[0].steps[0].name}.html"),
+        "across frameworks": next(p for p in compare if p.name == f"{rep.compare_pages[-1].name}.html"),
+    }
+    twins = [t.page.name for v in rep.frameworks for t in v.twins]
+    if twins:
+        kinds["python twin"] = pages / "compare" / f"{twins[0]}.html"
+    broken = {}
+    for name, page in {"matrix": pages / "matrix.html", **kinds}.items():
+        browser.size(1440)
+        browser.open(page.as_uri())
+        found = _axe_violations(browser, axe)
+        if found:
+            broken[name] = found
+    assert not broken, json.dumps(broken, indent=1, ensure_ascii=False)

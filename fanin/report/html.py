@@ -670,13 +670,17 @@ def _step_details(step: Step) -> str:
 def compare_page(rep: Report, page_: ComparePage) -> str:
     source = f"{COMPARE_DIR}/{page_.name}.html"
     matrix = rep.links.href(MATRIX_HTML, "", source)
+    # Landmarks and headings as assistive technology reads them (checked with axe-core in the browser session).
     body = [
+        "<header>",
         f"<h1>{escape(page_.title)}</h1>",
         (
             f'<p class="meta">Rendered by <code>python -m fanin report</code> from <code>{escape(rep.source)}</code>; '
             f"observations of {escape(rep.reference_date)}. <strong>{escape(page_.summary)}.</strong></p>"
         ),
-        f'<p class="nav"><a href="{escape(matrix)}">↑ the matrix</a></p>',
+        f'<nav class="nav"><a href="{escape(matrix)}">↑ the matrix</a></nav>',
+        "</header>",
+        "<main>",
     ]
     if page_.across_frameworks:
         rows = "".join(
@@ -693,10 +697,11 @@ def compare_page(rep: Report, page_: ComparePage) -> str:
                 f'{escape(page_.a.label)}</th><th scope="col">{escape(page_.b_name)} {escape(page_.b.label)}</th>'
                 f'<th scope="col">compared</th></tr></thead><tbody>{rows}</tbody></table></div>'
             ),
+            "</main>",
         ]
         return _document(page_.title, body)
     if not page_.entries:
-        body.append("<p>No observation differs.</p>")
+        body += ["<p>No observation differs.</p>", "</main>"]
         return _document(page_.title, body)
     rows = "".join(
         f'<tr><th scope="row">{escape(g.step.label)}</th><td>{_group_link(rep, g, source)}</td>'
@@ -710,13 +715,15 @@ def compare_page(rep: Report, page_: ComparePage) -> str:
     body.append(
         "<p>Variants of a probe that changed alike share a row.</p>"
         '<div class="wrap"><table><thead><tr><th scope="col">change</th><th scope="col">observation</th>'
-        f'<th scope="col">{escape(page_.a.label)}</th><th scope="col">{escape(page_.b.label)}</th><th scope="col"></th>'
+        f'<th scope="col">{escape(page_.a.label)}</th><th scope="col">{escape(page_.b.label)}</th><th scope="col">values</th>'
         f"</tr></thead><tbody>{rows}</tbody></table></div>"
     )
+    body.append("<h2>Each change, value by value</h2>")
     for group in page_.grouped:
         variants = f"<p>Variants: {escape(group.variants)}.</p>" if group.variants else ""
         body.append(
             f'<section class="probe" id="{escape(group.anchor)}"><h3><code>{escape(group.probe_id)}</code>: '
             f"{escape(group.step.label)}</h3>{variants}{_step_details(group.step)}</section>"
         )
+    body.append("</main>")
     return _document(page_.title, body)
