@@ -144,6 +144,12 @@ def lock(session: nox.Session) -> None:
     fanin(session, "lock", *session.posargs)
 
 
+@nox.session
+def watch(session: nox.Session) -> None:
+    """New PyPI releases into the reference: add, probe, bless, bisect, re-render, a PR body (`-- --dry-run`)."""
+    fanin(session, "watch", *session.posargs)
+
+
 @nox.session(name="add-cell")
 def add_cell(session: nox.Session) -> None:
     """Add FRAMEWORK==VERSION to the matrix with its as-released date (or as current, if newest) and lock it."""
@@ -154,6 +160,12 @@ def add_cell(session: nox.Session) -> None:
 def cells(session: nox.Session) -> None:
     """List the cells (`-- --json` for CI job matrices)."""
     fanin(session, "cells", *session.posargs)
+
+
+@nox.session
+def repro(session: nox.Session) -> None:
+    """PROBE_ID [--cell CELL] [--variant backend,mode] [--out FILE]: the probe as one standalone script (`uv run` it)."""
+    fanin(session, "repro", *session.posargs)
 
 
 @nox.session

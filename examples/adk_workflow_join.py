@@ -1,4 +1,4 @@
-"""An ADK 2.x Workflow where two nodes fan in to `merge`, START among its predecessors — hazardous."""
+"""An ADK 2.x Workflow where two parallel nodes (and START) fan in to `merge`, a plain node, not a JoinNode — hazardous."""
 
 from google.adk.workflow import Workflow
 

@@ -26,7 +26,7 @@ from fanin.model.results import ResultSet, load
 from fanin.model.source import shown
 from fanin.model.staging import write_all
 from fanin.report import build as report
-from fanin.report import markdown, outputs
+from fanin.report import data, markdown, outputs
 from fanin.run import all_cells, identity, one_cell, shards, stability
 from fanin.run.one_cell import BAD_INPUT, NOT_RUN
 from fanin.versions import bless as fanin_bless
@@ -54,12 +54,12 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     unreadable = 0
     focus = None
     if args.for_specs:
-        specs = [upgrade.parse_spec([spec]) for spec in args.for_specs]
+        specs = [matrix.named(word, args.python) for word in args.for_specs]
         focus = outputs.resolve(specs, matrix)
         for line in focus.said:
             print(f"fanin: {line}")
     if args.compare:
-        a, b = args.compare
+        a, b = (matrix.cell_id(*matrix.named(word, args.python)) for word in args.compare)
         rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True, extra=focus.extra if focus else None)
         unreadable = rep.unreadable
         files = outputs.compare(rep, a, b, args.out or matrix_paths.REPORTS / "compare", base)
@@ -71,6 +71,7 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
         rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True)
         unreadable = rep.unreadable
         files = outputs.bundle(rep, args.out, base)
+        files.update(data.files(matrix, args.out))  # the site carries its data, for tools that are not fanin
     else:
         for rendered, broken in (outputs.reference(matrix, base=base), outputs.local_run(matrix, base=base)):
             unreadable += broken
@@ -175,7 +176,9 @@ def cmd_probe(args: argparse.Namespace, matrix: Matrix) -> int:
 
         if args.cells:
             raise FaninError("probe --here takes no cell ids: it probes what this environment has installed")
-        return here.run(matrix, args.python)
+        return here.run(matrix, args.python, args.out)
+    if args.out is not None or args.python is not None:
+        raise FaninError("--out and --python go with --here (probe --here --out DIR)")
     cells = shards.select(_select(matrix, args.cells, args.framework, args.smoke))
     options = all_cells.Options(accept_new=args.accept_new, pytest_args=tuple(args.pytest_args), jobs=args.jobs or 0)
     all_cells.jobs(options.jobs)  # a malformed FANIN_JOBS is bad input before anything runs
@@ -201,7 +204,7 @@ def cmd_audit(args: argparse.Namespace, matrix: Matrix) -> int:
         except ValueError as exc:
             raise FaninError(f"--input is not JSON ({exc})") from None
     fail_on = [h.strip() for h in args.fail_on.split(",") if h.strip()]
-    return audit.run(args.target, matrix, python, given, args.json, fail_on)
+    return audit.run(args.target, matrix, python, given, args.json, fail_on, args.traceback)
 
 
 def cmd_merge(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -300,6 +303,12 @@ def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
     return 0
 
 
+def cmd_watch(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin.versions import watch
+
+    return watch.run(matrix, args.dry_run, args.body, args.framework)
+
+
 def cmd_add_cell(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.versions import add_cell
 
@@ -308,6 +317,19 @@ def cmd_add_cell(args: argparse.Namespace, matrix: Matrix) -> int:
     print(
         f"fanin: next: ./noxw -s 'probe({locked[-1]})' -- --accept-new, review, then ./noxw -s bless -- {' '.join(locked)}"
     )
+    return 0
+
+
+def cmd_repro(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin.versions import repro
+
+    cell = matrix.cell(args.cell) if args.cell else None
+    text = repro.script(args.probe, matrix, cell, args.variant)
+    if args.out is None:
+        sys.stdout.write(text)
+        return 0
+    write_all({args.out: text})
+    print(f"fanin: wrote {args.out}; run it with `uv run {args.out}`")
     return 0
 
 
@@ -337,6 +359,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="probe the frameworks installed in this environment and compare with the nearest reference cell",
     )
     probe.add_argument("--python", help="with --here: another interpreter's environment (default: this one)")
+    probe.add_argument(
+        "--out",
+        type=Path,
+        help="with --here: keep the result set and log in this directory "
+        "(default: the user cache, e.g. ~/.cache/fanin/here; never the current directory)",
+    )
     probe.set_defaults(func=cmd_probe, pytest_args=[])
 
     rep = sub.add_parser(
@@ -348,14 +376,20 @@ def build_parser() -> argparse.ArgumentParser:
         dest="for_specs",
         nargs="+",
         metavar="SPEC",
-        help="e.g. google-adk==1.15.1 langgraph==1.2.9: the report, checklist and cite lines at these versions "
+        help="e.g. google-adk==1.15.1 langgraph==1.2.9 (or cell ids): the report, checklist and cite lines at these versions "
         "(a reference cell, else a local result in reports/results or reports/upgrade); written to --out",
     )
     rep.add_argument(
         "--compare",
         nargs=2,
-        metavar=("CELL_A", "CELL_B"),
-        help="write compare-<a>-<b>.md and .html: what differs between two cells (default --out reports/compare)",
+        metavar=("A", "B"),
+        help="write compare-<a>-<b>.md and .html: what differs between two versions, each a cell id or "
+        "PACKAGE==VERSION (default --out reports/compare)",
+    )
+    rep.add_argument(
+        "--python",
+        metavar="X.Y",
+        help="with --for and --compare: the versions' Python twin cells (e.g. 3.10), where the matrix has them",
     )
     rep.add_argument(
         "--out",
@@ -380,7 +414,14 @@ def build_parser() -> argparse.ArgumentParser:
     upg = sub.add_parser("upgrade", help="probe FRAMEWORK==VERSION outside the matrix; diff with the newest reference")
     upg.add_argument("spec", nargs="*", help="e.g. langgraph==1.2.20 or google-adk==latest")
     upg.add_argument("--from", dest="base", help="the version you run now (default: the newest reference cell)")
-    upg.set_defaults(func=lambda a, m: upgrade.run([*a.spec, *(["--from", a.base] if a.base else [])], m))
+    upg.add_argument(
+        "--python", metavar="X.Y", help="both versions on this Python (a twin cell where the matrix has one)"
+    )
+    upg.set_defaults(
+        func=lambda a, m: upgrade.run(
+            [*a.spec, *(["--from", a.base] if a.base else []), *(["--python", a.python] if a.python else [])], m
+        )
+    )
 
     bless = sub.add_parser("bless", help="promote reviewed local results into reference/results (all or nothing)")
     bless.add_argument("cells", nargs="*", help="cell ids (default: every cell with a local result)")
@@ -391,6 +432,20 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("spec", nargs="*", help="e.g. langgraph==1.2.25")
     add.add_argument("--python", help="a Python other than the matrix's default, e.g. 3.10")
     add.set_defaults(func=cmd_add_cell)
+
+    watch = sub.add_parser(
+        "watch",
+        help="bring PyPI releases newer than each framework's newest cell into the reference (--dry-run: say so)",
+    )
+    watch.add_argument("--dry-run", action="store_true", help="say what would be added; write nothing")
+    watch.add_argument("--framework", help="only this framework (key or package)")
+    watch.add_argument(
+        "--body",
+        type=Path,
+        default=REPORTS / "watch" / "pull-request.md",
+        help="where the pull request's body (the upgrade tables) is written (default reports/watch/pull-request.md)",
+    )
+    watch.set_defaults(func=cmd_watch)
 
     lock = sub.add_parser("lock", help="(re)resolve cell locks with uv")
     lock.add_argument("cells", nargs="*", help="cell ids (default: all)")
@@ -426,12 +481,24 @@ def build_parser() -> argparse.ArgumentParser:
     aud.add_argument(
         "--fail-on", default="silent,hangs,loud", help="hazards that make the exit code 1 (default: silent,hangs,loud)"
     )
+    aud.add_argument(
+        "--traceback", action="store_true", help="when the target fails to import, show the whole traceback"
+    )
     aud.set_defaults(func=cmd_audit)
 
     mrg = sub.add_parser("merge", help="gather the result sets CI shards produced (DIR...) into one directory")
     mrg.add_argument("sources", nargs="+", type=Path)
     mrg.add_argument("--out", type=Path, default=RUN_RESULTS)
     mrg.set_defaults(func=cmd_merge)
+
+    rpr = sub.add_parser(
+        "repro", help="PROBE_ID: the probe as one standalone script (kit inlined, no fanin) that `uv run` executes"
+    )
+    rpr.add_argument("probe", metavar="PROBE_ID", help="a probe id, or an observation id (`…/no-reducer[async]`)")
+    rpr.add_argument("--cell", help="the cell whose versions it pins (default: the framework's newest)")
+    rpr.add_argument("--variant", help="the dimension values, e.g. postgres,async (default: the plain id's)")
+    rpr.add_argument("--out", type=Path, help="write the script to FILE (default: standard output)")
+    rpr.set_defaults(func=cmd_repro)
 
     cells = sub.add_parser("cells", help="list the matrix")
     cells.add_argument("--framework")
@@ -451,6 +518,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if passed:
         args.pytest_args = passed
     try:
+        for (
+            line
+        ) in fanin_bless.recover():  # a bless cut short by a kill is completed before anything reads the reference
+            sys.stderr.write(f"fanin: reference: {line}\n")
         return int(args.func(args, load_matrix()))
     except FaninError as exc:
         sys.stderr.write(f"fanin: error: {exc}\n")

@@ -14,6 +14,7 @@ import importlib
 import inspect
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -26,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from fanin.model import compare
+from fanin.model import compare, markers
 from fanin.model.results import (
     PROBE_ERROR,
     TIMEOUT,
@@ -39,13 +40,23 @@ from fanin.model.results import (
     normalize_message,
     save,
 )
-from fanin.model.source import shown
+from fanin.model.source import INSTALLED, shown
 from fanin.probe import FrameworkRaised, MissingService, NotApplicable, Observer, ProbeTimeout, Vacuous
-from fanin.run import environment, netblock
+from fanin.run import environment, lifetime, netblock
 from fanin.run import journal as journal_log
 
 # pytest's own codes are 0-5; this one says the framework itself does not import in the cell.
 IMPORT_FAILED_EXIT = 6
+# ...and this one that the run's own files (journal, result set) could not be written: a full disk.
+WRITE_FAILED_EXIT = 7
+
+
+def _cannot_write(exc: OSError) -> None:
+    """A full or read-only disk is the environment's fault, never a probe's: end the run, nothing written."""
+    pytest.exit(
+        f"fanin: error: cannot write {exc.filename or 'the run files'}: {exc.strerror or exc}",
+        returncode=WRITE_FAILED_EXIT,
+    )
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -67,6 +78,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--fanin-resume", action="store_true", help="reuse the observations already in the journal; run only the rest"
     )
+    group.addoption(
+        "--fanin-companions",
+        help="probe --here: the registry's companions (comma-separated requirements, e.g. aiosqlite,psycopg[binary]); "
+        "each observation records those it tried to import while they were not installed",
+    )
 
 
 @dataclass
@@ -83,10 +99,15 @@ class Recorder:
     observations: dict[str, Observation] = field(default_factory=dict)
     changes: dict[str, compare.Change] = field(default_factory=dict)
     collected: set[str] = field(default_factory=set)  # every probe found, before -k/-m deselection
+    collection_errors: list[str] = field(default_factory=list)  # files that did not load: a broken probe
     journal: Path | None = None
     resumed: journal_log.State = field(default_factory=journal_log.State)
     running: str | None = None
     started: float = field(default_factory=time.monotonic)
+    # probe --here: the registry's companions by canonical name (requirement as written), and per observation
+    # those it tried to import while they were not installed (the environment's gap, not the framework's).
+    companions: dict[str, str] | None = None
+    not_installed: dict[str, list[str]] = field(default_factory=dict)
 
     def vanished(self) -> list[str]:
         """Probes the reference holds that no longer exist in the suite: the reference is stale."""
@@ -99,12 +120,60 @@ class Recorder:
 
 
 recorder_key = pytest.StashKey[Recorder]()
+NOT_INSTALLED = "not-installed"  # the journal event that keeps `Recorder.not_installed` across a resume
+
+
+def canonical_name(requirement: str) -> str:
+    """A distribution's name as PyPI compares them (PEP 503), from a requirement such as `psycopg[binary]`."""
+    match = re.match(r"[A-Za-z0-9._-]+", requirement.strip())
+    return re.sub(r"[-_.]+", "-", match.group(0) if match else requirement).lower()
+
+
+class FailedImports:
+    """A finder at the end of `sys.meta_path`: it is asked only for modules no other finder found,
+    so it sees every failed import (and `importlib.util.find_spec` that found nothing), and finds nothing."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        self.names.append(fullname)
+        return None
+
+
+def missing_companions(modules: list[str], companions: dict[str, str]) -> list[str]:
+    """The companions (not installed here) that these failed imports belong to.
+
+    A module belongs to a companion when a dotted prefix of it, joined by dashes, is the companion's
+    name (`langgraph.checkpoint.postgres.aio` -> langgraph-checkpoint-postgres, `psycopg` -> psycopg):
+    how each registered companion names its modules, so an uninstalled one is known without its files.
+    """
+    found = set()
+    for module in set(modules):
+        parts = module.split(".")
+        for end in range(len(parts), 0, -1):
+            name = canonical_name("-".join(parts[:end]))
+            if name in companions and not _installed(name):
+                found.add(companions[name])
+    return sorted(found)
+
+
+def _installed(name: str) -> bool:
+    try:
+        metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+_failed_imports = FailedImports()
 attempts_key = pytest.StashKey[netblock.Attempts]()
 change_key = pytest.StashKey[compare.Change]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "fanin_probe: a fanin probe (set by @probe)")
+    lifetime.adopt_orphans()  # a daemon a probe forks comes back to this process, and ends with the run
     if not any(config.pluginmanager.hasplugin(name) for name in ("timeout", "pytest_timeout")):
         raise pytest.UsageError(
             "fanin needs pytest-timeout loaded (-p pytest_timeout), or a hanging probe hangs the run"
@@ -133,15 +202,35 @@ def pytest_configure(config: pytest.Config) -> None:
         journal=config.getoption("fanin_journal"),
     )
     recorder = config.stash[recorder_key]
+    companions = config.getoption("fanin_companions")
+    if companions is not None:
+        recorder.companions = {canonical_name(c): c.strip() for c in companions.split(",") if c.strip()}
+        if _failed_imports not in sys.meta_path:
+            sys.meta_path.append(_failed_imports)
     if recorder.journal is not None:
         if config.getoption("fanin_resume"):
             recorder.resumed = journal_log.read(recorder.journal)
+            recorder.not_installed = _resumed_not_installed(recorder.journal)
         else:
             recorder.journal.unlink(missing_ok=True)
     config.stash[attempts_key] = netblock.Attempts()
     netblock.install(config.stash[attempts_key])
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _terminate)
+
+
+def _resumed_not_installed(journal: Path) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    if not journal.exists():
+        return found
+    for line in journal.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if entry.get("event") == NOT_INSTALLED:
+            found[entry["id"]] = list(entry["companions"])
+    return found
 
 
 _signals_seen: list[str] = []
@@ -189,6 +278,20 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     observation_id = observation_id_of(item)
     if observation_id is not None:
         item.config.stash[recorder_key].collected.add(observation_id)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A probe file that does not load (an import error, an invalid probe id) is a broken probe, named with its error."""
+    if not report.failed:
+        return
+    text = str(report.longrepr) if report.longrepr is not None else "collection failed"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("E ")] or lines[-1:]
+    error = errors[-1][2:].strip() if errors and errors[-1].startswith("E ") else (errors[-1] if errors else "")
+    _collection_errors.append(f"{report.nodeid or 'collection'}: {error}"[:300])
+
+
+_collection_errors: list[str] = []
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -269,10 +372,14 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     recorder = pyfuncitem.config.stash[recorder_key]
     recorder.running = observer.observation_id
     if recorder.journal is not None:
-        journal_log.record_start(recorder.journal, observer.observation_id, pyfuncitem.nodeid)
+        try:
+            journal_log.record_start(recorder.journal, observer.observation_id, pyfuncitem.nodeid)
+        except OSError as exc:
+            _cannot_write(exc)
     kwargs = {name: pyfuncitem.funcargs[name] for name in inspect.signature(pyfuncitem.obj).parameters}
     attempts = pyfuncitem.config.stash[attempts_key]
     attempts.clear()
+    _failed_imports.names.clear()
     failure: BaseException | None = None
     try:
         if inspect.iscoroutinefunction(pyfuncitem.obj):
@@ -302,6 +409,12 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         observer.observation = _probe_error(f"network blocked: {', '.join(attempts.seen)}", None)
     if observer.observation is None:
         observer.observation = _probe_error("the probe returned without recording an observation", None)
+    if recorder.companions:
+        missing = missing_companions(_failed_imports.names, recorder.companions)
+        if missing:
+            recorder.not_installed[observer.observation_id] = missing
+            if recorder.journal is not None:
+                journal_log.append(recorder.journal, NOT_INSTALLED, id=observer.observation_id, companions=missing)
     _remember(pyfuncitem, info, observer.observation_id, observer.observation)
     if failure is not None:
         raise failure
@@ -371,7 +484,10 @@ def _remember(item: pytest.Item, info: ProbeInfo, observation_id: str, observati
     recorder = item.config.stash[recorder_key]
     item.stash[change_key] = _record(recorder, info, observation_id, observation)
     if recorder.journal is not None:
-        journal_log.record_observation(recorder.journal, observation_id, info, observation)
+        try:
+            journal_log.record_observation(recorder.journal, observation_id, info, observation)
+        except OSError as exc:
+            _cannot_write(exc)
     recorder.running = None
 
 
@@ -462,7 +578,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.section(f"fanin: no reference observation for this cell ({len(new)} new, {verdict})")
         for change in new:
             terminalreporter.write_line(compare.describe(change))
-        terminalreporter.write_line("review them, then promote the run with `./noxw -s bless -- <cell>`")
+        if not INSTALLED:  # advice for a fanin checkout; an installed fanin has no noxw and no reference to write
+            terminalreporter.write_line("review them, then promote the run with `./noxw -s bless -- <cell>`")
     wording = [c for c in recorder.changes.values() if c.kind == compare.MINOR]
     if wording:
         terminalreporter.section("fanin: wording-only changes (label or detail)")
@@ -498,15 +615,29 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if (recorder.reference_error or vanished or resumed_failures) and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         config.stash[exit_key] = int(session.exitstatus)
-    if exitstatus == pytest.ExitCode.INTERRUPTED:
-        cause = f"interrupted by {_signals_seen[-1]}" if _signals_seen else "interrupted"
-        where = f" while {recorder.running} ran" if recorder.running else ""
+    if _collection_errors:
+        error = "; ".join(_collection_errors[:3])
         if recorder.journal is not None:
-            journal_log.append(recorder.journal, journal_log.INTERRUPTED, reason=f"{cause}{where}")
+            journal_log.append(recorder.journal, journal_log.COLLECTION_ERROR, error=error)
         if results is not None:
-            sys.stderr.write(f"fanin: run {cause}{where}; {shown(results)} left as it was\n")
+            sys.stderr.write(f"fanin: error: a probe file does not load: {error}; {shown(results)} left as it was\n")
         return
-    if results is None or exitstatus == IMPORT_FAILED_EXIT:
+    if exitstatus == pytest.ExitCode.INTERRUPTED or _signals_seen:
+        _interrupted(recorder, results)
+        return
+    if results is None or exitstatus in (IMPORT_FAILED_EXIT, WRITE_FAILED_EXIT):
+        return
+    missing = _unobserved(session, recorder)
+    if missing:
+        # pytest may end "passed" without having run every probe (pytest.exit, -x, a signal a probe swallowed):
+        # a result set is written only when every selected probe was observed.
+        reason = (
+            f"the run ended (pytest exit {int(exitstatus)}) before {len(missing)} of the selected probes "
+            f"were observed ({', '.join(missing[:3])}{', …' if len(missing) > 3 else ''})"
+        )
+        if recorder.journal is not None:
+            journal_log.append(recorder.journal, journal_log.INCOMPLETE, reason=reason)
+        sys.stderr.write(f"fanin: {reason}; {shown(results)} left as it was\n")
         return
     if not recorder.observations:
         sys.stderr.write(f"fanin: no probe ran; {results} not written\n")
@@ -525,13 +656,49 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             **environment.collect(config.getoption("fanin_lock")),
             # How long the cell took (recorded, never compared): CI shards are balanced by it.
             "run_seconds": round(time.monotonic() - recorder.started, 1),
+            # probe --here only: per observation, the registry's companions it needed that are not installed.
+            **(
+                {"not_installed": dict(sorted(recorder.not_installed.items()))}
+                if recorder.companions is not None
+                else {}
+            ),
         },
         probes=dict(recorder.probes),
         observations=dict(recorder.observations),
     )
-    save(result_set, results)
+    # No signal may land between the last check and the write: one that arrives now is handled after it.
+    blocked = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    try:
+        if _signals_seen:
+            _interrupted(recorder, results)
+            return
+        try:
+            save(result_set, results)
+            markers.clear_marker(results)
+            if recorder.journal is not None:
+                journal_log.append(recorder.journal, journal_log.SAVED, results=str(results))
+        except OSError as exc:
+            sys.stderr.write(f"fanin: error: cannot write {exc.filename or results}: {exc.strerror or exc}\n")
+            session.exitstatus = WRITE_FAILED_EXIT
+            config.stash[exit_key] = WRITE_FAILED_EXIT
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _interrupted(recorder: Recorder, results: Path | None) -> None:
+    cause = f"interrupted by {_signals_seen[-1]}" if _signals_seen else "interrupted"
+    where = f" while {recorder.running} ran" if recorder.running else ""
     if recorder.journal is not None:
-        journal_log.append(recorder.journal, journal_log.SAVED, results=str(results))
+        journal_log.append(recorder.journal, journal_log.INTERRUPTED, reason=f"{cause}{where}")
+    if results is not None:
+        sys.stderr.write(f"fanin: run {cause}{where}; {shown(results)} left as it was\n")
+
+
+def _unobserved(session: pytest.Session, recorder: Recorder) -> list[str]:
+    """Selected probes (after -k/-m, resumed ones included) that have no observation."""
+    selected = [observation_id_of(item) for item in session.items]
+    return sorted({oid for oid in selected if oid is not None and oid not in recorder.observations})
 
 
 exit_key = pytest.StashKey[int]()
@@ -541,6 +708,13 @@ exit_key = pytest.StashKey[int]()
 def pytest_unconfigure(config: pytest.Config) -> None:
     """A probe that timed out may leave a framework thread blocked forever; do not wait for it at exit."""
     netblock.uninstall()
+    ended = lifetime.end_children()
+    if ended:
+        sys.stderr.write(
+            f"fanin: ended {len(ended)} process(es) a probe left running (pids {', '.join(map(str, ended))})\n"
+        )
+    if _failed_imports in sys.meta_path:
+        sys.meta_path.remove(_failed_imports)
     leaked = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
     if leaked and exit_key in config.stash:
         sys.stdout.flush()

@@ -32,7 +32,7 @@ from fanin.model.results import (
     check_dimensions,
     normalize_message,
 )
-from fanin.model.source import REPO_ROOT, probe_source_hash
+from fanin.model.source import INSTALLED, REPO_ROOT, probe_source_hash
 
 __all__ = ["Claim", "Observer", "probe"]
 
@@ -161,9 +161,8 @@ class Observer:
         """
         base = os.environ.get(POSTGRES_ENV)
         if not base:
-            raise MissingService(
-                f"no PostgreSQL server in this run ({POSTGRES_ENV} is unset); run the cell through ./noxw"
-            )
+            how = "run it with `fanin probe --here`" if INSTALLED else "run the cell through ./noxw"
+            raise MissingService(f"no PostgreSQL server in this run ({POSTGRES_ENV} is unset); {how}")
         return f"{base} dbname={database}"
 
     def record(self, value: Any, *, label: str, detail: str, hazard: str, outcome: str = OK) -> None:

@@ -380,6 +380,54 @@ graph = builder.compile()
 """,
         {"messages": [("user", "hi")]},
     ),
+    # Async nodes (a research app's `async def` nodes calling an async chat model): the dry run uses astream.
+    "async_nodes": (
+        """
+class State(TypedDict):
+    topic: str
+    notes: Annotated[list, operator.add]
+
+async def search_web(state: State):
+    return {"notes": ["web"]}
+
+async def search_docs(state: State):
+    return {"notes": ["docs"]}
+
+builder = StateGraph(State)
+builder.add_node("search_web", search_web)
+builder.add_node("search_docs", search_docs)
+builder.add_edge(START, "search_web")
+builder.add_edge(START, "search_docs")
+graph = builder.compile()
+""",
+        {"topic": "tea"},
+    ),
+    # An async node inside a subgraph, under a sync parent: the sync run refuses, the dry run starts over with astream.
+    "async_in_subgraph": (
+        """
+class State(TypedDict):
+    topic: str
+    notes: Annotated[list, operator.add]
+
+async def inner(state: State):
+    return {"notes": ["inner"]}
+
+sub = StateGraph(State)
+sub.add_node("inner", inner)
+sub.add_edge(START, "inner")
+
+def other(state: State):
+    return {"notes": ["other"]}
+
+builder = StateGraph(State)
+builder.add_node("team", sub.compile())
+builder.add_node("other", other)
+builder.add_edge(START, "team")
+builder.add_edge(START, "other")
+graph = builder.compile()
+""",
+        {"topic": "tea"},
+    ),
     # Command routing and a static edge from one node: both run.
     "command_and_edge": (
         """
@@ -575,6 +623,15 @@ def test_the_dry_run_fakes_chat_models(facts: dict[str, Any]) -> None:
     run = facts["chat_model"]["dry_run"]
     assert run["error"] is None and run["fake_model"] is True and "fake" in run["note"]
     assert run["by_step"] == {"1": {"agent": ["messages"]}}
+
+
+def test_the_dry_run_of_async_nodes_uses_astream(facts: dict[str, Any]) -> None:
+    run = facts["async_nodes"]["dry_run"]
+    assert run["error"] is None and run["mode"] == "async"
+    assert run["by_step"] == {"1": {"search_docs": ["notes"], "search_web": ["notes"]}}
+    nested = facts["async_in_subgraph"]["dry_run"]  # the parent is sync: the sync run refuses, then astream
+    assert nested["error"] is None and nested["mode"] == "async"
+    assert nested["by_step"]["1"]["other"] == ["notes"] and "notes" in nested["by_step"]["1"]["team"]
 
 
 def test_command_beside_a_static_edge(facts: dict[str, Any]) -> None:

@@ -321,23 +321,142 @@ def test_compare_pages_open_from_the_matrix_and_fit(browser: Browser, pages: Pat
     browser.screenshot(SHOTS / "compare-390.png")
 
 
-def test_the_picker_compares_any_two_columns(browser: Browser, pages: Path) -> None:
+PICK = """(args => {
+  const [a, b, between] = args;
+  const form = document.querySelector('form.pick');
+  if (form.hidden) return 'hidden';
+  form.reset();
+  form.elements.a.value = String(a); form.elements.b.value = String(b);
+  form.elements.page.checked = false; form.elements.between.checked = between;
+  form.requestSubmit();
+  const table = document.getElementById(form.dataset.table);
+  const seen = e => !e.hidden && e.getBoundingClientRect().width > 0;
+  const heads = Array.from(table.querySelectorAll('thead th[data-col]'));
+  const rows = Array.from(table.querySelectorAll('tbody tr:not(.topic)'));
+  const shown = rows.filter(seen);
+  return {
+    columns: heads.filter(seen).map(h => h.firstChild.textContent),
+    options: [a, b].map(i => form.elements.a.options[i].textContent),
+    all: heads.length, rows: rows.length, shown: shown.length,
+    // every row shown fills exactly the columns shown, and differs in them
+    widths: Array.from(new Set(shown.map(r => Array.from(r.querySelectorAll('td')).filter(seen)
+      .reduce((n, c) => n + c.colSpan, 0)))),
+    alike: shown.filter(r => new Set(Array.from(r.querySelectorAll('td')).filter(seen)
+      .map(c => c.dataset.same)).size < 2).length,
+    gap: (() => { const s = heads.filter(seen).map(h => h.getBoundingClientRect());
+      return s.length > 1 ? Math.round(s[1].left - s[0].right) : null; })(),
+    said: form.querySelector('output').textContent,
+    deltas: Array.from(table.querySelectorAll('.delta')).filter(seen).length,
+  };
+})"""
+
+
+def _pick(browser: Browser, a: int, b: int, between: bool) -> dict[str, Any]:
+    picked = browser.js(f"{PICK}({json.dumps([a, b, between])})")
+    assert picked != "hidden", "the picker shows when JavaScript runs"
+    return picked  # type: ignore[no-any-return]
+
+
+def test_the_picker_shows_exactly_the_two_versions_picked_side_by_side(browser: Browser, pages: Path) -> None:
+    """ "My team runs the oldest and wants the newest": two columns next to each other, the rows that differ."""
     _matrix(browser, pages, 1440)
-    shown = browser.js(
-        """(() => {
-        const form = document.querySelector('form.pick');
-        if (form.hidden) return 'hidden';
-        form.elements.a.value = '0'; form.elements.b.value = '2'; form.elements.page.checked = false;
-        form.requestSubmit();
-        const table = document.getElementById(form.dataset.table);
-        const rows = Array.from(table.querySelectorAll('tbody tr:not(.topic)'));
-        return [rows.length, rows.filter(r => !r.hidden).length, form.querySelector('output').textContent];
-        })()"""
+    last = browser.js("document.querySelector('form.pick').elements.a.options.length") - 1
+    assert last >= 3, "the first matrix has versions between the two picked"
+    picked = _pick(browser, 0, last, between=False)
+    assert picked["columns"] == picked["options"], picked  # exactly the two picked, oldest first
+    assert picked["all"] == last + 1 and len(picked["columns"]) == 2
+    assert picked["gap"] is not None and abs(picked["gap"]) <= 2, "the two columns are side by side"
+    assert 0 < picked["shown"] < picked["rows"] and picked["widths"] == [2] and picked["alike"] == 0, picked
+    assert picked["said"] == f"{picked['shown']} rows differ between {picked['options'][0]} and {picked['options'][1]}"
+    assert picked["deltas"] == 0, "a Δ speaks of the version before, which is not shown"
+    browser.js("document.querySelector('form.pick').scrollIntoView()")
+    browser.screenshot(SHOTS / "picker-two-1440.png")
+    # picked newest first, the columns still read oldest → newest
+    assert _pick(browser, last, 0, between=False)["columns"] == picked["options"]
+    browser.js("document.querySelector('form.pick').reset()")
+    restored = browser.js(
+        "new Promise(r => setTimeout(() => r([document.querySelectorAll('table.matrix thead th[data-col]:not([hidden])').length,"
+        " document.querySelectorAll('table.matrix tbody tr[hidden], table.matrix td[hidden]').length]), 0))"
     )
-    assert shown != "hidden"
-    total, visible, said = shown
-    assert 0 < visible < total and said == f"{visible} rows differ"
+    assert (
+        restored[0]
+        == sum(browser.js("Array.from(document.querySelectorAll('form.pick')).map(f => f.elements.a.options.length)"))
+        and restored[1] == 0
+    )
+
+
+def test_the_picker_shows_the_versions_between_on_request(browser: Browser, pages: Path) -> None:
+    _matrix(browser, pages, 1440)
+    last = browser.js("document.querySelector('form.pick').elements.a.options.length") - 1
+    picked = _pick(browser, 0, last, between=True)
+    assert len(picked["columns"]) == last + 1 and picked["widths"] == [last + 1] and picked["alike"] == 0, picked
+    assert picked["said"].startswith(f"{picked['shown']} rows change from {picked['options'][0]} to ")
+    assert picked["deltas"] > 0, "with every version between, each Δ is next to the version it speaks of"
+    inner = _pick(browser, 1, last - 1, between=True)
+    assert len(inner["columns"]) == last - 1 and inner["widths"] == [last - 1], inner
+    assert inner["columns"][0] == inner["options"][0] and inner["columns"][-1] == inner["options"][1]
+    two = _pick(browser, 1, last - 1, between=False)
+    assert two["shown"] <= inner["shown"]  # a row that changes and changes back differs only with the versions between
+    browser.js("document.querySelector('form.pick').scrollIntoView()")
+    browser.screenshot(SHOTS / "picker-between-1440.png")
 
 
 def test_chromium_is_driven_without_downloading_anything() -> None:
     assert shutil.which("chromium") or Path(CHROMIUM).exists()
+
+
+AXE_VERSION = "4.10.2"  # axe-core from the npm registry (npm pack), checked against its integrity hash
+AXE_SHA256 = "9ea2d2d6917da998122bdacfd3b473e31ead53f4b87146c716a12edf89158100"
+
+
+@pytest.fixture(scope="module")
+def axe() -> str:
+    """axe-core's browser bundle, packed once into .fanin/axe/ (the npm registry is one this machine reaches)."""
+    import hashlib
+    import tarfile
+
+    home = REPO_ROOT / ".fanin" / "axe"
+    packed = home / f"axe-core-{AXE_VERSION}.tgz"
+    if not packed.is_file():
+        home.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            ["npm", "pack", f"axe-core@{AXE_VERSION}", "--silent", "--pack-destination", str(home)],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+    assert hashlib.sha256(packed.read_bytes()).hexdigest() == AXE_SHA256, "axe-core's tarball is not the one pinned"
+    with tarfile.open(packed) as tar:
+        member = tar.extractfile("package/axe.min.js")
+        assert member is not None
+        return member.read().decode("utf-8")
+
+
+def _axe_violations(browser: Browser, axe: str) -> list[str]:
+    browser.js(axe + ";0")
+    found = browser.js(
+        "axe.run(document, {resultTypes: ['violations']}).then(r => r.violations.map("
+        "v => v.id + ': ' + v.help + ' — ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join('; ')))"
+    )
+    return list(found)
+
+
+def test_every_page_kind_passes_axe_core(browser: Browser, pages: Path, axe: str) -> None:
+    """The matrix page and each kind of compare page (neighbours, oldest → newest, across frameworks, a Python twin)."""
+    compare = sorted((pages / "compare").glob("compare-*.html"))
+    rep = report.build(matrix.REFERENCE_RESULTS, matrix.load(), reference=True)
+    kinds = {
+        "neighbours": next(p for p in compare if p.name == f"{rep.frameworks[0].steps[0].name}.html"),
+        "across frameworks": next(p for p in compare if p.name == f"{rep.compare_pages[-1].name}.html"),
+    }
+    twins = [t.page.name for v in rep.frameworks for t in v.twins]
+    if twins:
+        kinds["python twin"] = pages / "compare" / f"{twins[0]}.html"
+    broken = {}
+    for name, page in {"matrix": pages / "matrix.html", **kinds}.items():
+        browser.size(1440)
+        browser.open(page.as_uri())
+        found = _axe_violations(browser, axe)
+        if found:
+            broken[name] = found
+    assert not broken, json.dumps(broken, indent=1, ensure_ascii=False)

@@ -1,5 +1,6 @@
 """`python -m fanin`: diff exit codes, report rendering, bless, and one clear line for every mistake."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -296,3 +297,56 @@ def test_the_version_is_pyprojects() -> None:
 
     declared = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert fanin.__version__ == declared
+
+
+def test_a_bless_killed_between_its_moves_is_completed_by_the_next_command(
+    sandbox: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21 case 7: kill -9 after the first of bless's file moves; the next fanin command finishes the bless."""
+    import os
+
+    from fanin.model import staging
+
+    location = _declared_location()
+    monkeypatch.setattr(catalog, "declared", lambda: [catalog.DeclaredProbe(PID, *location)])
+    for cell in ("langgraph-1.2.9", "langgraph-1.2.18"):
+        write(sandbox / "run", cell, SILENT)
+        write(sandbox / "reference", cell, LOUD)
+    real_replace, moved = os.replace, []
+
+    def replace_then_die(source: object, target: object) -> None:
+        real_replace(source, target)  # type: ignore[arg-type]
+        moved.append(target)
+        if str(target).endswith(".json") and "reference" in str(target):
+            os._exit(9)  # as kill -9 would: no rollback, no clean-up
+
+    pid = os.fork()
+    if pid == 0:  # the bless, in a child that dies half way through its moves
+        monkeypatch.setattr(staging.os, "replace", replace_then_die)
+        try:
+            cli.main(["bless", "langgraph-1.2.9", "langgraph-1.2.18"])
+        finally:
+            os._exit(1)  # never reached if the kill happened
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 9
+    reference = [load(sandbox / "reference" / f"{c}.json") for c in ("langgraph-1.2.9", "langgraph-1.2.18")]
+    assert [r.observations[PID].hazard for r in reference] == ["silent", "loud"]  # half blessed
+    assert (sandbox / ".fanin-staging.json").exists()
+    capsys.readouterr()
+
+    assert cli.main(["cells"]) == 0  # any command: the bless is completed before anything reads the reference
+    err = capsys.readouterr().err
+    done = re.search(r"completed an interrupted write of (\d+) file\(s\) \((\d+) were left to move\)", err)
+    assert done and int(done.group(2)) == int(done.group(1)) - 1, err  # all but the one moved before the kill
+    reference = [load(sandbox / "reference" / f"{c}.json") for c in ("langgraph-1.2.9", "langgraph-1.2.18")]
+    assert [r.observations[PID].hazard for r in reference] == ["silent", "silent"]
+    assert (sandbox / "REPORT.md").exists() and (sandbox / "CHECKLIST.md").exists()
+    left = [p.name for d in (sandbox, sandbox / "reference") for p in d.iterdir() if p.name.startswith(".")]
+    assert left == []
+
+
+def test_stray_staging_files_in_the_reference_are_reported(sandbox: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (sandbox / "reference").mkdir()
+    (sandbox / "reference" / ".langgraph-1.2.9.json.abc.tmp").write_text("half")
+    assert cli.main(["cells"]) == 0
+    assert "stray staging file(s) from an interrupted write" in capsys.readouterr().err

@@ -100,3 +100,22 @@ def test_an_na_whose_reason_alone_changed_is_wording() -> None:
     assert change.kind == compare.Kind.WORDING and not change.gates
     observed = Observation("ok", {"x": 1}, "safe", "x", "safe")
     assert compare.classify("adk/x/y", before, observed).direction == compare.Direction.NEW_COVERAGE
+
+
+def test_the_gate_table_reads_regressions_first_and_says_what_moved() -> None:
+    """Regressions, then changed, fix, new coverage, wording; a row whose texts match names the value path that moved."""
+    from fanin.report import markdown
+
+    safe = Observation("ok", {"kept": ["a", "b"]}, "kept", "both kept", "safe")
+    silent = Observation("ok", {"kept": ["a"]}, "lost", "b lost", "silent")
+    moved = Observation("ok", {"kept": ["b", "a"]}, "kept", "both kept", "safe")
+    worded = Observation("ok", {"kept": ["a", "b"]}, "kept", "both kept, reworded", "safe")
+    rows = [
+        compare.classify("x/a/fix", silent, safe),
+        compare.classify("x/b/wording", safe, worded),
+        compare.classify("x/c/changed", safe, moved),
+        compare.classify("x/d/regression", safe, silent),
+    ]
+    table = markdown.changes(rows).splitlines()[2:]
+    assert [line.split("|")[1].strip() for line in table] == ["regression", "changed", "fix", "wording"]
+    assert 'value.kept[0]: "a"' in table[1] and 'value.kept[0]: "b"' in table[1]

@@ -8,8 +8,10 @@ leaves the machine. Network tests talk to loopback only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -400,3 +402,301 @@ def test_a_harness_defect_in_one_cell_never_stops_the_others(tmp_path: Path, mon
     assert codes == {cells[0].id: one_cell.SAME, cells[1].id: one_cell.NOT_RUN, cells[2].id: one_cell.SAME}
     assert "harness error: TypeError" in (markers.reason(tmp_path / "results" / f"{cells[1].id}.json") or "")
     assert all_cells.exit_code(results) == one_cell.NOT_RUN
+
+
+# --- a result set is written only when every selected probe was observed -----------------
+
+SWALLOWS_THE_SIGNAL = """
+@probe("langgraph/dummy/swallows", title="a framework that catches everything, KeyboardInterrupt included", claim=CLAIM)
+def test_swallows(obs):
+    Path(os.environ["FANIN_TEST_STARTED"]).write_text(str(os.getpid()))
+    try:
+        threading.Event().wait()
+    except BaseException:
+        pass
+    obs.record(1, label="ran", detail="ran", hazard="safe")
+
+
+@probe("langgraph/dummy/after", title="runs after", claim=CLAIM)
+def test_after(obs):
+    obs.record(2, label="ran", detail="ran", hazard="safe")
+"""
+
+EXITS_ZERO = """
+import pytest
+
+
+@probe("langgraph/dummy/first", title="t", claim=CLAIM)
+def test_first(obs):
+    obs.record(1, label="ran", detail="ran", hazard="safe")
+
+
+@probe("langgraph/dummy/ends-the-session", title="pytest.exit with status 0 half way", claim=CLAIM)
+def test_ends_the_session(obs):
+    pytest.exit("stop here", returncode=0)
+
+
+@probe("langgraph/dummy/never-runs", title="t", claim=CLAIM)
+def test_never_runs(obs):
+    obs.record(3, label="ran", detail="ran", hazard="safe")
+"""
+
+
+def _interrupt_pytest_once_started(started: Path, signum: int) -> None:
+    """A gate, not a sleep: wait until the probe says it is running, then signal pytest alone."""
+    import threading
+
+    def fire() -> None:
+        deadline = time.monotonic() + 60
+        while not (started.exists() and started.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(int(started.read_text()), signum)
+
+    threading.Thread(target=fire, daemon=True).start()
+
+
+@pytest.mark.parametrize("case", ["a-signal-the-probe-swallowed", "pytest-exit-0-half-way"])
+def test_a_run_that_did_not_observe_every_selected_probe_never_overwrites_the_previous_set(
+    tmp_path: Path, case: str
+) -> None:
+    """Issue 21 case 1: pytest may end "passed" (exit 0) after a Ctrl-C or half way; the old set must stay."""
+    previous = tmp_path / "results" / "langgraph-0.0.1.json"
+    previous.parent.mkdir()
+    previous.write_text('{"previous": "run"}\n')
+    started = tmp_path / "started"
+    if case == "a-signal-the-probe-swallowed":
+        _interrupt_pytest_once_started(started, signal.SIGINT)
+        outcome, log = run(tmp_path, SWALLOWS_THE_SIGNAL, env={"FANIN_TEST_STARTED": str(started)})
+        assert outcome.code == one_cell.INTERRUPTED, log
+        assert "interrupted by SIGINT" in (outcome.reason or "")
+    else:
+        outcome, log = run(tmp_path, EXITS_ZERO)
+        assert outcome.code == one_cell.NOT_RUN, log
+        assert "(pytest exit 0) before 1 of the selected probes were observed" in (outcome.reason or ""), outcome.reason
+        assert "langgraph/dummy/never-runs" in (outcome.reason or "")
+    assert previous.read_text() == '{"previous": "run"}\n'
+    assert (markers.reason(previous) or "").endswith("(previous result set kept)")
+
+
+# --- a probe file that does not load is a broken probe, not an interrupt -----------------
+
+IMPORT_ERROR = """
+import fanin_no_such_module_anywhere
+
+
+@probe("langgraph/dummy/x", title="t", claim=CLAIM)
+def test_x(obs):
+    obs.record(1, label="ran", detail="ran", hazard="safe")
+"""
+
+NON_ASCII_ID = """
+@probe("langgraph/dummy/caf\u00e9", title="t", claim=CLAIM)
+def test_x(obs):
+    obs.record(1, label="ran", detail="ran", hazard="safe")
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [(IMPORT_ERROR, "No module named 'fanin_no_such_module_anywhere'"), (NON_ASCII_ID, "is not of the form")],
+    ids=["import-error", "non-ascii-probe-id"],
+)
+def test_a_collection_error_is_a_broken_probe_with_its_error_not_an_interrupt(
+    tmp_path: Path, body: str, error: str
+) -> None:
+    """Issue 21 case 8: exit 1 (a broken probe) with the error, the previous set kept."""
+    previous = tmp_path / "results" / "langgraph-0.0.1.json"
+    previous.parent.mkdir()
+    previous.write_text('{"previous": "run"}\n')
+    outcome, log = run(tmp_path, body)
+    assert outcome.code == one_cell.CHANGED, log
+    assert (outcome.reason or "").startswith("broken probe: "), outcome.reason
+    assert error in (outcome.reason or ""), outcome.reason
+    assert "interrupted" not in (outcome.reason or "")
+    assert previous.read_text() == '{"previous": "run"}\n'
+    assert error in (markers.reason(previous) or "")
+
+
+# --- kill -9 of the harness's process group leaves nothing behind ------------------------
+
+
+def _gone(pid: int) -> bool:
+    return not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def _wait_until(condition: object, what: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_kill_9_of_the_runners_group_takes_pytest_with_it_and_writes_nothing(tmp_path: Path) -> None:
+    """Issue 21 case 4: pytest runs in a session of its own, so the group kill misses it; the death signal does not."""
+    process, results, started = start_hanging_cell(tmp_path)
+    pytest_pid = int(started.read_text())
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=60)
+    _wait_until(lambda: _gone(pytest_pid), "pytest outlived the runner killed with -9")
+    assert results.read_text() == '{"previous": "run"}\n'
+    assert processes_mentioning(str(tmp_path / "test_dummy.py")) == []
+
+
+POSTGRES_HOLDER = """
+import sys
+from pathlib import Path
+from fanin.run import services
+with services.postgres() as env:
+    host = dict(part.split("=", 1) for part in env[services.POSTGRES_DSN].split())["host"]
+    data = next(p for p in Path(host).parents if p.name.startswith("fanin-pg-"))
+    pid = (data / "data" / "postmaster.pid").read_text().splitlines()[0]
+    Path(sys.argv[1]).write_text(f"{data} {pid}")
+    sys.stdin.read()  # held until the test kills this process group
+"""
+
+
+def test_kill_9_of_the_runners_group_stops_its_postgresql_and_removes_its_directory(tmp_path: Path) -> None:
+    """Issue 21 case 4: PostgreSQL daemonises itself; a guardian in its own session ends it when the harness dies."""
+    pytest.importorskip("pgserver")
+    where = tmp_path / "server"
+    process = subprocess.Popen(
+        [sys.executable, "-c", POSTGRES_HOLDER, str(where)],
+        stdin=subprocess.PIPE,
+        start_new_session=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+    _wait_until(lambda: where.exists() and where.read_text(), "the server never started", seconds=120)
+    directory, pid = where.read_text().split()
+    assert psutil.pid_exists(int(pid)) and Path(directory).exists()
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=60)
+    _wait_until(lambda: _gone(int(pid)), "PostgreSQL outlived the harness killed with -9")
+    _wait_until(lambda: not Path(directory).exists(), f"{directory} outlived the harness killed with -9")
+
+
+def test_a_stale_marker_beside_a_later_result_set_is_ignored(tmp_path: Path) -> None:
+    """Issue 21 case 4: a run that wrote its set, then was killed before removing the old marker, is not 'not run'."""
+    results = tmp_path / "langgraph-0.0.1.json"
+    results.write_text('{"previous": "run"}\n')
+    markers.record(results, "interrupted by SIGTERM (previous result set kept)")
+    assert markers.reason(results) == "interrupted by SIGTERM (previous result set kept)"
+    results.write_text('{"later": "run"}\n')  # the later run's set; its clean-up never happened
+    assert markers.marker(results).exists() and markers.reason(results) is None
+    results.unlink()
+    markers.record(results, "install failed")  # no set at all when the marker was written
+    assert markers.reason(results) == "install failed"
+    results.write_text('{"later": "run"}\n')
+    assert markers.reason(results) is None
+
+
+# --- ./noxw passes SIGTERM on (so `timeout ./noxw …` works) -----------------------------
+
+FAKE_NOX = """#!{python}
+import subprocess, sys
+# like the noxfile: the session's fanin is a child in nox's own process group; nox itself dies on SIGTERM
+sys.exit(subprocess.run([sys.executable, "-c", {session!r}]).returncode)
+"""
+
+FAKE_SESSION = """
+import os, signal, sys, threading
+from pathlib import Path
+def stop(signum, frame):
+    Path(os.environ["FANIN_TEST_DIR"], "terminated").write_text(signal.Signals(signum).name)
+    sys.exit(130)
+signal.signal(signal.SIGTERM, stop)
+Path(os.environ["FANIN_TEST_DIR"], "started").write_text("yes")
+threading.Event().wait()
+"""
+
+
+def test_sigterm_to_noxw_itself_reaches_the_session_and_exits_130(tmp_path: Path) -> None:
+    """Issue 21 case 6: the shell deferred its trap until nox ended; SIGTERM to noxw's own pid is now passed on."""
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "bootstrap.txt").write_text("nox\n")
+    tools = tmp_path / ".fanin" / "tools"
+    (tools / "bin").mkdir(parents=True)
+    (tools / "bootstrap.txt").write_text("nox\n")
+    (tools / "bin" / "python").symlink_to(sys.executable)
+    nox = tools / "bin" / "nox"
+    nox.write_text(FAKE_NOX.format(python=sys.executable, session=FAKE_SESSION))
+    nox.chmod(0o755)
+    wrapper = tmp_path / "noxw"
+    wrapper.write_text((REPO_ROOT / "noxw").read_text())
+    wrapper.chmod(0o755)
+    process = subprocess.Popen(
+        [str(wrapper), "-s", "matrix"],
+        start_new_session=True,
+        env={**os.environ, "FANIN_PYTHON": sys.executable, "FANIN_TEST_DIR": str(tmp_path)},
+    )
+    try:
+        _wait_until(lambda: (tmp_path / "started").exists(), "the fake session never started")
+        os.kill(process.pid, signal.SIGTERM)  # the wrapper's own pid, as `timeout` and `kill` send it
+        assert process.wait(timeout=30) == 130
+        assert (tmp_path / "terminated").read_text() == "SIGTERM"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+# --- a full disk is "could not run" with the reason, never a behaviour change ------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> object:
+    """A 64 KiB tmpfs (needs root, as on CI); skipped, saying why, where mounting is not permitted."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here (needs root): {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_is_could_not_run_with_the_reason_and_keeps_the_previous_set(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    """Issue 21 case 9: with the results on a full filesystem the cell is exit 3 naming the disk, not 'CHANGED'."""
+    results = small_disk / "results" / "langgraph-0.0.1.json"
+    results.parent.mkdir()
+    results.write_text('{"previous": "run"}\n')
+    with contextlib.suppress(OSError), (small_disk / "filler").open("wb") as filler:
+        while True:
+            filler.write(b"x" * 4096)
+            filler.flush()
+    outcome, log = run(tmp_path, CRASHES.split('@probe("langgraph/dummy/b-exits"')[0], results=results)
+    assert outcome.code == one_cell.NOT_RUN, log
+    assert "cannot write" in (outcome.reason or "") and "full" in (outcome.reason or ""), outcome.reason
+    assert results.read_text() == '{"previous": "run"}\n'
+
+
+# --- a daemon a probe forks ends with its cell -------------------------------------------
+
+DAEMON = """
+@probe("langgraph/dummy/daemon", title="a probe that leaves a daemon behind", claim=CLAIM)
+def test_daemon(obs):
+    pidfile = Path(os.environ["FANIN_TEST_PIDFILE"])
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:  # the grandchild: a daemon in a session of its own, its parent gone
+            pidfile.write_text(str(os.getpid()))
+            while True:
+                select.select([], [], [])
+        os._exit(0)
+    while not pidfile.exists() or not pidfile.read_text():
+        pass
+    obs.record(1, label="forked", detail="a daemon forked", hazard="safe")
+"""
+
+
+def test_a_daemon_a_probe_forks_does_not_outlive_its_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21 (minor): a double-forked, setsid daemon comes back to pytest (a subreaper) and is ended with the run."""
+    pidfile = tmp_path / "daemon.pid"
+    monkeypatch.setenv("FANIN_TEST_PIDFILE", str(pidfile))
+    outcome, log = run(tmp_path, DAEMON)
+    assert outcome.code == one_cell.SAME or outcome.code == one_cell.CHANGED, log
+    daemon = int(pidfile.read_text())
+    _wait_until(lambda: _gone(daemon), "the daemon still runs after its cell ended", seconds=10)
+    assert re.search(r"fanin: ended \d+ process\(es\) a probe left running \(pids [^)]*\b" + str(daemon) + r"\b", log)

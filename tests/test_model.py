@@ -1,10 +1,12 @@
 """The observation model and its JSON form."""
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
+from fanin.model import matrix
 from fanin.model.results import (
     SCHEMA_VERSION,
     Claim,
@@ -113,3 +115,29 @@ def test_missing_file_is_one_line(tmp_path: Path) -> None:
 def test_atomic_save_leaves_no_temporary_files(tmp_path: Path) -> None:
     save(sample(), tmp_path / "a.json")
     assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
+
+
+def test_a_result_file_that_is_only_lax_json_is_refused(tmp_path: Path) -> None:
+    """A repeated key (whose second copy would silently win) and NaN are refused on read, with one line."""
+    good = tmp_path / "langgraph-1.2.24.json"
+    reference = matrix.load().newest("langgraph").reference_path.read_text()
+    first = reference.index('"observations": {') + len('"observations": {')
+    entry_end = reference.index("\n    },", first) + len("\n    },")
+    repeated = reference[:first] + reference[first:entry_end] + reference[first:entry_end] + reference[entry_end:]
+    good.write_text(repeated)
+    with pytest.raises(ResultFileError, match="appears twice in one object"):
+        load(good)
+    good.write_text(reference.replace('"schema": 2', '"schema": 2, "x": NaN', 1))
+    with pytest.raises(ResultFileError, match="NaN is not strict JSON"):
+        load(good)
+
+
+def test_nan_is_never_recorded_nor_written() -> None:
+    with pytest.raises(TypeError, match="not strict JSON"):
+        canonical({"x": float("nan")})
+    rs = load(matrix.load().newest("langgraph").reference_path)
+    first = next(iter(rs.observations))
+    bad = dataclasses.replace(rs.observations[first], value={"x": float("inf")})
+    rs.observations[first] = bad
+    with pytest.raises(ResultFileError, match="not strict JSON"):
+        dumps(rs)

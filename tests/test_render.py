@@ -31,8 +31,8 @@ def test_html_is_self_contained_and_every_probe_is_an_anchor() -> None:
 
 def test_markdown_report_has_an_anchor_and_a_cite_line_per_probe() -> None:
     rep = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
-    text = markdown.report(rep)
     for view in rep.frameworks:
+        text = markdown.probe_page(rep, view)
         for probe in view.probes:
             assert f'<a id="{probe.id}"></a>' in text
             assert re.search(

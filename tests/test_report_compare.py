@@ -140,3 +140,12 @@ def test_report_compare_refuses_in_one_line(
     err = capsys.readouterr().err.strip()
     assert err.startswith("fanin: error: ") and "\n" not in err and said in err
     assert not (tmp_path / "out").exists()
+
+
+def test_report_compare_takes_specs_and_a_python(tmp_path: Path) -> None:
+    """`--compare google-adk==1.15.1 google-adk==2.0.0 --python 3.10`: the same page as naming the twin cells."""
+    by_spec = ["report", "--compare", "google-adk==1.15.1", "google-adk==2.0.0", "--python", "3.10"]
+    assert cli.main([*by_spec, "--out", str(tmp_path / "a")]) == 0
+    assert cli.main(["report", "--compare", "adk-1.15.1-py3.10", "adk-2.0.0-py3.10", "--out", str(tmp_path / "b")]) == 0
+    name = "compare-adk-1.15.1-py3.10-adk-2.0.0-py3.10.md"
+    assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from html.parser import HTMLParser
 
@@ -116,3 +117,20 @@ def test_local_runs_render_the_same_way(tmp_path, monkeypatch) -> None:  # type:
     files, _ = outputs.local_run(MATRIX, source=matrix.REFERENCE_RESULTS)
     assert tmp_path / "reports" / "run" / "matrix.html" in files
     assert any(p.parent.name == "compare" for p in files)
+
+
+def test_each_matrix_cell_says_which_cells_of_its_row_observed_the_same() -> None:
+    """The picker compares `data-same`, the builder's notion of same (Observation.behaviour), never the label."""
+    view = next(v for v in REFERENCE.frameworks if v.key == "langgraph")
+    probe = view.probe("langgraph/join/defer")
+    assert probe is not None
+    row = re.search(r'<tr><th scope="row"><a href="#langgraph/join/defer"><code>defer</code></a></th>(.*?)</tr>', PAGE)
+    assert row is not None
+    same = [int(n) for n in re.findall(r'data-same="(\d+)"', row.group(1))]
+    spans = probe.default.spans
+    assert len(same) == len(spans)
+    kinds = [s.observation.behaviour if s.observation is not None else None for s in spans]
+    assert len(set(kinds)) > 1  # n/a, then observed: the row differs somewhere
+    for i, j in itertools.combinations(range(len(spans)), 2):
+        assert (same[i] == same[j]) == (kinds[i] == kinds[j])
+    assert 'name="between"' in PAGE  # the versions between the two picked, on request

@@ -9,7 +9,7 @@ from urllib.parse import unquote
 import pytest
 from report_helpers import info, obs, result_set, write
 
-from fanin.model import matrix
+from fanin.model import js_source, matrix
 from fanin.model.source import REPO_ROOT, parse_file
 from fanin.report import build as report
 from fanin.report import markdown, outputs
@@ -18,6 +18,9 @@ MATRIX = matrix.load()
 REFERENCE = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
 FILES, _ = outputs.reference(MATRIX)
 TEXT = FILES[matrix.REFERENCE_REPORT]
+# probes/<framework>.md: one file of probe sections per framework, beside REPORT.md
+PROBE_PAGES = {v.key: FILES[matrix.REFERENCE_REPORT.parent / report.probes_md(v.key)] for v in REFERENCE.frameworks}
+SECTIONS = "\n".join(PROBE_PAGES.values())
 
 MAX_BYTES = 400_000  # the README's bound
 MAX_COLUMNS = 7  # the README's bound: reads in a 920 px column
@@ -35,9 +38,10 @@ def tables(text: str) -> list[list[str]]:
 
 
 def test_report_md_stays_within_its_size_bound() -> None:
-    assert len(TEXT.encode()) <= MAX_BYTES, (
-        f"REPORT.md is {len(TEXT.encode())} bytes, the README promises ≤ {MAX_BYTES}"
-    )
+    for name, text in {"REPORT.md": TEXT, **{report.probes_md(k): page for k, page in PROBE_PAGES.items()}}.items():
+        assert len(text.encode()) <= MAX_BYTES, (
+            f"{name} is {len(text.encode())} bytes, the README promises ≤ {MAX_BYTES}"
+        )
 
 
 def test_no_table_is_wider_than_the_bound() -> None:
@@ -86,16 +90,17 @@ def test_the_readmes_example_cite_is_the_real_one() -> None:
     found = REFERENCE.probe(probe_id)
     assert found is not None
     assert example.group(1) == found[1].cite.text, "update the README's example cite line"
-    assert f"```text\n{example.group(1)}\n```" in TEXT
+    assert f"```text\n{example.group(1)}\n```" in SECTIONS
 
 
 def test_every_probe_section_starts_with_its_cite_line_and_links_back_to_its_matrix() -> None:
     for view in REFERENCE.frameworks:
         for probe in view.probes:
+            page = PROBE_PAGES[view.key]
             head = f'### <a id="{probe.id}"></a>`{probe.id}`\n\nCite as:\n\n```text\n{probe.cite.text}\n```\n\n'
-            assert head in TEXT
-            after = TEXT.split(head, 1)[1].split("\n", 1)[0]
-            assert after.startswith(f"[↑ {view.name} · {probe.topic}](#matrix-{view.key}-{probe.topic})")
+            assert head in page
+            after = page.split(head, 1)[1].split("\n", 1)[0]
+            assert after.startswith(f"[↑ {view.name} · {probe.topic}](../REPORT.md#matrix-{view.key}-{probe.topic})")
 
 
 def test_every_link_inside_the_report_lands_on_an_anchor() -> None:
@@ -105,11 +110,12 @@ def test_every_link_inside_the_report_lands_on_an_anchor() -> None:
 
 
 def test_reproducer_links_point_at_the_probe_functions_lines() -> None:
-    links = re.findall(r"Reproducer: \[`([^`]+)::([^`]+)`\]\(\.\./([^)#]+)#L(\d+)-L(\d+)\)", TEXT)
+    links = re.findall(r"Reproducer: \[`([^`]+)::([^`]+)`\]\(\.\./\.\./([^)#]+)#L(\d+)-L(\d+)\)", SECTIONS)
     assert len(links) == sum(len(v.probes) for v in REFERENCE.frameworks)
     for file, function, target, first, last in links:
         assert file == target and (REPO_ROOT / target).is_file()
-        assert parse_file(REPO_ROOT / target).spans[function] == (int(first), int(last))
+        parsed = js_source.parse_file if target.endswith(js_source.SUFFIX) else parse_file  # a Node probe
+        assert parsed(REPO_ROOT / target).spans[function] == (int(first), int(last))
 
 
 def test_the_committed_report_never_takes_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,13 +130,16 @@ def test_with_a_base_url_every_probe_id_and_cite_line_is_a_permalink(tmp_path: P
     base = "https://example.org/fanin"
     files = outputs.bundle(REFERENCE, tmp_path, base)
     text, page = files[tmp_path / "REPORT.md"], files[tmp_path / "matrix.html"]
-    assert not re.search(r"\]\(#[a-z]+/", text), "no relative probe link is left"
+    view = REFERENCE.frameworks[0]
+    sections = files[tmp_path / report.probes_md(view.key)]
+    assert not re.search(r"\]\(#[a-z]+/", text + sections), "no relative probe link is left"
     assert not re.search(r'href="#[a-z]+/', page)
-    probe = REFERENCE.frameworks[0].probes[0]
-    assert f'### <a id="{probe.id}"></a>[`{probe.id}`]({base}/REPORT.md#{probe.id})' in text
-    assert f"{probe.cite.text} · {base}/REPORT.md#{probe.id}" in text
+    probe = view.probes[0]
+    where = f"{base}/{report.probes_md(view.key)}#{probe.id}"
+    assert f'### <a id="{probe.id}"></a>[`{probe.id}`]({where})' in sections
+    assert f"{probe.cite.text} · {where}" in sections and f"]({where})" in text
     assert f"{probe.cite.text} · {base}/matrix.html#{probe.id}" in page
-    assert "```python" in text  # a bundle carries the reproducers inline
+    assert "```python" in sections  # a bundle carries the reproducers inline
 
 
 @pytest.mark.parametrize("bad", ["not a url", "example.org/fanin", 'https://x/"y'])

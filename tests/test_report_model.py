@@ -91,6 +91,11 @@ def test_a_wording_change_is_not_a_behaviour_change(tmp_path: Path, data: Path) 
     assert len(variant.observed_spans) == 1
 
 
+def all_markdown(rep: report.Report) -> str:
+    """REPORT.md and every probes/<framework>.md, as one text."""
+    return "\n".join([markdown.report(rep), *(markdown.probe_page(rep, v) for v in rep.frameworks if v.probes)])
+
+
 def test_a_mitigation_is_shown_only_for_a_hazard_and_with_its_probes_observation(tmp_path: Path, data: Path) -> None:
     harmful, fine, mitigated = info(PID), info("langgraph/join/y"), info("langgraph/join/x-mitigated")
     (data / "mitigations.toml").write_text(
@@ -106,7 +111,7 @@ def test_a_mitigation_is_shown_only_for_a_hazard_and_with_its_probes_observation
     assert mitigation.column is not None and mitigation.column.version == "1.2.24"
     assert probes["langgraph/join/y"].mitigation is None
     rep = build(tmp_path / "r")
-    assert "with it, [`langgraph/join/x-mitigated`]" in markdown.report(rep)
+    assert "with it, [`langgraph/join/x-mitigated`]" in all_markdown(rep)
     assert "with it, <a href" in html.page(rep)
 
 
@@ -126,7 +131,7 @@ def test_variants_are_rows_only_where_they_differ_from_the_default(tmp_path: Pat
     assert row.default_name == "backend=memory, mode=sync"
     topic = view.topics[0]
     assert [r.variant.label for r in topic.rows] == ["default", "[postgres]"]
-    text = markdown.report(build(tmp_path / "r"))
+    text = all_markdown(build(tmp_path / "r"))
     assert "↳ [`[postgres]`]" in text and f'<a id="{PID}[postgres]"></a>' in text
     assert "`[async]`, `[postgres,async]` observe what the default does in every version" in text
 
@@ -154,7 +159,7 @@ def test_a_python_twin_is_not_a_column_but_its_differences_are_listed(tmp_path: 
     )
     assert [(e.observation_id, e.step.label) for e in twin.page.entries] == [(PID, "regression")]
     assert [s.after_column.cell for s in view.probe(PID).python_twins if s.after_column] == ["langgraph-1.2.9-py3.10"]
-    text = markdown.report(build(tmp_path / "r"))
+    text = all_markdown(build(tmp_path / "r"))
     assert '<a id="twins"></a>Python twins' in text and "**On Python 3.10**" in text
     assert "Python twins" in html.page(build(tmp_path / "r"))
 
@@ -179,13 +184,16 @@ def test_links_are_relative_without_a_base_url_and_permalinks_with_one() -> None
         ("matrix.html", "/r/reports/matrix.html"),
         ("compare", "/r/reports/compare"),
     )
+    places = (*places, ("probes", "/r/reference/probes"))
     relative = report.Links("", places, "/r")
-    assert relative.probe("a/b/c[postgres,async]", "REPORT.md") == "#a/b/c%5Bpostgres,async%5D"
-    assert relative.probe("a/b/c", "compare/x.md") == "../../reference/REPORT.md#a/b/c"
+    assert relative.probe("a/b/c[postgres,async]", "REPORT.md") == "probes/a.md#a/b/c%5Bpostgres,async%5D"
+    assert relative.probe("a/b/c", "probes/a.md") == "#a/b/c"
+    assert relative.probe("a/b/c", "compare/x.md") == "../../reference/probes/a.md#a/b/c"
     assert relative.probe("a/b/c", "compare/x.html") == "../matrix.html#a/b/c"
     assert relative.source_file("suites/t.py", (3, 9), "REPORT.md") == "../suites/t.py#L3-L9"
+    assert relative.source_file("suites/t.py", (3, 9), "probes/a.md") == "../../suites/t.py#L3-L9"
     absolute = report.Links("https://example.org/fanin", places, "")
-    assert absolute.probe("a/b/c", "REPORT.md") == "https://example.org/fanin/REPORT.md#a/b/c"
+    assert absolute.probe("a/b/c", "REPORT.md") == "https://example.org/fanin/probes/a.md#a/b/c"
     assert absolute.probe("a/b/c", "compare/x.html") == "https://example.org/fanin/matrix.html#a/b/c"
     assert absolute.source_file("suites/t.py", (3, 9), "REPORT.md") == ""
 
@@ -209,7 +217,7 @@ def test_renderers_take_their_decisions_from_report_not_from_markdown(renderer: 
 
 def test_the_html_says_everything_the_markdown_says() -> None:
     rep = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
-    text, page = markdown.report(rep), html.page(rep)
+    text, page = all_markdown(rep), html.page(rep)
     for said in (
         "**Claim:**",
         "**Claim check:**",

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from fanin.run import venvs
 
 
@@ -48,3 +50,47 @@ def test_pins_follow_markers(tmp_path: Path) -> None:
     assert venvs.pins(lock, linux_311) == {"psycopg": "3.2.9"}
     linux_310 = {**linux_311, "python_full_version": "3.10.13", "python_version": "3.10"}
     assert venvs.pins(lock, linux_310) == {"exceptiongroup": "1.2.2", "psycopg": "3.2.9"}
+
+
+def test_an_edited_lock_rebuilds_the_venv_and_its_wrong_hash_is_refused(tmp_path: Path) -> None:
+    """Issue 21 case 2: a package already at its pin is not re-checked by uv, so an edited lock starts from nothing."""
+    lock = tmp_path / "lock.txt"
+    lock.write_text("iniconfig==2.0.0\n")
+    venv = venvs.ensure("cell", sys.executable, lock, root=tmp_path)
+    assert venvs.installed(venv) == {"iniconfig": "2.0.0"}
+    lock.write_text("iniconfig==2.0.0 \\\n    --hash=sha256:" + "0" * 64 + "\n")  # same pin, a hash that is wrong
+    with pytest.raises(venvs.InstallError, match="installing the lock failed"):
+        venvs.ensure("cell", sys.executable, lock, root=tmp_path)
+    assert not (venv.path / venvs.STAMP).exists()  # never looks finished: the next use tries again
+
+
+def test_another_cells_lock_is_refused_before_anything_is_installed(tmp_path: Path) -> None:
+    """Issue 21 case 3: a lock pinning another version of the cell's framework installs nothing (exit 3)."""
+    lock = tmp_path / "lock.txt"
+    lock.write_text("iniconfig==2.0.0 \\\n    --hash=sha256:" + "0" * 64 + "\n")
+    with pytest.raises(venvs.InstallError) as refused:
+        venvs.ensure("cell", sys.executable, lock, root=tmp_path, framework=("iniconfig", "2.1.0"))
+    assert str(refused.value).startswith(
+        "install refused: lock.txt pins iniconfig 2.0.0, but the cell is iniconfig 2.1.0"
+    )
+    assert refused.value.exit_code == 3
+    assert not (tmp_path / "cell").exists()
+    with pytest.raises(venvs.InstallError, match=r"lock\.txt does not pin six"):
+        venvs.check_lock_names(lock, "six", "1.0")
+
+
+def test_a_framework_file_edited_inside_the_venv_rebuilds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21: every version still as pinned, but a module of the framework changed by hand: rebuilt from the lock.
+
+    uv links a venv's files to its cache, so the edit below reaches the cached copy: this test uses a cache of its own.
+    """
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    lock = tmp_path / "lock.txt"
+    lock.write_text("iniconfig==2.0.0\n")
+    venv = venvs.ensure("cell", sys.executable, lock, root=tmp_path, framework=("iniconfig", "2.0.0"))
+    (module,) = venv.path.glob("lib/python*/site-packages/iniconfig/__init__.py")
+    pristine = module.read_text()
+    module.write_text("raise ImportError('edited by hand')\n")
+    assert venvs.drift(venv, lock, {}) == []  # the versions alone see nothing
+    venvs.ensure("cell", sys.executable, lock, root=tmp_path, framework=("iniconfig", "2.0.0"))
+    assert module.read_text() == pristine

@@ -19,7 +19,12 @@ from fanin.model.errors import FaninError
 from fanin.model.source import REPO_ROOT
 from fanin.run import shards
 
-WORKFLOWS = [REPO_ROOT / ".github" / "workflows" / "fanin.yml", REPO_ROOT / "examples" / "ci" / "fanin-upgrade-pr.yml"]
+WORKFLOWS = [
+    REPO_ROOT / ".github" / "workflows" / "fanin.yml",
+    REPO_ROOT / "examples" / "ci" / "fanin-upgrade-pr.yml",
+    REPO_ROOT / ".github" / "workflows" / "pages.yml",
+    REPO_ROOT / ".github" / "workflows" / "release-watch.yml",
+]
 MATRIX = matrix.load()
 
 
@@ -90,3 +95,28 @@ def test_merge_refuses_a_mislabelled_or_conflicting_result_set(tmp_path: Path) -
     with pytest.raises(FaninError, match="two different result sets"):
         shards.merge([one, two], tmp_path / "out", MATRIX)
     assert not (tmp_path / "out").exists()
+
+
+def test_the_site_is_the_reference_with_permalinks_and_its_data() -> None:
+    text = WORKFLOWS[2].read_text()
+    assert './noxw -s report -- --out site --base-url "${{ steps.pages.outputs.base_url }}"' in text
+    assert "actions/upload-pages-artifact" in text and "actions/deploy-pages" in text
+
+
+def test_the_release_watch_is_fanin_watch_then_a_pull_request() -> None:
+    text = WORKFLOWS[3].read_text()
+    assert "./noxw -s watch" in text and "body-path: reports/watch/pull-request.md" in text
+
+
+def test_merge_keeps_a_failed_shards_marker_with_its_stale_set(tmp_path: Path) -> None:
+    """Issue 21: a shard whose cell did not finish uploads the previous set and its `.error`; both travel together."""
+    from fanin.model import markers
+
+    shard = tmp_path / "artifact" / "results"
+    shard.mkdir(parents=True)
+    newest = MATRIX.newest("langgraph")
+    shutil.copyfile(newest.reference_path, shard / f"{newest.id}.json")
+    markers.record(shard / f"{newest.id}.json", "interrupted by SIGTERM (previous result set kept)")
+    merged = tmp_path / "merged"
+    shards.merge([tmp_path / "artifact"], merged, MATRIX)
+    assert markers.reason(merged / f"{newest.id}.json") == "interrupted by SIGTERM (previous result set kept)"

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib
+import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -13,7 +16,9 @@ import pytest
 
 from fanin.model import matrix
 from fanin.model.errors import FaninError
+from fanin.model.results import Observation, ResultSet
 from fanin.model.source import REPO_ROOT
+from fanin.project import here
 from fanin.versions import pypi, upgrade
 
 MATRIX = matrix.load()
@@ -39,6 +44,33 @@ def test_upgrade_from_between_two_reference_cells_classifies_and_gates() -> None
     for word in ("regression", "fix", "new coverage", "changed"):
         assert word in header
     assert re.search(r"^\| regression +\| adk/", done.stdout, flags=re.MULTILINE)
+
+
+def test_upgrade_to_an_older_version_says_it_is_a_downgrade() -> None:
+    """Issue 21: `upgrade` to a version older than `--from` runs, and says first that it is a downgrade."""
+    recorded = {pypi.INDEX_VARIABLE: (REPO_ROOT / "tests" / "data" / "pypi").as_uri()}  # PyPI's answer, recorded
+    done = fanin("upgrade", "google-adk==1.15.1", "--from", "2.13.0", env=recorded)
+    assert done.returncode in (0, 1), done.stderr
+    assert done.stdout.splitlines()[0] == (
+        "fanin: google-adk 1.15.1 is older than 2.13.0: this is a downgrade;"
+        " the table reads from the version you run to the one you asked for"
+    )
+    assert fanin("upgrade", "google-adk==2.13.0", "--from", "1.15.1", env=recorded).stdout.count("downgrade") == 0
+
+
+def test_upgrade_on_a_python_twin_compares_the_twin_cells(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23: a team on Python 3.10 checks its upgrade against the 3.10 twins, not the 3.11 cells."""
+    recorded = {pypi.INDEX_VARIABLE: (REPO_ROOT / "tests" / "data" / "pypi").as_uri()}
+    monkeypatch.setenv(pypi.INDEX_VARIABLE, recorded[pypi.INDEX_VARIABLE])  # PyPI's answer, recorded
+    done = fanin("upgrade", "google-adk==2.0.0", "--from", "1.15.1", "--python", "3.10", env=recorded)
+    assert done.returncode in (0, 1), done.stderr
+    assert done.stdout.splitlines()[0].startswith(
+        "adk-1.15.1-py3.10 (1.15.1, reference) -> adk-2.0.0-py3.10 (2.0.0, reference):"
+    )
+    real = matrix.load()
+    newest_twin = [c for c in real.of("adk") if c.python == "3.10"][-1]
+    plan = upgrade.plan(["google-adk==1.15.1", "--python", "3.10"], real)  # no --from: the newest 3.10 twin
+    assert (plan.base.cell.id, plan.target.cell.id) == (newest_twin.id, "adk-1.15.1-py3.10")
 
 
 def test_upgrade_between_versions_outside_the_reference_plans_their_locks(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,5 +101,241 @@ def test_probe_here_runs_the_catalogue_in_an_installed_environment_and_compares(
     done = fanin("probe", "--here", "--python", python, env={"FANIN_REPORTS": str(tmp_path)})
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"comparing with {cell.id}: the reference cell of this very version and Python" in done.stdout
-    assert f"{cell.id} (reference) -> langgraph {cell.version} installed here: no change" in done.stdout
+    assert re.search(
+        rf"^\| langgraph +\| {re.escape(cell.version)} +\| {cell.id} \(same version and Python\) +\| "
+        r"same behaviour as the reference in all \d+ observations covered here +\|$",
+        done.stdout,
+        flags=re.MULTILINE,
+    ), done.stdout  # the cell's venv has every companion: nothing is set aside
+    assert "not covered" not in done.stdout
     assert (tmp_path / "here" / f"{cell.id}.json").exists()
+
+
+# --- probe --here judges the framework, not the venv ---------------------------------------------------------
+
+FW = MATRIX.frameworks["langgraph"]
+
+
+def _seen(outcome: str = "ok", hazard: str = "safe", value: object = None, detail: str = "as seen") -> Observation:
+    return Observation(
+        outcome=outcome, value=value if value is not None else {}, label="seen", detail=detail, hazard=hazard
+    )
+
+
+def _here(observations: dict[str, Observation], not_installed: dict[str, list[str]]) -> ResultSet:
+    environment = {"packages": {"langgraph": "1.2.24", "pytest": "9"}, "not_installed": not_installed}
+    return ResultSet("langgraph-1.2.24", "langgraph", "1.2.24", environment, {}, observations)
+
+
+REFERENCE = ResultSet(
+    "langgraph-1.2.24",
+    "langgraph",
+    "1.2.24",
+    {},
+    {},
+    {
+        "langgraph/resume/x[sqlite]": _seen(value={"ran": ["a", "b"]}),
+        "langgraph/resume/x[postgres]": _seen(value={"ran": ["a", "b"]}),
+        "langgraph/same-key/y": _seen(value={"final": "A"}),
+    },
+)
+NO_MODULE = _seen(
+    "n/a", "n/a", {"reason": "no module langgraph.checkpoint.sqlite in this version (ModuleNotFoundError)"}
+)
+
+
+def test_an_observation_a_missing_companion_stopped_is_not_covered_here_with_one_install_hint(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    here_run = _here(
+        {
+            "langgraph/resume/x[sqlite]": NO_MODULE,
+            "langgraph/resume/x[postgres]": _seen("n/a", "n/a", {"reason": "no module langgraph.checkpoint.postgres"}),
+            "langgraph/same-key/y": _seen(value={"final": "A"}),
+        },
+        {
+            "langgraph/resume/x[sqlite]": ["langgraph-checkpoint-sqlite"],
+            "langgraph/resume/x[postgres]": ["langgraph-checkpoint-postgres"],
+        },
+    )
+    code, verdict = here._compare(FW, REFERENCE, here_run)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert (
+        verdict
+        == "same behaviour as the reference in all 1 observations covered here; 2 not covered here (packages missing, see above)"
+    )
+    assert "regression" not in out
+    hints = [line for line in out.splitlines() if "pip install" in line]
+    assert len(hints) == 1  # one line for all, not one per probe
+    assert hints[0].endswith(
+        'to cover them too: pip install langgraph-checkpoint-sqlite langgraph-checkpoint-postgres "psycopg[binary]" aiosqlite'
+    )
+    assert (
+        "2 of 3 observations not covered here: they need langgraph-checkpoint-postgres, langgraph-checkpoint-sqlite"
+        in hints[0]
+    )
+
+
+def test_n_a_without_a_missing_companion_is_the_framework_and_still_a_regression(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The same n/a, but the plugin saw no registered companion missing: the framework lacks the API."""
+    here_run = _here(
+        {
+            "langgraph/resume/x[sqlite]": NO_MODULE,
+            "langgraph/resume/x[postgres]": REFERENCE.observations["langgraph/resume/x[postgres]"],
+            "langgraph/same-key/y": _seen(value={"final": "A"}),
+        },
+        {},
+    )
+    code, verdict = here._compare(FW, REFERENCE, here_run)
+    out = capsys.readouterr().out
+    assert code == 1 and verdict == "1 regression in 3 observations covered here", out
+    assert "not covered" not in out
+
+
+def test_a_missing_companion_does_not_hide_a_probe_that_ran_to_another_value(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Set aside only what did not run (n/a, an error): an `ok` with another value is the framework's change,
+    and is shown in full, however long."""
+    long_value = "B" * 300
+    here_run = _here(
+        {
+            "langgraph/resume/x[sqlite]": REFERENCE.observations["langgraph/resume/x[sqlite]"],
+            "langgraph/resume/x[postgres]": REFERENCE.observations["langgraph/resume/x[postgres]"],
+            "langgraph/same-key/y": _seen(
+                value={"final": long_value}, hazard="silent", detail=f"last write wins: {long_value}"
+            ),
+        },
+        {"langgraph/same-key/y": ["aiosqlite"]},
+    )
+    code, verdict = here._compare(FW, REFERENCE, here_run)
+    out = capsys.readouterr().out
+    assert code == 1 and verdict.startswith("1 regression"), out
+    assert f'after:  "{long_value}"' in out and f"after:  last write wins: {long_value}" in out
+
+
+def test_the_plugin_names_a_failed_import_by_its_companion_only_when_that_companion_is_not_installed() -> None:
+    from fanin import plugin
+
+    companions = {
+        plugin.canonical_name(c): c for c in ("langgraph-checkpoint-postgres", "psycopg[binary]", "packaging")
+    }
+    modules = ["langgraph.checkpoint.postgres.aio", "psycopg", "packaging.nope", "orjson", "langgraph.nope"]
+    # packaging is installed here: its failed submodule is not an environment gap
+    assert plugin.missing_companions(modules, companions) == ["langgraph-checkpoint-postgres", "psycopg[binary]"]
+    finder = plugin.FailedImports()
+    sys.meta_path.append(finder)
+    try:
+        assert importlib.util.find_spec("fanin_no_such_module") is None
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module("fanin_no_such_module.sub")
+    finally:
+        sys.meta_path.remove(finder)
+    assert finder.names == ["fanin_no_such_module", "fanin_no_such_module"]
+
+
+def test_probe_here_writes_nothing_into_the_project_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(here, "INSTALLED", True)
+    monkeypatch.delenv("FANIN_REPORTS", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert here.output_dir(None) == tmp_path / "cache" / "fanin" / "here"
+    assert here.output_dir(tmp_path / "mine") == tmp_path / "mine"
+
+
+# --- probe --here in a venv set up the way a user's is -----------------------------------------------------------
+
+USER_ENVS = REPO_ROOT / ".fanin" / "user-env"
+
+
+def user_like_venv(cell: matrix.Cell) -> Path:
+    """A venv as a plain app has it: `pip install <framework>==<version> pytest pytest-timeout`, then fanin
+    from this checkout as the README says; no companion (checkpointer, driver) of the reference cell.
+
+    Resolved with the cell's `exclude_newer`, so a later release of a dependency cannot change what the test
+    sees (it is also what a user installing that day got). Kept under .fanin/user-env/ and rebuilt only when
+    its spec changes; fanin itself, the code under test, is reinstalled every time (a few seconds).
+    """
+    from fanin.run import pythons, venvs
+
+    uv = venvs.uv_binary()
+    interpreter = pythons.find(cell.python)
+    if interpreter is None:
+        pytest.fail(f"Python {cell.python} is not installed (pyenv or PATH)")
+    venv = USER_ENVS / cell.id
+    python = venv / "bin" / "python"
+    wanted = [f"{cell.framework.package}=={cell.version}", "pytest", "pytest-timeout"]
+    spec = " ".join([interpreter, cell.exclude_newer, *wanted])
+    stamp = venv / "fanin-user-env.txt"
+    if not python.exists() or not stamp.exists() or stamp.read_text(encoding="utf-8") != spec:
+        subprocess.run([uv, "venv", "-q", "--clear", "--python", interpreter, str(venv)], check=True, timeout=300)
+        subprocess.run(
+            [uv, "pip", "install", "-q", "--python", str(python), "--exclude-newer", cell.exclude_newer, *wanted],
+            check=True,
+            timeout=600,
+        )
+        stamp.write_text(spec, encoding="utf-8")
+    subprocess.run(
+        [uv, "pip", "install", "-q", "--python", str(python), "--reinstall-package", "fanin", str(REPO_ROOT)],
+        check=True,
+        timeout=600,
+    )
+    return venv
+
+
+@pytest.mark.timeout(1200)
+def test_probe_here_in_a_plain_app_environment_at_a_reference_version_exits_0(tmp_path: Path) -> None:
+    """The six real apps' case: the framework at a reference version, no checkpointer companions. Every observation
+    that needed one is "not covered here" with one install hint, the rest is the reference: exit 0, and nothing is
+    written into the project directory (the cwd)."""
+    cell = MATRIX.newest("langgraph")
+    venv = user_like_venv(cell)
+    project, cache = tmp_path / "app", tmp_path / "cache"
+    project.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FANIN_", "VIRTUAL_ENV", "PYTHON"))}
+    done = subprocess.run(
+        [str(venv / "bin" / "fanin"), "probe", "--here"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={**env, "XDG_CACHE_HOME": str(cache), "PATH": f"{venv / 'bin'}:{env.get('PATH', '')}"},
+        timeout=900,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert f"comparing with {cell.id}: the reference cell of this very version and Python" in out
+    hint = 'to cover them too: pip install langgraph-checkpoint-sqlite langgraph-checkpoint-postgres "psycopg[binary]" aiosqlite'
+    assert [line for line in out.splitlines() if "pip install" in line] == [
+        next(line for line in out.splitlines() if line.endswith(hint))
+    ]
+    assert re.search(
+        rf"^\| langgraph +\| {re.escape(cell.version)} +\| {cell.id} \(same version and Python\) +\| "
+        r"same behaviour as the reference in all \d+ observations covered here; \d+ not covered here",
+        out,
+        flags=re.MULTILINE,
+    ), out
+    assert "regression" not in out and "noxw" not in out
+    assert list(project.iterdir()) == []  # nothing in the project directory
+    results = cache / "fanin" / "here" / f"{cell.id}.json"
+    assert f"in {results.parent}/" in out
+    data = json.loads(results.read_text(encoding="utf-8"))
+    gaps = data["environment"]["not_installed"]
+    assert gaps and all("[" in oid for oid in gaps)  # only backend variants, never a probe's default
+    assert {c for names in gaps.values() for c in names} <= set(FW.companions)
+    assert "noxw" not in results.with_suffix(".log").read_text(encoding="utf-8")  # no advice a pip user cannot follow
+
+
+def test_probe_here_with_a_python_that_does_not_exist_says_so() -> None:
+    done = fanin("probe", "--here", "--python", "/nonexistent/python")
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "fanin: error: --python /nonexistent/python: no such interpreter (give the path of the environment's python)"
+    )
+
+
+def test_out_and_python_go_with_here_only() -> None:
+    done = fanin("probe", "langgraph-1.2.24", "--out", "somewhere")
+    assert done.returncode == 2 and "--out and --python go with --here" in done.stderr, done.stderr

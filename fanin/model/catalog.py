@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from fanin.model import js_source
 from fanin.model.results import Claim, ProbeInfo, check_dimensions
 from fanin.model.source import REPO_ROOT, SUITES, probe_source_hash
 
@@ -81,4 +82,34 @@ def declared(suites: Path = SUITES) -> list[DeclaredProbe]:
                             _repetition(decorator),
                         )
                     )
+    return found + declared_node(suites)
+
+
+def declared_node(suites: Path = SUITES) -> list[DeclaredProbe]:
+    """Node probes (`*.test.mjs`, fanin.model.js_source): no dimensions, hashed like Python probes."""
+    found = []
+    for path in sorted(suites.rglob(f"*{js_source.SUFFIX}")):
+        if "node_modules" in path.parts:
+            continue
+        shown = str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else path.name
+        for function, js_probe in js_source.parse_file(path).probes.items():
+            found.append(DeclaredProbe(js_probe.id, shown, function, js_source.probe_source_hash(path, function)))
     return found
+
+
+def node_probe_info(path: Path, function: str) -> ProbeInfo:
+    """The ProbeInfo a Node probe's result set carries: its JSON metadata, file, function and hash."""
+    js_probe = js_source.parse_file(path).probes[function]
+    meta = js_probe.meta
+    claim = meta.get("claim") or {}
+    assert isinstance(claim, dict)
+    shown = str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else path.name
+    return ProbeInfo(
+        id=js_probe.id,
+        title=str(meta.get("title", "")),
+        claim=Claim(str(claim.get("text", "")), str(claim.get("source", "")), claim.get("expect")),
+        sources=tuple(str(s) for s in meta.get("sources", ()) or ()),  # type: ignore[attr-defined]
+        file=shown,
+        function=function,
+        source_hash=js_source.probe_source_hash(path, function),
+    )

@@ -38,7 +38,10 @@ RESOLUTIONS = ("as-released", "current")
 _CELL_KEYS = {"framework", "version", "python", "resolution", "exclude_newer", "note"}
 _REQUIRED = ("framework", "version", "resolution", "exclude_newer")
 _TOP_KEYS = {"defaults", "frameworks", "harness", "cell"}
-_FRAMEWORK_KEYS = {"package", "display", "import", "companions"}
+_FRAMEWORK_KEYS = {"package", "display", "import", "companions", "runtime"}
+# Where a framework's probes run: "python" (pytest in a uv venv) or "node" (node --test in an npm ci
+# directory; fanin.run.node_cell). A Node cell's lock is a directory: package.json + package-lock.json.
+RUNTIMES = ("python", "node")
 
 
 class MatrixError(FaninError):
@@ -61,6 +64,7 @@ class Framework:
     display: str
     import_check: str
     companions: tuple[str, ...] = ()
+    runtime: str = "python"
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,9 @@ class Cell:
 
     @property
     def lock_path(self) -> Path:
+        """The file whose SHA-256 a result set records: uv's lock, or a Node cell's package-lock.json."""
+        if self.framework.runtime == "node":
+            return LOCKS / self.id / "package-lock.json"
         return LOCKS / f"{self.id}.txt"
 
     @property
@@ -129,7 +136,7 @@ class Matrix:
         """Accept the key (`adk`) or the package, by PyPI's name rules (`google-adk`, `google_adk`, `Google.ADK`)."""
         wanted = canonicalize_name(name)
         for fw in self.frameworks.values():
-            if wanted in (fw.key, canonicalize_name(fw.package)):
+            if wanted in (canonicalize_name(fw.key), canonicalize_name(fw.package)):
                 return fw
         known = ", ".join(f"{fw.key} ({fw.package})" for fw in self.frameworks.values())
         raise MatrixError(f"unknown framework {name!r}; expected one of {known}")
@@ -137,6 +144,28 @@ class Matrix:
     def make_cell(self, framework: Framework, version: str, python: str, resolution: str, exclude_newer: str) -> Cell:
         """A cell outside the matrix file (an upgrade check), built by the same rules."""
         return Cell(framework, version, python, resolution, exclude_newer, "", self.default_python)
+
+    def cell_id(self, framework: Framework, version: str, python: str | None = None) -> str:
+        """The id a cell of this version on this Python has (`adk-1.15.1-py3.10`), whether or not the matrix holds it."""
+        return self.make_cell(framework, version, python or self.default_python, "", "").id
+
+    def named(self, word: str, python: str | None = None) -> tuple[Framework, str, str]:
+        """(framework, version, Python) of a cell id (`adk-1.15.1`, `adk-1.15.1-py3.10`) or a spec (`google-adk==1.15.1`).
+
+        Every command that names a version takes either form; `python` picks a Python twin.
+        """
+        if "==" in word:
+            name, _, version = word.partition("==")
+            if not name.strip() or not version.strip():
+                raise MatrixError(f"{word!r} is not PACKAGE==VERSION or a cell id")
+            return self.framework(name.strip()), version.strip(), python or self.default_python
+        if any(sign in word for sign in "<>=!~ "):
+            raise MatrixError(f"malformed spec {word!r}: name one exact version, PACKAGE==VERSION, or a cell id")
+        for fw in sorted(self.frameworks.values(), key=lambda f: -len(f.key)):  # `langgraphjs` before `langgraph`
+            version, sep, twin = word.removeprefix(f"{fw.key}-").partition("-py")
+            if word.startswith(f"{fw.key}-") and version[:1].isdigit():
+                return fw, version, python or (twin if sep else self.default_python)
+        raise MatrixError(f"{word!r} is neither PACKAGE==VERSION nor a cell id (e.g. {self.cells[0].id})")
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:
@@ -174,12 +203,16 @@ def parse(data: dict[str, Any], origin: str = "matrix.toml") -> Matrix:
         companions = table.get("companions", [])
         if not isinstance(companions, list) or not all(isinstance(c, str) and c.strip() for c in companions):
             raise MatrixError(f"{where}: 'companions' must be a list of requirement strings")
+        runtime = table.get("runtime", "python")
+        if runtime not in RUNTIMES:
+            raise MatrixError(f"{where}: runtime {runtime!r}; expected one of {', '.join(RUNTIMES)}")
         frameworks[key] = Framework(
             key,
             _string(table, "package", where),
             _string(table, "display", where),
             _string(table, "import", where),
             tuple(companions),
+            runtime,
         )
     cells: list[Cell] = []
     seen: dict[str, int] = {}

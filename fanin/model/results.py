@@ -8,6 +8,7 @@ every result set; a file of another version is refused, never half-read.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from enum import Enum
@@ -62,10 +63,11 @@ HARMFUL = (
 LABEL_LIMIT = 40
 
 # framework/topic/case; the framework prefix is checked against the registry in reference/matrix.toml.
-PROBE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$")
+# The prefix is a registry key, which is also a suite directory and so may hold `_` (pydantic_graph).
+PROBE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$")
 # An observation id: the probe id, plus `[value,...]` for a variant other than the default one.
 OBSERVATION_ID = re.compile(
-    r"^(?P<probe>[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*)(?:\[(?P<variant>[a-z0-9,-]+)\])?$"
+    r"^(?P<probe>[a-z0-9][a-z0-9_-]*/[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*)(?:\[(?P<variant>[a-z0-9,-]+)\])?$"
 )
 # The dimensions a probe may run under, in the order their values appear in an observation id.
 # The first value of each is the default: the variant whose observation id is the plain probe id.
@@ -108,6 +110,8 @@ def canonical(value: Any) -> Any:
     Refuses anything it cannot represent faithfully (a probe must say what it
     saw in plain data), so a lossy value never reaches the reference.
     """
+    if isinstance(value, float) and not math.isfinite(value):
+        raise TypeError(f"{value!r} is not strict JSON: record it as a string (e.g. 'nan') if it is what was seen")
     if value is None or isinstance(value, (bool, int, float)):
         return value
     if isinstance(value, str):
@@ -405,8 +409,33 @@ class ResultSet:
 
 
 def dumps(result_set: ResultSet) -> str:
-    """Stable text: sorted keys and fixed indentation, so the reference diffs cleanly in git."""
-    return json.dumps(result_set.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """Stable text: sorted keys and fixed indentation, so the reference diffs cleanly in git.
+
+    Strict JSON only: a NaN or an infinity (which strict parsers reject) is refused, never written.
+    """
+    try:
+        return json.dumps(result_set.to_json(), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError as exc:
+        raise ResultFileError(
+            f"{result_set.cell}: a value is not strict JSON ({exc}); record a string instead"
+        ) from None
+
+
+class _NotStrict(ValueError):
+    """A result file that parses only by JSON's lax rules: a repeated key, NaN or an infinity."""
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _NotStrict(f"the key {key!r} appears twice in one object (a second copy would silently win)")
+        seen[key] = value
+    return seen
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotStrict(f"{name} is not strict JSON")
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -431,7 +460,9 @@ def load(path: Path, expect_cell: str | None = None) -> ResultSet:
     if not text.strip():
         raise ResultFileError(f"{shown(path)}: empty file; re-run the cell to regenerate it")
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_no_repeated_keys, parse_constant=_no_constant)
+    except _NotStrict as exc:
+        raise ResultFileError(f"{shown(path)}: {exc}; refused") from None
     except RecursionError:
         raise ResultFileError(f"{shown(path)}: nested too deeply to be a fanin result set") from None
     except json.JSONDecodeError as exc:

@@ -45,6 +45,10 @@ class Definition:
     text: str
     uses: frozenset[str]
     imports: tuple[tuple[str, str], ...] = ()  # (module, name) pairs it takes from other modules
+    # Not hashed: where it is (first, last line, 1-based) and the `name.attribute` pairs it reads,
+    # for the standalone reproducer (`reached`), which inlines `kit.helper` as `helper`.
+    span: tuple[int, int] = (0, 0)
+    attributes: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,15 @@ def _names_used(node: ast.AST) -> frozenset[str]:
     return frozenset(names)
 
 
+def _attributes_used(node: ast.AST) -> frozenset[tuple[str, str]]:
+    """`(name, attribute)` for every `name.attribute` read in the node (`lg_modes.invoke`)."""
+    return frozenset(
+        (child.value.id, child.attr)
+        for child in ast.walk(node)
+        if isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name)
+    )
+
+
 def _bound_names(node: ast.stmt) -> list[str]:
     if isinstance(node, _DEFINITIONS):
         return [node.name]
@@ -97,7 +110,7 @@ def _bound_names(node: ast.stmt) -> list[str]:
     return names
 
 
-def _imports(node: ast.stmt) -> tuple[tuple[str, str], ...]:
+def _imports(node: ast.AST) -> tuple[tuple[str, str], ...]:
     found: list[tuple[str, str]] = []
     for child in ast.walk(node):
         if isinstance(child, ast.ImportFrom) and child.module and not child.level:
@@ -133,11 +146,15 @@ def parse_text(text: str) -> ParsedFile:
                     text = f"import {alias.name}"
                     imports = ((alias.name, "*"),)
                 text += f" as {alias.asname}" if alias.asname else ""
-                bindings[(alias.asname or alias.name).split(".")[0]] = Definition(normalise(text), frozenset(), imports)
+                span = (node.lineno, node.end_lineno or node.lineno)
+                bindings[(alias.asname or alias.name).split(".")[0]] = Definition(
+                    normalise(text), frozenset(), imports, span
+                )
             continue
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-        segment = normalise(textwrap.dedent("\n".join(lines[first - 1 : node.end_lineno or node.lineno])))
-        definition = Definition(segment, _names_used(node), _imports(node))
+        last = node.end_lineno or node.lineno
+        segment = normalise(textwrap.dedent("\n".join(lines[first - 1 : last])))
+        definition = Definition(segment, _names_used(node), _imports(node), (first, last), _attributes_used(node))
         bound = _bound_names(node)
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # a docstring: documentation, not behaviour
@@ -204,6 +221,76 @@ def dependencies(path: Path, function: str) -> list[tuple[tuple[str, str], str]]
             else:
                 pending.append((target, imported))
     return sorted(seen.items())
+
+
+def is_import(definition: Definition) -> bool:
+    """An import line (one name of it), as `parse_text` makes them."""
+    return not definition.uses and definition.text.startswith(("import ", "from "))
+
+
+def _kit_module(where: Path, definition: Definition | None) -> Path | None:
+    """The kit a name is bound to by `import kit` (`import lg_modes`), if it is one."""
+    if definition is None or not is_import(definition) or len(definition.imports) != 1:
+        return None
+    module, name = definition.imports[0]
+    return support_module(module, where) if name == "*" else None
+
+
+def reached(
+    path: Path, start: str
+) -> tuple[list[tuple[Path, Definition]], dict[tuple[Path, str], tuple[Path, set[str]]]]:
+    """Every module-level definition the code `start` (a probe function of `path`) runs, for a standalone copy.
+
+    The walk of `dependencies`, made for inlining rather than hashing: `import kit` follows only the
+    `kit.name` the code reads (the hash takes the whole module as text and stops there), imports inside
+    the kits and inside functions (the probe's own included) are followed too, and an import of a kit's
+    definition is not returned (the definition is).
+    Returns the definitions in the order found (each statement once) and the kit modules used as
+    modules: (file, name it is bound to there, `lg_modes`) -> (the kit, the attributes read on it).
+    """
+    found: dict[tuple[Path, tuple[int, int], str], tuple[Path, Definition]] = {}  # one per statement and name
+    aliases: dict[tuple[Path, str], tuple[Path, set[str]]] = {}
+    pending: list[tuple[Path, str]] = []
+
+    def read(
+        where: Path, uses: frozenset[str], attributes: frozenset[tuple[str, str]], imports: tuple[tuple[str, str], ...]
+    ) -> None:
+        bindings = parse_file(where).bindings
+        pending.extend((where, name) for name in uses)
+        for module, name in imports:  # `from lg_kit import ThreadTurns` inside a function
+            kit = support_module(module, where)
+            if kit is not None and name != "*":
+                pending.append((kit, name))
+        for base, attribute in attributes:
+            kit = _kit_module(where, bindings.get(base))
+            if kit is not None:
+                aliases.setdefault((where, base), (kit, set()))[1].add(attribute)
+                pending.append((kit, attribute))
+
+    tree = ast.parse(start)
+    read(path, _names_used(tree), _attributes_used(tree), _imports(tree))
+    visited: set[tuple[Path, str]] = set()
+    while pending:
+        where, name = pending.pop()
+        if (where, name) in visited:
+            continue
+        visited.add((where, name))
+        definition = parse_file(where).bindings.get(name)
+        if definition is None:
+            continue  # a builtin, a parameter, or a local name
+        if is_import(definition):
+            if _kit_module(where, definition) is not None:
+                continue  # `import kit`: followed through the attributes read on it
+            module, imported = definition.imports[0] if definition.imports else ("", "")
+            target = support_module(module, where) if module else None
+            if target is None:
+                found.setdefault((where, definition.span, definition.text), (where, definition))
+            else:
+                pending.append((target, imported))
+            continue
+        found.setdefault((where, definition.span, ""), (where, definition))
+        read(where, definition.uses, definition.attributes, definition.imports)
+    return list(found.values()), aliases
 
 
 def probe_source_hash(path: Path, function: str) -> str:

@@ -5,7 +5,12 @@ environment that has the graph) yields findings: where, the pattern, the probes 
 each finding gets its evidence: what those probes observed at the installed version (the reference
 cell of that version, or the nearest one, saying which), the hazard that follows (the worst among
 the evidence), the mitigation and its own probe, and a cite line. Markdown for a design doc, JSON
-with --json. Exit 1 when a finding's hazard is in --fail-on (default: silent, hangs, loud).
+with --json. Exit 1 when a finding's hazard is in --fail-on (default: silent, hangs, loud); else 3 when
+the audit is incomplete (the dry run failed, or some nodes' writes are unknown); else 0. An import
+of the target that fails in the user's code is 3 too, a malformed target 2.
+
+With --input the inspector runs the graph once (a dry run) inside the network namespace the cells
+use (fanin.run.isolation), with Python's sockets refused in-process too; the Markdown says so.
 """
 
 from __future__ import annotations
@@ -19,14 +24,40 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from fanin.model import compare
 from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.model.matrix import Cell, Matrix
 from fanin.model.results import HAZARDS, Observation, ResultSet
 from fanin.model.source import REPO_ROOT, SUITES
 from fanin.project import here
-from fanin.run import one_cell
+from fanin.run import isolation, one_cell
 from fanin.run.identity import load_reference
+
+# How a finding was established (audit contract v2), in the words the Markdown uses.
+CERTAINTY = {
+    "observed": "seen in the dry run",
+    "source": "read from the source",
+    "static": "read from the graph's structure",
+    "possible": "possible: writers unknown (run with --input)",
+}
+INCOMPLETE = one_cell.NOT_RUN  # exit 3: no silent/loud finding, but the dry run failed or writers are unknown
+DRY_RUN = "ran the graph once on your input"
+# How a node's writes are known, in the words of the "Keys each node writes" line.
+WRITES_HOW = {
+    "observed": "dry run",
+    "source": "source",
+    "static": "structure",
+    "subgraph": "its output schema",
+    "framework": "the framework's own node",
+    "unknown": "unknown",
+}
+DRY_RUN_FAILED = "The dry run failed"
+
+
+class UserCodeError(EnvironmentFault):
+    """The target was named right, but importing it raised in the user's own code (exit 3)."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +67,8 @@ class Evidence:
     label: str
     detail: str
     cite: str
+    cell: str = ""
+    observed_at: str = ""  # the version of the reference cell the observation comes from
 
 
 @dataclass
@@ -43,10 +76,13 @@ class Finding:
     pattern: str
     where: list[str]
     hazard: str
-    certainty: str
+    certainty: str  # one of CERTAINTY's keys
     evidence: list[Evidence] = field(default_factory=list)
     mitigation: str | None = None
     mitigation_probe: Evidence | None = None
+    how: str = ""
+    precondition: str | None = None
+    probes: list[str] = field(default_factory=list)  # the probes the inspector cited (evidence lists those observed)
 
 
 @dataclass
@@ -59,25 +95,57 @@ class Audit:
     why: str
     facts: dict[str, Any]
     findings: list[Finding]
+    isolation: str | None = None  # how the dry run was kept off the network; None when there was no dry run
+    network_attempts: list[str] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)  # why "no finding" would not mean "no hazard"
 
 
-def inspect(target: str, python: str, matrix: Matrix, given: str | None) -> dict[str, Any]:
+def _command(target: str, python: str, matrix: Matrix, given: str | None) -> tuple[list[str], str | None]:
     registry = {key: fw.package for key, fw in matrix.frameworks.items()}
+    # -m, not the file: run as a script, the script's folder would be first on sys.path, where a sibling could shadow a stdlib module.
+    command = [python, "-m", "fanin.project.audit_inspect", str(SUITES), json.dumps(registry), target, given or ""]
+    if given is None:
+        return command, None
+    return isolation.wrap(command)  # the dry run runs the user's graph: in the cells' network namespace
+
+
+def _load_failure(target: str, error: dict[str, Any], full: bool) -> FaninError:
+    if error.get("type") == "LoadError":
+        return FaninError(error.get("message", "?"))
+    lines = [f"cannot import {target}: {error.get('type')}: {error.get('message')}"]
+    lines += [f"  caused by {cause}" for cause in error.get("causes", [])]
+    if error.get("chain"):
+        lines.append("  import chain (your code, last frames):")
+        lines += [f"    {frame}" for frame in error["chain"]]
+    if error.get("hint"):
+        lines.append(f"  hint: {error['hint']}")
+    if full:
+        lines += ["", error.get("traceback", "").rstrip()]
+    else:
+        lines.append("  (--traceback shows the whole traceback)")
+    return UserCodeError("\n".join(lines))
+
+
+def inspect(
+    target: str, python: str, matrix: Matrix, given: str | None, full_traceback: bool = False
+) -> dict[str, Any]:
+    command, isolated = _command(target, python, matrix, given)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run(
-        # -m, not the file: run as a script, the script's folder would be first on sys.path, where a sibling could shadow a stdlib module.
-        [python, "-m", "fanin.project.audit_inspect", str(SUITES), json.dumps(registry), target, given or ""],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise (FaninError if last.startswith("fanin: error:") else EnvironmentFault)(
-            last.removeprefix("fanin: error: ") if last.startswith("fanin: error:") else f"cannot load {target}: {last}"
-        )
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    except subprocess.TimeoutExpired:
+        raise EnvironmentFault(f"loading and inspecting {target} took more than 300 s") from None
+    if done.returncode == one_cell.BAD_INPUT and "fanin: error:" in done.stderr:
+        raise FaninError(done.stderr.strip().splitlines()[-1].removeprefix("fanin: error: "))
+    lines = [line for line in done.stdout.strip().splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        tail = done.stderr.strip().splitlines() or ["(no output)"]
+        shown = tail if full_traceback else tail[-12:]
+        raise EnvironmentFault(f"inspecting {target} failed (exit {done.returncode}):\n" + "\n".join(shown))
+    result: dict[str, Any] = json.loads(lines[-1])
+    if result.get("load_error"):
+        raise _load_failure(target, result["load_error"], full_traceback)
+    result["isolation"] = isolated
     return result
 
 
@@ -93,7 +161,9 @@ def _evidence(reference: ResultSet, probe_id: str, package: str) -> Evidence | N
         return None
     date = reference.environment.get("date", "?")
     cite = f"fanin {probe_id}@{info.source_hash} · {package} {reference.version} · reference {date}"
-    return Evidence(probe_id, observation.hazard, observation.label, observation.detail, cite)
+    return Evidence(
+        probe_id, observation.hazard, observation.label, observation.detail, cite, reference.cell, reference.version
+    )
 
 
 def _condition(finding: dict[str, Any], reference: ResultSet) -> bool:
@@ -109,9 +179,53 @@ def _condition(finding: dict[str, Any], reference: ResultSet) -> bool:
     return True
 
 
-def evaluate(target: str, matrix: Matrix, python: str | None = None, given: str | None = None) -> list[Audit]:
+def certainty_of(raw: dict[str, Any]) -> tuple[str, str]:
+    """(certainty key, how we know) of a finding; old-style free-text certainty keeps working."""
+    said = str(raw.get("certainty", ""))
+    if said in CERTAINTY:
+        return said, str(raw.get("how") or "")
+    lowered = said.lower()
+    if lowered.startswith("observed") or ("dry run" in lowered and not lowered.startswith("possible")):
+        return "observed", said
+    if lowered.startswith("possible"):
+        return "possible", said
+    return "static", said
+
+
+def relation(installed: str, cell_version: str) -> str:
+    """How the reference cell's version stands to the installed one, in words."""
+    try:
+        a, b = Version(installed), Version(cell_version)
+    except InvalidVersion:
+        return "the nearest"
+    if a == b:
+        return "this very version"
+    return "the nearest older" if b < a else "the oldest there is, newer than yours"
+
+
+def _incomplete(facts: dict[str, Any], given: str | None) -> list[str]:
+    reasons = []
+    unknown = [str(n) for n in facts.get("unknown_writers") or []]
+    if unknown:
+        fix = "the dry run did not run them" if given is not None else "run with --input to see them"
+        reasons.append(
+            f"Writers unknown for {len(unknown)} node{'s' * (len(unknown) != 1)} ({', '.join(unknown)}): {fix}"
+        )
+    error = (facts.get("dry_run") or {}).get("error")
+    if error:
+        reasons.append(f"{DRY_RUN_FAILED}: {error}")
+    return reasons
+
+
+def evaluate(
+    target: str,
+    matrix: Matrix,
+    python: str | None = None,
+    given: str | None = None,
+    full_traceback: bool = False,
+) -> list[Audit]:
     python = python or sys.executable
-    facts = inspect(target, python, matrix, given)
+    facts = inspect(target, python, matrix, given, full_traceback)
     if not facts["inspected"]:
         known = ", ".join(fw.package for fw in matrix.frameworks.values())
         raise FaninError(f"{target} is a {facts['kind']}, not a graph or agent of a framework fanin knows ({known})")
@@ -130,7 +244,17 @@ def evaluate(target: str, matrix: Matrix, python: str | None = None, given: str 
             hazard = max((e.hazard for e in evidence), key=compare.harm, default="n/a")
             if not raw["probes"]:
                 hazard = "silent"  # structural: a join nobody reaches, routes nobody can check
-            finding = Finding(raw["pattern"], [str(w) for w in raw["where"]], hazard, raw["certainty"], evidence)
+            certainty, how = certainty_of(raw)
+            finding = Finding(
+                raw["pattern"],
+                [str(w) for w in raw["where"]],
+                hazard,
+                certainty,
+                evidence,
+                how=how,
+                precondition=raw.get("precondition"),
+                probes=[str(p) for p in raw["probes"]],
+            )
             for probe in raw["probes"]:
                 entry = mitigations.get(probe)
                 if entry:
@@ -139,8 +263,76 @@ def evaluate(target: str, matrix: Matrix, python: str | None = None, given: str 
                     finding.mitigation_probe = _evidence(reference, mitigated, framework.package) if mitigated else None
                     break
             findings.append(finding)
-        audits.append(Audit(target, framework.key, framework.package, version, cell.id, why, inspected, findings))
+        ran = inspected.get("dry_run") is not None
+        audits.append(
+            Audit(
+                target,
+                framework.key,
+                framework.package,
+                version,
+                cell.id,
+                why,
+                inspected,
+                findings,
+                isolation=facts.get("isolation") if ran else None,
+                network_attempts=list(facts.get("network_attempts") or []) if ran else [],
+                incomplete=_incomplete(inspected, given),
+            )
+        )
     return audits
+
+
+def _evidence_line(audit: Audit, e: Evidence) -> str:
+    if e.observed_at == audit.version:
+        return f"- Evidence `{e.probe}` at {audit.package} {audit.version}: [{e.hazard}] {e.detail}"
+    return (
+        f"- Evidence `{e.probe}` (installed {audit.version}; observed in reference cell `{e.cell}`,"
+        f" {relation(audit.version, e.observed_at)}): [{e.hazard}] {e.detail}"
+    )
+
+
+def _dry_run_lines(audit: Audit) -> list[str]:
+    run = audit.facts.get("dry_run")
+    if run is None:
+        return []
+    isolated = {
+        isolation.NAMESPACE: "isolated from the network (a network namespace with loopback only)",
+        isolation.IN_PROCESS: "isolated from the network in-process only (no network namespace here)",
+    }.get(audit.isolation or "", "isolated from the network in-process only")
+    fake = run.get("fake_model")
+    if fake:
+        model = "chat models replaced by a fake" + (f" ({fake})" if isinstance(fake, str) else "")
+    elif "fake_model" in run:
+        model = "no chat model found to replace"
+    else:
+        model = "chat models not replaced (a call to a real one is cut off by the isolation)"
+    how = " (with astream: the graph has async nodes)" if run.get("mode") == "async" else ""
+    lines = ["### Dry run", "", f"fanin {DRY_RUN}{how}, {isolated}, {model}.", ""]
+    writes = run.get("writes") or []
+    if writes:
+        lines += ["| superstep | node | keys written |", "|---|---|---|"]
+        for w in writes:
+            keys = ", ".join(f"`{k}`" for k in w.get("keys") or []) or "(nothing)"
+            lines.append(f"| {w.get('step', '?')} | {w.get('node', '?')} | {keys} |")
+        lines.append("")
+    else:
+        lines += ["No node finished in the dry run.", ""]
+    if run.get("error") and str(run["error"]).startswith("InvalidUpdateError"):
+        stopped = (
+            f"**The dry run stopped at a fan-in:** `{run['error']}`: the loud failure a finding below reports."
+            f" The nodes after it did not run; the audit is incomplete (exit {INCOMPLETE} unless a finding is silent"
+            " or loud)."
+        )
+        lines += [stopped, ""]
+    elif run.get("error"):
+        failed = (
+            f"**{DRY_RUN_FAILED}:** `{run['error']}`. The findings below come from the graph's structure and"
+            f" its source only; the audit is incomplete (exit {INCOMPLETE} unless a finding is silent or loud)."
+        )
+        lines += [failed, ""]
+    if audit.network_attempts:
+        lines += [f"It tried to reach the network (refused): {', '.join(audit.network_attempts)}.", ""]
+    return lines
 
 
 def markdown(audits: list[Audit]) -> str:
@@ -149,7 +341,7 @@ def markdown(audits: list[Audit]) -> str:
         lines += [
             f"## fanin audit of `{audit.target}`",
             "",
-            f"{audit.package} {audit.version} installed; evidence from `{audit.compared_with}` ({audit.why}).",
+            f"{audit.package} {audit.version} installed; evidence from reference cell `{audit.compared_with}` ({audit.why}).",
             "",
         ]
         channels = audit.facts.get("channels")
@@ -165,17 +357,37 @@ def markdown(audits: list[Audit]) -> str:
                 "Nodes that can run in one superstep: " + "; ".join(", ".join(g) for g in audit.facts["parallel"])
             )
             lines.append("")
+        writes = audit.facts.get("writes") or {}
+        if writes:
+            shown = []
+            for node, info in sorted(writes.items()):
+                keys = ", ".join(info.get("keys") or []) or "nothing"
+                how = WRITES_HOW.get(info.get("how", ""), "?")
+                shown.append(f"{node} → {keys if how != 'unknown' else '?'} ({how})")
+            lines += ["Keys each node writes: " + "; ".join(shown), ""]
+        lines += _dry_run_lines(audit)
+        for reason in audit.incomplete:
+            if not reason.startswith(DRY_RUN_FAILED):  # shown in the dry run's section
+                lines += [f"**{reason.rstrip('.')}.**", ""]
         if not audit.findings:
-            lines += ["No fan-in hazard found.", ""]
+            if audit.incomplete:
+                lines += ["No finding in what could be seen; the audit is incomplete (above).", ""]
+            else:
+                lines += ["No fan-in hazard found.", ""]
         for number, finding in enumerate(audit.findings, start=1):
+            how = CERTAINTY.get(finding.certainty, finding.certainty)
+            if finding.how:
+                how += f" ({finding.how})"
             lines += [
                 f"### {number}. {finding.pattern} — **{finding.hazard}**",
                 "",
                 f"- Where: {'; '.join(finding.where)}",
-                f"- How we know: {finding.certainty}",
+                f"- How we know: {how}",
             ]
+            if finding.precondition:
+                lines.append(f"- Holds here: {finding.precondition}")
             for e in finding.evidence:
-                lines.append(f"- Evidence `{e.probe}` at {audit.package} {audit.version}: [{e.hazard}] {e.detail}")
+                lines.append(_evidence_line(audit, e))
                 lines.append(f"  - Cite: `{e.cite}`")
             if finding.mitigation:
                 lines.append(f"- Mitigation: {finding.mitigation}")
@@ -186,19 +398,33 @@ def markdown(audits: list[Audit]) -> str:
     return "\n".join(lines)
 
 
+def exit_code(audits: list[Audit], fail_on: list[str]) -> int:
+    """1 when a finding's hazard is in fail_on; else 3 when the audit is incomplete; else 0."""
+    if any(f.hazard in fail_on for a in audits for f in a.findings):
+        return one_cell.CHANGED
+    if any(a.incomplete for a in audits):
+        return INCOMPLETE
+    return one_cell.SAME
+
+
 def run(
-    target: str, matrix: Matrix, python: str | None, given: str | None, json_path: Path | None, fail_on: list[str]
+    target: str,
+    matrix: Matrix,
+    python: str | None,
+    given: str | None,
+    json_path: Path | None,
+    fail_on: list[str],
+    full_traceback: bool = False,
 ) -> int:
     wrong = [h for h in fail_on if h not in HAZARDS]
     if wrong:
         raise FaninError(f"--fail-on {', '.join(wrong)}: hazards are {', '.join(HAZARDS)}")
-    audits = evaluate(target, matrix, python, given)
+    audits = evaluate(target, matrix, python, given, full_traceback)
     print(markdown(audits))
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps([asdict(a) for a in audits], indent=2, sort_keys=True, default=str) + "\n")
-    failing = [f for a in audits for f in a.findings if f.hazard in fail_on]
-    return one_cell.CHANGED if failing else one_cell.SAME
+    return exit_code(audits, fail_on)
 
 
 def python_of(cell: Cell) -> str:
@@ -207,4 +433,5 @@ def python_of(cell: Cell) -> str:
     interpreter = pythons.find(cell.python)
     if interpreter is None:
         raise EnvironmentFault(f"Python {cell.python} is not installed (looked in pyenv and on PATH)")
-    return str(venvs.ensure(cell.id, interpreter, cell.lock_path).python)
+    lock_names = (cell.framework.package, cell.version)  # a swapped lock is refused before anything installs
+    return str(venvs.ensure(cell.id, interpreter, cell.lock_path, framework=lock_names).python)

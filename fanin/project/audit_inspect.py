@@ -4,6 +4,12 @@
 version of each registered framework and the facts of every inspector that recognised the
 target (suites/<framework>/audit.py). The harness never imports a framework; this script,
 like a probe, runs where the framework is.
+
+A target that cannot be loaded is not a crash: the JSON says `{"load_error": {...}}` with the
+exception, its causes and the import chain (the frames in the user's own files), and the
+whole traceback, for the harness to show. With an input (a dry run), Python's sockets are
+refused in-process too (fanin.run.netblock), and the attempts are listed, on top of the network
+namespace the harness runs this in.
 """
 
 from __future__ import annotations
@@ -13,33 +19,105 @@ import importlib.metadata
 import importlib.util
 import json
 import sys
+import sysconfig
+import traceback
 from pathlib import Path
 from typing import Any
+
+BAD_SPEC = 2  # exit code for a malformed target: the user's input, not their code
+
+
+class LoadError(Exception):
+    """The target's module raised while being imported, or lacks the attribute."""
+
+
+def package_root(path: Path) -> tuple[Path, str]:
+    """Where to put on sys.path and the dotted module name, as pytest finds them: up the `__init__.py` chain.
+
+    `app/agents/graph.py` with `app/__init__.py` and `app/agents/__init__.py` is `app.agents.graph`,
+    imported with the folder above `app/` on sys.path, so `from .nodes import x` works.
+    """
+    parts = [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    if path.name == "__init__.py":
+        parts = parts[:-1]
+    return folder, ".".join(parts)
+
+
+def _bad_spec(message: str) -> SystemExit:
+    sys.stderr.write(f"fanin: error: {message}\n")
+    return SystemExit(BAD_SPEC)
 
 
 def load_target(spec: str) -> Any:
     """`path/to/file.py:ATTR` or `package.module:ATTR`."""
     where, sep, attr = spec.rpartition(":")
     if not sep or not where or not attr:
-        raise SystemExit(f"fanin: error: audit target {spec!r} is not FILE.py:ATTR or package.module:ATTR")
+        raise _bad_spec(f"audit target {spec!r} is not FILE.py:ATTR or package.module:ATTR")
     if where.endswith(".py"):
         path = Path(where).resolve()
         if not path.is_file():
-            raise SystemExit(f"fanin: error: {where}: no such file")
-        sys.path.insert(0, str(path.parent))
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        assert module_spec is not None and module_spec.loader is not None
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[path.stem] = module
-        module_spec.loader.exec_module(module)
+            raise _bad_spec(f"{where}: no such file")
+        root, name = package_root(path)
+        sys.path.insert(0, str(root))
+        if name == path.stem:
+            module_spec = importlib.util.spec_from_file_location(name, path)
+            assert module_spec is not None and module_spec.loader is not None
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[name] = module
+            module_spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(name)
     else:
         module = importlib.import_module(where)
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise SystemExit(f"fanin: error: {where} has no attribute {attr!r}")
+            raise LoadError(f"{where} has no attribute {attr!r}")
         obj = getattr(obj, part)
     return obj
+
+
+def _library_dirs() -> tuple[str, ...]:
+    found = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    found.add(str(Path(__file__).resolve().parent.parent))  # fanin itself
+    return tuple(sorted(found))
+
+
+def describe(exc: BaseException) -> dict[str, Any]:
+    """The exception, its causes, the frames in the user's files (the import chain), and the whole traceback."""
+    libraries = _library_dirs()
+    frames = traceback.extract_tb(exc.__traceback__)
+    mine = [
+        f for f in frames if not f.filename.startswith(libraries) and not f.filename.startswith("<frozen importlib")
+    ]
+    chain = [f"{f.filename}:{f.lineno} in {f.name}: {(f.line or '').strip()}" for f in mine[-6:]]
+    if frames and (not mine or frames[-1] is not mine[-1]):
+        last = frames[-1]
+        chain.append(f"raised in {last.filename}:{last.lineno} in {last.name}")
+    causes: list[str] = []
+    seen: BaseException | None = exc.__cause__ or exc.__context__
+    while seen is not None and len(causes) < 5:
+        causes.append(f"{type(seen).__name__}: {str(seen).strip()}")
+        seen = seen.__cause__ or seen.__context__
+    message = str(exc).strip()
+    hint = None
+    if "attempted relative import" in message or "no known parent package" in message:
+        hint = (
+            "the file uses package-relative imports: give the module form (package.module:ATTR)"
+            " from the folder above the package, or add the missing __init__.py"
+        )
+    return {
+        "type": type(exc).__name__,
+        "message": message,
+        "causes": causes,
+        "chain": chain,
+        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+        "hint": hint,
+    }
 
 
 def main() -> None:
@@ -51,7 +129,20 @@ def main() -> None:
             versions[key] = importlib.metadata.version(package)
         except importlib.metadata.PackageNotFoundError:
             continue
-    target = load_target(spec)
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    attempts = None
+    if given is not None:
+        from fanin.run import netblock
+
+        attempts = netblock.Attempts()
+        netblock.install(attempts)
+    try:
+        target = load_target(spec)
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        print(json.dumps({"versions": versions, "python": python, "load_error": describe(exc)}, default=str))
+        return
     seen = []
     for key in versions:
         inspector = suites / key / "audit.py"
@@ -61,14 +152,21 @@ def main() -> None:
         module_spec = importlib.util.spec_from_file_location(f"fanin_audit_{key}", inspector)
         assert module_spec is not None and module_spec.loader is not None
         module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_spec.name] = module  # dataclasses and typing look their module up by name
         module_spec.loader.exec_module(module)
         facts = module.inspect(target, given)
         if facts is not None:
             seen.append(facts)
-    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
     print(
         json.dumps(
-            {"versions": versions, "python": python, "inspected": seen, "kind": type(target).__name__}, default=str
+            {
+                "versions": versions,
+                "python": python,
+                "inspected": seen,
+                "kind": type(target).__name__,
+                "network_attempts": sorted(set(attempts.seen)) if attempts is not None else None,
+            },
+            default=str,
         )
     )
 

@@ -4,28 +4,47 @@ Your exact resolved dependencies, not a lock of ours: this is what a team puts i
 on a Renovate/Dependabot upgrade PR. Each registered framework found installed is probed with
 this interpreter (pytest and pytest-timeout must be installed here too), isolated from the
 network like any cell, and compared with the reference cell of that version, or the nearest
-one, saying which and why. The comparison is the upgrade gate's: exit 1 on a regression or a
-changed value, 0 otherwise; 3 when the run itself could not happen.
+one, saying which and why.
+
+It judges the framework, not the venv. A reference cell's lock holds the framework's
+`companions` (the checkpointer and session-store packages its backends need); an app rarely
+installs them all. An observation that differs from the reference because it needed a
+companion that is not installed here is *not covered here*, never a regression: the plugin
+records, per observation, each registered companion whose import failed while it was not
+installed (`--fanin-companions`, the result set's `environment.not_installed`), and such an
+observation that did not run to an `ok` outcome is set aside, with one install hint for all.
+
+The comparison is the upgrade gate's: exit 1 on a regression or a changed value among the
+observations covered here, 0 otherwise; 3 when the run itself could not happen. The result
+set and log go to the user cache (or `--out DIR`), never into the project directory.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import importlib.util
+import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import Version
+from tabulate import tabulate
 
 from fanin.model import compare
 from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.model.matrix import REPORTS, Cell, Framework, Matrix
-from fanin.model.results import ResultSet, load
+from fanin.model.results import OK, ResultSet, load
+from fanin.model.source import INSTALLED, shown
 from fanin.run import one_cell
 from fanin.run.identity import load_reference
 from fanin.versions.upgrade import gate
+
+NOT_INSTALLED = "not_installed"  # the result set's environment key the plugin writes under --fanin-companions
 
 
 @dataclass(frozen=True)
@@ -34,6 +53,16 @@ class Found:
     version: str
     baseline: Cell
     why: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One framework's line in the closing table."""
+
+    framework: str
+    installed: str
+    compared_with: str
+    verdict: str
 
 
 def _installed(package: str, python: str) -> str | None:
@@ -81,18 +110,41 @@ def find(matrix: Matrix, python: str) -> list[Found]:
     return found
 
 
-def run(matrix: Matrix, python: str | None = None) -> int:
+def user_cache() -> Path:
+    """The per-user cache directory (XDG on Linux, ~/Library/Caches on macOS, %LOCALAPPDATA% on Windows)."""
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "fanin"
+    if os.name == "nt":
+        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "fanin" / "Cache"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fanin"
+
+
+def output_dir(out: Path | None) -> Path:
+    """Where a --here run keeps its result set and log: `--out`, else FANIN_REPORTS or a checkout's reports/,
+    else the user cache. Never the current (project) directory unless asked."""
+    if out is not None:
+        return out
+    if "FANIN_REPORTS" in os.environ or not INSTALLED:
+        return REPORTS / "here"
+    return user_cache() / "here"
+
+
+def run(matrix: Matrix, python: str | None = None, out: Path | None = None) -> int:
+    if python is not None and not (Path(python).is_file() and os.access(python, os.X_OK)) and not shutil.which(python):
+        raise FaninError(f"--python {python}: no such interpreter (give the path of the environment's python)")
     python = python or sys.executable
     for needed in ("pytest", "pytest_timeout"):
         if importlib.util.find_spec(needed) is None and python == sys.executable:
             raise EnvironmentFault(
                 f"probe --here runs pytest in this environment: pip install pytest pytest-timeout ({needed} is missing)"
             )
+    where = output_dir(out)
     code = one_cell.SAME
     day = _dt.datetime.now(_dt.UTC).date().isoformat() + "T00:00:00Z"
+    verdicts: list[Verdict] = []
     for found in find(matrix, python):
         cell = matrix.make_cell(found.framework, found.version, found.baseline.python, "current", day)
-        results = REPORTS / "here" / f"{cell.id}.json"
+        results = where / f"{cell.id}.json"
         print(
             f"fanin: {found.framework.package} {found.version} installed here; comparing with {found.baseline.id}: {found.why}"
         )
@@ -105,22 +157,98 @@ def run(matrix: Matrix, python: str | None = None) -> int:
             lock=None,
             reference=None,
             results=results,
-            junit=results.with_suffix(".xml"),
-            html=None,
             accept_new=True,
+            pytest_args=("--fanin-companions", ",".join(found.framework.companions)),
         )
         log = results.with_suffix(".log")
         log.parent.mkdir(parents=True, exist_ok=True)
         with one_cell.signals_end_children(), log.open("w", encoding="utf-8") as handle:
             outcome = one_cell.run_cell(spec, handle)
+        compared_with = f"{found.baseline.id} ({_short(found.why)})"
         if outcome.code not in (one_cell.SAME, one_cell.CHANGED):
-            print(f"fanin: {cell.id}: NOT RUN: {outcome.reason} (log: {log})")
+            print(f"fanin: {cell.id}: NOT RUN: {outcome.reason} (log: {shown(log)})")
+            verdicts.append(Verdict(found.framework.package, found.version, compared_with, "NOT RUN (see above)"))
             code = max(code, outcome.code)
             continue
-        code = max(code, _compare(load_reference(found.baseline.reference_path, found.baseline), load(results)))
+        base = load_reference(found.baseline.reference_path, found.baseline)
+        framework_code, verdict = _compare(found.framework, base, load(results))
+        verdicts.append(Verdict(found.framework.package, found.version, compared_with, verdict))
+        code = max(code, framework_code)
+    print()
+    print(
+        tabulate(
+            [[v.framework, v.installed, v.compared_with, v.verdict] for v in verdicts],
+            headers=["framework", "installed here", "compared with", "verdict"],
+            tablefmt="github",
+        )
+    )
+    print(f"\nfanin: result set and log of this run in {shown(where)}/ (--out DIR to keep them elsewhere)")
     return code
 
 
-def _compare(base: ResultSet, here: ResultSet) -> int:
+def _short(why: str) -> str:
+    """The closing table's few words for why this cell was chosen."""
+    if why.startswith("the reference cell of this very"):
+        return "same version and Python"
+    if why.startswith("the reference cell of this version"):
+        return "same version, another Python"
+    if "nearest older" in why:
+        return "nearest older version"
+    return "oldest version"
+
+
+def not_covered(changes: list[compare.Change], here: ResultSet) -> list[compare.Change]:
+    """Changes made by this environment, not by the framework: the observation needed a registered companion
+    that is not installed here (the plugin's record) and did not run to an `ok` outcome."""
+    needed = here.environment.get(NOT_INSTALLED) or {}
+    return [
+        change
+        for change in changes
+        if change.is_breaking and change.after is not None and change.after.outcome != OK and change.probe_id in needed
+    ]
+
+
+def install_hint(framework: Framework, here: ResultSet) -> str:
+    """One `pip install` naming every registered companion of the framework this environment lacks."""
+    installed = {canonicalize_name(name) for name in here.environment.get("packages", {})}
+    missing = []
+    for companion in framework.companions:
+        try:
+            name = canonicalize_name(Requirement(companion).name)
+        except InvalidRequirement:
+            name = canonicalize_name(companion)
+        if name not in installed:
+            missing.append(f'"{companion}"' if "[" in companion else companion)
+    return "pip install " + " ".join(missing)
+
+
+def _compare(framework: Framework, base: ResultSet, here: ResultSet) -> tuple[int, str]:
+    """Print the gate for the covered observations and one line for the rest; the exit code and the verdict."""
+    changes = compare.diff(base, here)
+    aside = not_covered(changes, here)
+    set_aside = {change.probe_id for change in aside}
+    covered = [change for change in changes if change.probe_id not in set_aside]
+    observed = len(here.observations) - len(aside)
     header = f"{base.cell} (reference) -> {here.framework} {here.version} installed here"
-    return gate(header, compare.diff(base, here), len(here.observations))
+    code = one_cell.SAME
+    if covered:
+        code = gate(header, covered, observed, details=True)
+    if aside:
+        needed = here.environment.get(NOT_INSTALLED) or {}
+        lacking = sorted({name for change in aside for name in needed[change.probe_id]})
+        print(
+            f"fanin: {here.framework}: {len(aside)} of {len(here.observations)} observations not covered here: "
+            f"they need {', '.join(lacking)}, not installed in this environment (the reference cell has them); "
+            f"to cover them too: {install_hint(framework, here)}"
+        )
+    tally = ", ".join(
+        f"{sum(c.label == label for c in covered)} {label}" for label in dict.fromkeys(c.label for c in covered)
+    )
+    if not any(change.is_breaking for change in covered):
+        verdict = f"same behaviour as the reference in all {observed} observations covered here"
+        verdict += f" ({tally})" if tally else ""
+    else:
+        verdict = f"{tally} in {observed} observations covered here"
+    if aside:
+        verdict += f"; {len(aside)} not covered here (packages missing, see above)"
+    return code, verdict

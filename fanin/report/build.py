@@ -30,7 +30,7 @@ from urllib.parse import quote
 
 from packaging.version import InvalidVersion, Version
 
-from fanin.model import compare, markers
+from fanin.model import compare, js_source, markers
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Matrix
 from fanin.model.results import (
@@ -393,6 +393,28 @@ class Answer:
     observation: Observation | None
     cite: Cite | None = None
 
+    @property
+    def absent(self) -> str:
+        """An n/a observation in words, from its reason: "not in google-adk 1.15.1: no module google.adk.workflow …".
+
+        "" when the observation is not n/a, or when its reason says nothing beyond "n/a".
+        """
+        o = self.observation
+        if o is None or o.outcome != NOT_APPLICABLE or self.cite is None or self.column is None:
+            return ""
+        reason = " ".join(o.detail.split())
+        if reason.lower().startswith("n/a"):
+            reason = reason[3:].lstrip(" :—-")
+        reason = reason.replace(" in this version", "")
+        if not reason:
+            return ""
+        return f"not in {self.cite.package} {self.column.label}: {reason}"
+
+    @property
+    def said(self) -> bool:
+        """Whether the answer says anything: an n/a with no reason is left out of the checklist."""
+        return self.observation is None or self.observation.outcome != NOT_APPLICABLE or bool(self.absent)
+
 
 @dataclass(frozen=True)
 class Question:
@@ -546,10 +568,24 @@ def _key_finding(view: FrameworkView) -> KeyFinding | None:
 
 
 @dataclass(frozen=True)
+class ChecklistMitigation:
+    """An evidence probe's mitigation (mitigations.toml) and what its mitigation probe observed at the same version."""
+
+    probe_id: str  # the hazard probe the mitigation is for
+    text: str
+    source: str
+    observed: Answer | None  # the `-mitigated` probe's answer; None when mitigations.toml names no probe
+    at: str  # the version the evidence was observed at ("google-adk 1.15.1")
+
+
+@dataclass(frozen=True)
 class ChecklistItem:
     question: str
     why: str
     evidence: tuple[Answer, ...]
+    mitigations: tuple[ChecklistMitigation, ...] = ()
+    left_out: tuple[str, ...] = ()  # names of the frameworks asked for that no cited probe is of (report --for)
+    no_mitigation: str = ""  # why the item has no mitigation line, when it has none
 
 
 @dataclass(frozen=True)
@@ -562,6 +598,14 @@ class ChecklistSection:
 
 # The documents a report is made of, by their place in a published bundle (`report --out DIR`).
 REPORT_MD = "REPORT.md"
+PROBES_DIR = "probes"  # one Markdown file of probe sections per framework, beside REPORT.md
+
+
+def probes_md(framework: str) -> str:
+    """The document holding a framework's probe sections (`probes/langgraph.md`)."""
+    return f"{PROBES_DIR}/{framework}.md"
+
+
 CHECKLIST_MD = "CHECKLIST.md"
 MATRIX_HTML = "matrix.html"
 COMPARE_DIR = "compare"
@@ -606,8 +650,10 @@ class Links:
         return posixpath.relpath(self._place(document), start) + tail
 
     def probe(self, anchor: str, source: str) -> str:
-        """A probe's section: in the Markdown report from Markdown, in the HTML page from HTML."""
-        return self.href(MATRIX_HTML if source.endswith(".html") else REPORT_MD, anchor, source)
+        """A probe's section: in its framework's probes/<key>.md from Markdown, in the HTML page from HTML."""
+        if source.endswith(".html"):
+            return self.href(MATRIX_HTML, anchor, source)
+        return self.href(probes_md(anchor.split("/", 1)[0]) if "/" in anchor else REPORT_MD, anchor, source)
 
     def source_file(self, path: str, lines: tuple[int, int] | None, source: str) -> str:
         """A probe's file in the checkout (GitHub line anchors); "" when the checkout is not reachable."""
@@ -782,6 +828,13 @@ def _reproducer_of(
 ) -> tuple[str | None, bool, tuple[int, int] | None]:
     """Once per function and file version: hashing follows the probe's dependencies through the kits."""
     try:
+        if path.name.endswith(js_source.SUFFIX):  # a Node probe (fanin.model.js_source)
+            js = js_source.parse_file(path)
+            return (
+                js.function(function),
+                js_source.probe_source_hash(path, function) == observed_hash,
+                js.spans[function],
+            )
         parsed = parse_file(path)
         code = parsed.function(function)
         return code, probe_source_hash(path, function) == observed_hash, parsed.spans[function]
@@ -1109,6 +1162,76 @@ def _answers(view: FrameworkView | None, probe_ids: Sequence[str], column: Colum
     return tuple(answers)
 
 
+def _checklist_mitigations(
+    views: Sequence[FrameworkView],
+    view: FrameworkView | None,
+    answers: Sequence[Answer],
+    mitigations: Mapping[str, Mapping[str, str]],
+) -> list[ChecklistMitigation]:
+    """The mitigation of each observed evidence probe, with its mitigation probe's answer at the same version.
+
+    An n/a evidence probe gets none: there is nothing to mitigate where the API is missing.
+    """
+    out = []
+    for answer in answers:
+        entry = mitigations.get(probe_of(answer.probe_id))
+        if entry is None or view is None or answer.observation is None or answer.column is None:
+            continue
+        if answer.observation.outcome == NOT_APPLICABLE:
+            continue
+        target = str(entry.get("probe", ""))
+        observed = None
+        if target:
+            owner = next((v for v in views if v.probe(probe_of(target))), view)
+            (observed,) = _answers(owner, [target], owner.focus)
+        at = f"{view.package} {answer.column.label}"
+        out.append(
+            ChecklistMitigation(answer.probe_id, str(entry.get("text", "")), str(entry.get("source", "")), observed, at)
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class RuntimePair:
+    """One scenario observed on both runtimes: `<fw>/<topic>/<case>` (Python) and `<fw>js/<topic>/<case>` (Node)."""
+
+    case: str  # topic/case
+    python: Answer
+    node: Answer
+
+    @property
+    def same(self) -> bool | None:
+        """Same outcome, hazard and matrix label at the focus versions; None if either is unobserved.
+
+        The values differ in shape between the two suites, so they are not compared; the label is the
+        behaviour in a few words (`join ×2`), so "sibling cancelled" and "sibling ran on" differ.
+        """
+        a, b = self.python.observation, self.node.observation
+        if a is None or b is None:
+            return None
+        return (a.outcome, a.hazard, a.label) == (b.outcome, b.hazard, b.label)
+
+
+def runtime_pairs(rep: Report) -> tuple[tuple[FrameworkView, FrameworkView, tuple[RuntimePair, ...]], ...]:
+    """Python vs JavaScript: a Node framework keyed `<key>js` lines up every probe id its Python `<key>` also has."""
+    views = {v.key: v for v in rep.frameworks}
+    found = []
+    for node in rep.frameworks:
+        python = views.get(node.key[:-2]) if node.key.endswith("js") else None
+        if python is None:
+            continue
+        pairs = []
+        for probe in node.probes:
+            case = probe.id.split("/", 1)[1]
+            if python.probe(f"{python.key}/{case}") is None:
+                continue
+            (py_answer,) = _answers(python, [f"{python.key}/{case}"], python.focus)
+            (js_answer,) = _answers(node, [probe.id], node.focus)
+            pairs.append(RuntimePair(case, py_answer, js_answer))
+        found.append((python, node, tuple(pairs)))
+    return tuple(found)
+
+
 def _question_verdict(a_name: str, b_name: str, a: Sequence[Answer], b: Sequence[Answer], question: str) -> str:
     """Compare's classifier over the most harmful answer of each side, said between frameworks."""
     worst_a = _worst([x.observation for x in a if x.observation], question)
@@ -1251,14 +1374,42 @@ def _build(
         answers = {v.key: _answers(v, list(row.get(v.key, [])), v.focus) for v in views}
         comparison.append(Question(row["question"], answers))
     checklist = []
+    asked = [v for v in views if focus and v.key in focus]
     for section in _read_toml("checklist.toml").get("section", []):
         items = []
         for item in section.get("item", []):
             evidence: list[Answer] = []
+            helps: list[ChecklistMitigation] = []
             for pid in item.get("probes", []):
                 view = next((v for v in views if v.probe(probe_of(pid))), None)
-                evidence += _answers(view, [pid], view.focus if view else None)
-            items.append(ChecklistItem(item["question"], item.get("why", ""), tuple(evidence)))
+                if focus and (view is None or view.key not in focus):
+                    continue  # report --for: only the frameworks asked for
+                found = _answers(view, [pid], view.focus if view else None)
+                evidence += [a for a in found if a.said]
+                helps += _checklist_mitigations(views, view, found, mitigations)
+            absent = [a for a in evidence if a.absent and probe_of(a.probe_id) in mitigations]
+            if helps:
+                why_none = ""
+            elif not evidence:
+                why_none = "none: no probe is cited at the versions asked for"
+            elif absent:
+                why_none = (
+                    "none applies: "
+                    + ", ".join(f"`{a.probe_id}`" for a in absent)
+                    + " has one, but is not in this version"
+                )
+            else:
+                why_none = "none recorded for the probes cited (`reference/mitigations.toml`)"
+            items.append(
+                ChecklistItem(
+                    item["question"],
+                    item.get("why", ""),
+                    tuple(evidence),
+                    tuple(helps),
+                    tuple(v.name for v in asked if not any(a.probe_id.startswith(f"{v.key}/") for a in evidence)),
+                    why_none,
+                )
+            )
         checklist.append(ChecklistSection(section["title"], tuple(items)))
     notes = tuple(
         f"{v.name} {v.focus.label}: "
@@ -1272,7 +1423,9 @@ def _build(
     )
     focused_views = [v for v in views if v.focus is not None and focus and v.key in focus]
     evidence_at = ", ".join(
-        f"{v.package} {v.focus.label}" + (" (local run)" if v.focus.origin else "") for v in views if v.focus
+        f"{v.package} {v.focus.label}" + (" (local run)" if v.focus.origin else "")
+        for v in (focused_views or views)
+        if v.focus
     )
     fields = (
         ("Framework", ", ".join(f"{v.name} ({v.package})" for v in focused_views)),

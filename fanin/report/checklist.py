@@ -7,7 +7,7 @@ so the reason an item matters is evidence, not opinion. Nothing is truncated.
 
 from __future__ import annotations
 
-from fanin.report.build import CHECKLIST_MD, HAZARD_STYLES, REPORT_MD, Answer, Report
+from fanin.report.build import CHECKLIST_MD, HAZARD_STYLES, REPORT_MD, Answer, ChecklistMitigation, Report
 
 BLANK = "_…_"
 HINTS = {"Owner": "name, team", "Decision": "adopt / adopt with mitigations / do not adopt"}
@@ -22,11 +22,23 @@ def evidence(report: Report, answer: Answer, source: str = CHECKLIST_MD) -> str:
     if answer.observation is None or answer.column is None or answer.cite is None:
         return f"{link}: not probed yet"
     o = answer.observation
-    style = HAZARD_STYLES[o.hazard]
     where = f"{answer.cite.package} {answer.column.label}" + (", local run" if answer.column.origin else "")
+    if answer.absent:
+        return f"{link}@{answer.cite.source_hash}: {_text(answer.absent)}"
+    style = HAZARD_STYLES[o.hazard]
     return (
         f"{link}@{answer.cite.source_hash} ({where}): {style.mark} {style.word} · {_text(o.label)} — {_text(o.detail)}"
     )
+
+
+def mitigation(report: Report, m: ChecklistMitigation, source: str = CHECKLIST_MD) -> str:
+    text = f"{_text(m.text)} ([source]({m.source}))" if m.source else _text(m.text)
+    link = f"[`{m.probe_id}`]({report.links.probe(report.anchor(m.probe_id), source)})"
+    if m.observed is None:
+        return f"for {link}: {text}; no mitigation probe yet"
+    if m.observed.observation is None:
+        return f"for {link}: {text}; `{m.observed.probe_id}` has no observation at {m.at}"
+    return f"for {link}: {text}; with it, {evidence(report, m.observed, source)}"
 
 
 def checklist(report: Report, source: str = CHECKLIST_MD) -> str:
@@ -59,5 +71,11 @@ def checklist(report: Report, source: str = CHECKLIST_MD) -> str:
                 lines.append(f"  - Why it matters: {_text(item.why)}")
             for answer in item.evidence:
                 lines.append(f"  - Evidence: {evidence(report, answer, source)}")
+            for name in item.left_out:
+                lines.append(f"  - Evidence: no {name} probe is cited for this item")
+            for m in item.mitigations:
+                lines.append(f"  - Mitigation {mitigation(report, m, source)}")
+            if item.no_mitigation:
+                lines.append(f"  - Mitigation: {item.no_mitigation}")
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"

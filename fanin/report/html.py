@@ -1,7 +1,8 @@
 """One self-contained HTML page (and compare pages): the matrix with hazards in words, every probe.
 
 No fonts, images or network: the page opens offline, prints, and works without
-JavaScript; one small inline script only adds a picker that compares any two columns.
+JavaScript; one small inline script only adds a picker that shows any two columns (and, on request,
+the versions between them), with only the rows that differ.
 Every probe id is an anchor (`matrix.html#langgraph/join/separate-edges`). Formatting
 only: every choice was made in fanin.report.build.
 """
@@ -91,6 +92,7 @@ section.probe:target,h4:target,tbody:target th,section:target>h2{outline:3px sol
 form.pick{margin:.4rem 0;font-size:13px}
 form.pick select,form.pick button{font:inherit}
 .matrix.picked th.pick-col{outline:2px solid #0072b2;outline-offset:-2px}
+.matrix.picked-two .delta,.matrix.picked-two .cmp{display:none}
 @media (max-width:700px){
  body{padding:.5rem .6rem 3rem;font-size:14px}
  h1{font-size:1.35rem}
@@ -129,28 +131,39 @@ STYLE += (
 
 SCRIPT = """
 (function(){
-function cover(tr,i){var c=tr.querySelectorAll('td');
- for(var k=0;k<c.length;k++){if(+c[k].dataset.from<=i&&i<=+c[k].dataset.to)return c[k];}return null;}
+function label(t,i){var h=t.querySelector('thead th[data-col="'+i+'"]');return h?h.firstChild.textContent:String(i);}
 document.querySelectorAll('form.pick').forEach(function(f){
  f.hidden=false;
  var t=document.getElementById(f.dataset.table),out=f.querySelector('output');
- function show(){t.classList.remove('picked');t.querySelectorAll('tr').forEach(function(r){r.hidden=false;});
+ function show(){t.classList.remove('picked','picked-two');
+  t.querySelectorAll('tr,th,td').forEach(function(e){e.hidden=false;});
+  t.querySelectorAll('[data-span]').forEach(function(e){e.colSpan=+e.dataset.span;e.removeAttribute('data-span');});
   t.querySelectorAll('.pick-col').forEach(function(h){h.classList.remove('pick-col');});out.textContent='';}
- f.addEventListener('reset',function(){setTimeout(show,0);});
+ function keep(e,n){if(!e.hasAttribute('data-span'))e.dataset.span=e.colSpan;e.colSpan=n;}
+ f.addEventListener('reset',show);
  f.addEventListener('submit',function(e){
   e.preventDefault();show();
-  var a=+f.elements.a.value,b=+f.elements.b.value,pages=JSON.parse(f.dataset.pages||'{}'),key=Math.min(a,b)+'-'+Math.max(a,b);
+  var a=+f.elements.a.value,b=+f.elements.b.value,lo=Math.min(a,b),hi=Math.max(a,b),
+   between=f.elements.between.checked,pages=JSON.parse(f.dataset.pages||'{}'),key=lo+'-'+hi;
   if(a===b){out.textContent='pick two different versions';return;}
   if(pages[key]&&f.elements.page.checked){location.href=pages[key];return;}
-  var n=0,topic=null,seen=0;
+  function shown(i){return between?lo<=i&&i<=hi:i===lo||i===hi;}
+  var cols=0,n=0,topic=null,seen=0;
+  t.querySelectorAll('thead th[data-col]').forEach(function(h){var on=shown(+h.dataset.col);h.hidden=!on;if(on)cols++;});
   t.querySelectorAll('tbody tr').forEach(function(r){
-   if(r.classList.contains('topic')){if(topic)topic.hidden=!seen;topic=r;seen=0;return;}
-   var same=cover(r,a)===cover(r,b);r.hidden=same;if(!same){n++;seen++;}
+   if(r.classList.contains('topic')){if(topic)topic.hidden=!seen;topic=r;seen=0;keep(r.querySelector('th'),cols+1);return;}
+   var kept=[],kinds={};
+   r.querySelectorAll('td').forEach(function(c){var k=0;
+    for(var i=+c.dataset.from;i<=+c.dataset.to;i++){if(shown(i))k++;}
+    if(k){kept.push([c,k]);kinds[c.dataset.same]=1;}else c.hidden=true;});
+   if(Object.keys(kinds).length<2){r.hidden=true;return;}
+   kept.forEach(function(x){keep(x[0],x[1]);});n++;seen++;
   });
   if(topic)topic.hidden=!seen;
-  t.classList.add('picked');
+  t.classList.add('picked');if(!between)t.classList.add('picked-two');
   t.querySelectorAll('thead th[data-col="'+a+'"],thead th[data-col="'+b+'"]').forEach(function(h){h.classList.add('pick-col');});
-  out.textContent=n+' rows differ';
+  out.textContent=between?n+' rows change from '+label(t,lo)+' to '+label(t,hi)+' ('+cols+' versions shown)'
+   :n+' rows differ between '+label(t,lo)+' and '+label(t,hi);
  });
 });
 })();
@@ -179,9 +192,10 @@ def _probe_link(rep: Report, anchor: str, text: str, source: str) -> str:
     return f'<a href="{escape(rep.links.probe(rep.anchor(anchor), source))}"><code>{escape(text)}</code></a>'
 
 
-def _cell(rep: Report, probe: ProbeView, variant: VariantView, span: Span, start: int, source: str) -> str:
+def _cell(rep: Report, probe: ProbeView, variant: VariantView, span: Span, start: int, source: str, same: int) -> str:
+    """`data-same`: cells of a row with the same number observed the same behaviour (the picker compares them)."""
     end = start + len(span.columns) - 1
-    attrs = f'data-from="{start}" data-to="{end}"' + (
+    attrs = f'data-from="{start}" data-to="{end}" data-same="{same}"' + (
         f' colspan="{len(span.columns)}"' if len(span.columns) > 1 else ""
     )
     o = span.observation
@@ -225,8 +239,11 @@ def _matrix(rep: Report, view: FrameworkView, source: str) -> str:
                     name = _probe_link(rep, probe.id, f"{probe.case}", source)
                     css = ""
                 cells, start = [], 0
+                kinds: dict[str | None, int] = {}  # behaviour -> its number in this row
                 for span in variant.spans:
-                    cells.append(_cell(rep, probe, variant, span, start, source))
+                    kind = span.observation.behaviour if span.observation is not None else None
+                    same = kinds.setdefault(kind, len(kinds))
+                    cells.append(_cell(rep, probe, variant, span, start, source, same))
                     start += len(span.columns)
                 rows.append(f'<tr{css}><th scope="row">{name}</th>{"".join(cells)}</tr>')
         bodies.append(f'<tbody id="{escape(topic.anchor)}">' + "".join(rows) + "</tbody>")
@@ -250,7 +267,10 @@ def _matrix(rep: Report, view: FrameworkView, source: str) -> str:
 
 
 def _picker(rep: Report, view: FrameworkView, table_id: str, source: str) -> str:
-    """Two columns to compare: hidden without JavaScript (the compare links above work without it)."""
+    """Two columns to compare, side by side (the versions between on request): hidden without JavaScript.
+
+    Compare pages need none: they have exactly two columns. Without JavaScript the compare links above work.
+    """
     index = {c.cell: i for i, c in enumerate(view.columns)}
     pages = {
         f"{min(index[p.a.cell], index[p.b.cell])}-{max(index[p.a.cell], index[p.b.cell])}": _page_href(rep, p, source)
@@ -265,8 +285,9 @@ def _picker(rep: Report, view: FrameworkView, table_id: str, source: str) -> str
         f'<form class="pick" hidden data-table="{table_id}" data-pages="{escape("{" + pairs + "}")}">'
         f'Compare <label>version <select name="a">{options}</select></label> '
         f'<label>with <select name="b">{options_b}</select></label> '
+        '<label><input type="checkbox" name="between"> and the versions between</label> '
         '<label><input type="checkbox" name="page" checked> open its compare page when there is one</label> '
-        '<button type="submit">show rows that differ</button> <button type="reset">show all</button> '
+        '<button type="submit">show these columns, rows that differ</button> <button type="reset">show all</button> '
         "<output></output></form>"
     )
 
@@ -486,6 +507,10 @@ def _probe(rep: Report, view: FrameworkView, probe: ProbeView, source: str) -> s
             f"<details><summary>Reproducer <code>{escape(where)}</code>{escape(note)}</summary>"
             f"<pre>{escape(probe.reproducer)}</pre></details>"
         )
+    if info.file.endswith(".py"):
+        parts.append(
+            f"<p>Standalone: <code>fanin repro {escape(info.id)}</code> writes it as one script for <code>uv run</code>.</p>"
+        )
     if href:
         parts.append(f'<p class="nav">Source: <a href="{escape(href)}">{escape(info.file)}</a></p>')
     parts.append("</section>")
@@ -646,13 +671,17 @@ def _step_details(step: Step) -> str:
 def compare_page(rep: Report, page_: ComparePage) -> str:
     source = f"{COMPARE_DIR}/{page_.name}.html"
     matrix = rep.links.href(MATRIX_HTML, "", source)
+    # Landmarks and headings as assistive technology reads them (checked with axe-core in the browser session).
     body = [
+        "<header>",
         f"<h1>{escape(page_.title)}</h1>",
         (
             f'<p class="meta">Rendered by <code>python -m fanin report</code> from <code>{escape(rep.source)}</code>; '
             f"observations of {escape(rep.reference_date)}. <strong>{escape(page_.summary)}.</strong></p>"
         ),
-        f'<p class="nav"><a href="{escape(matrix)}">↑ the matrix</a></p>',
+        f'<nav class="nav"><a href="{escape(matrix)}">↑ the matrix</a></nav>',
+        "</header>",
+        "<main>",
     ]
     if page_.across_frameworks:
         rows = "".join(
@@ -669,10 +698,11 @@ def compare_page(rep: Report, page_: ComparePage) -> str:
                 f'{escape(page_.a.label)}</th><th scope="col">{escape(page_.b_name)} {escape(page_.b.label)}</th>'
                 f'<th scope="col">compared</th></tr></thead><tbody>{rows}</tbody></table></div>'
             ),
+            "</main>",
         ]
         return _document(page_.title, body)
     if not page_.entries:
-        body.append("<p>No observation differs.</p>")
+        body += ["<p>No observation differs.</p>", "</main>"]
         return _document(page_.title, body)
     rows = "".join(
         f'<tr><th scope="row">{escape(g.step.label)}</th><td>{_group_link(rep, g, source)}</td>'
@@ -686,13 +716,15 @@ def compare_page(rep: Report, page_: ComparePage) -> str:
     body.append(
         "<p>Variants of a probe that changed alike share a row.</p>"
         '<div class="wrap"><table><thead><tr><th scope="col">change</th><th scope="col">observation</th>'
-        f'<th scope="col">{escape(page_.a.label)}</th><th scope="col">{escape(page_.b.label)}</th><th scope="col"></th>'
+        f'<th scope="col">{escape(page_.a.label)}</th><th scope="col">{escape(page_.b.label)}</th><th scope="col">values</th>'
         f"</tr></thead><tbody>{rows}</tbody></table></div>"
     )
+    body.append("<h2>Each change, value by value</h2>")
     for group in page_.grouped:
         variants = f"<p>Variants: {escape(group.variants)}.</p>" if group.variants else ""
         body.append(
             f'<section class="probe" id="{escape(group.anchor)}"><h3><code>{escape(group.probe_id)}</code>: '
             f"{escape(group.step.label)}</h3>{variants}{_step_details(group.step)}</section>"
         )
+    body.append("</main>")
     return _document(page_.title, body)

@@ -12,6 +12,7 @@ from tabulate import tabulate
 
 from fanin.model import compare
 from fanin.model.results import Observation
+from fanin.report import build as report_model
 from fanin.report.build import (
     CHANGE_MEANINGS,
     CHANGED_MARK,
@@ -28,6 +29,7 @@ from fanin.report.build import (
     Step,
     TopicView,
     VariantView,
+    probes_md,
 )
 
 LABEL_WIDTH = 48
@@ -203,6 +205,30 @@ def _comparison(rep: Report, source: str) -> str:
     return table(headers, rows) + "\n"
 
 
+def _runtimes(rep: Report, source: str) -> str:
+    out = []
+    for python, node, pairs in report_model.runtime_pairs(rep):
+        py_at = python.focus.label if python.focus else "?"
+        js_at = node.focus.label if node.focus else "?"
+        rows = [
+            [
+                code(pair.case),
+                answer_text(rep, pair.python, source),
+                answer_text(rep, pair.node, source),
+                {True: "same", False: "**differs**", None: "—"}[pair.same],
+            ]
+            for pair in pairs
+        ]
+        headers = [
+            "scenario",
+            f"{python.name} {py_at} (Python)",
+            f"{node.name} {js_at} (Node)",
+            "outcome, hazard, label",
+        ]
+        out.append(table(headers, rows) if rows else f"No probe id of {node.name} has a {python.name} twin.")
+    return "\n\n".join(out) + "\n"
+
+
 def _twins(rep: Report, source: str) -> str:
     out = []
     for view in rep.frameworks:
@@ -268,7 +294,10 @@ def _probe_section(rep: Report, view: FrameworkView, probe: ProbeView, source: s
         rep.cite_line(probe, source),
         "```",
         "",
-        f"[↑ {view.name} · {probe.topic}](#{topic.anchor}) · [contents](#contents)",
+        (
+            f"[↑ {view.name} · {probe.topic}]({rep.links.href(REPORT_MD, topic.anchor, source)})"
+            f" · [contents]({rep.links.href(REPORT_MD, 'contents', source)})"
+        ),
         "",
         f"**{escape(info.title)}**",
         "",
@@ -314,6 +343,7 @@ def _probe_section(rep: Report, view: FrameworkView, probe: ProbeView, source: s
         values += f", and [matrix.html]({rep.links.href(MATRIX_HTML, probe.info.id, source)})"
     lines += [f"Observed values: {values}.", ""]
     note = "" if probe.reproducer_current else " — edited since these observations were made"
+    note += f" · standalone: {code(f'fanin repro {info.id}')}" if info.file.endswith(".py") else ""
     if probe.reproducer is None:
         lines.append(f"Reproducer: {code(where)} (not in this checkout)")
     elif rep.inline_reproducers or not file_href:
@@ -353,9 +383,14 @@ def _contents(rep: Report) -> str:
         items.append(f"[{view.name} matrix](#{view.anchor})" + (f": {topics}" if topics else ""))
     names = " vs ".join(v.name for v in rep.frameworks)
     items.append(f"[{names}](#comparison)")
+    if report_model.runtime_pairs(rep):
+        items.append("[Python vs JavaScript](#runtimes)")
     if any(v.twins for v in rep.frameworks):
         items.append("[Python twins](#twins)")
-    items.append("Probes: " + " · ".join(f"[{v.name}](#probes-{v.key})" for v in rep.frameworks))
+    items.append(
+        "Probes, one file per framework: "
+        + " · ".join(f"[{v.name}]({rep.links.href(probes_md(v.key), '', REPORT_MD)})" for v in rep.frameworks)
+    )
     return '<a id="contents"></a>**Contents**\n\n' + "\n".join(f"- {item}" for item in items) + "\n"
 
 
@@ -429,6 +464,17 @@ def report(rep: Report, source: str = REPORT_MD) -> str:
         "",
         _comparison(rep, source),
     ]
+    if report_model.runtime_pairs(rep):
+        parts += [
+            '## <a id="runtimes"></a>Python vs JavaScript',
+            "",
+            (
+                "Every scenario both runtimes probe (`langgraph/<topic>/<case>` and `langgraphjs/<topic>/<case>`),"
+                f" at {which} of each framework; the values differ in shape, so outcome, hazard and label are compared."
+            ),
+            "",
+            _runtimes(rep, source),
+        ]
     if any(v.twins for v in rep.frameworks):
         parts += [
             '## <a id="twins"></a>Python twins',
@@ -437,10 +483,24 @@ def report(rep: Report, source: str = REPORT_MD) -> str:
             "",
             _twins(rep, source),
         ]
-    for view in rep.frameworks:
-        parts += [f'## <a id="probes-{view.key}"></a>{view.name} probes', ""]
-        for probe in view.probes:
-            parts.append(_probe_section(rep, view, probe, source))
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def probe_page(rep: Report, view: FrameworkView) -> str:
+    """probes/<key>.md: every probe section of one framework (REPORT.md holds the overview and the matrices)."""
+    source = probes_md(view.key)
+    parts = [
+        f"# {view.name} probes",
+        "",
+        (
+            f"Part of the [{rep.title}]({rep.links.href(REPORT_MD, '', source)}), rendered from `{rep.source}`;"
+            " do not edit by hand. One section per probe: its cite line, the claim and whether it holds, where it"
+            " changed, the mitigation, the observations per span of versions and per variant, the reproducer."
+        ),
+        "",
+    ]
+    for probe in view.probes:
+        parts.append(_probe_section(rep, view, probe, source))
     return "\n".join(parts).rstrip() + "\n"
 
 
@@ -532,13 +592,29 @@ def divergence(before: str, after: str) -> tuple[str, str]:
     return "…" + before[cut:], "…" + after[cut:]
 
 
+# The gate's reading order: what breaks first, then what moved, then what got better, then text.
+GATE_ORDER = ("regression", "changed", "fix", "new coverage", "wording", "new", "missing")
+
+
+def _what_moved(change: compare.Change) -> tuple[str, str]:
+    """Before/after where the hazard and detail read the same: the first outcome or value path that differs."""
+    assert change.before is not None and change.after is not None
+    if change.before.outcome != change.after.outcome:
+        return f"outcome {change.before.outcome}", f"outcome {change.after.outcome}"
+    for path, before, after in compare.value_differences(change.before.value, change.after.value):
+        return f"{path}: {compare.compact(before)}", f"{path}: {compare.compact(after)}"
+    return f"label {change.before.label}", f"label {change.after.label}"
+
+
 def changes(rows: list[compare.Change]) -> str:
-    """The gate's table: one line per changed probe, before and after, from where they differ."""
+    """The gate's table: regressions first; one line per changed probe, before and after, from where they differ."""
     table = []
-    for change in rows:
+    for change in sorted(rows, key=lambda c: (GATE_ORDER.index(c.label) if c.label in GATE_ORDER else 99, c.probe_id)):
         before = f"[{change.before.hazard}] {change.before.detail}" if change.before else "—"
         after = f"[{change.after.hazard}] {change.after.detail}" if change.after else "—"
-        if change.before and change.after:
+        if change.before and change.after and before == after:
+            before, after = _what_moved(change)
+        elif change.before and change.after:
             before, after = divergence(before, after)
         table.append([change.label, change.probe_id, label(before, 64), label(after, 64)])
     return tabulate(table, headers=["change", "probe", "before", "after"], tablefmt="github")

@@ -22,11 +22,11 @@ from packaging.utils import canonicalize_name
 
 from fanin.model import matrix as paths
 from fanin.model.errors import FaninError
-from fanin.model.matrix import Matrix
+from fanin.model.matrix import Framework, Matrix
 from fanin.model.results import ResultFileError, ResultSet, load
 from fanin.model.source import REPO_ROOT, shown
 from fanin.report import build as report
-from fanin.report import checklist, html, markdown
+from fanin.report import checklist, data, html, markdown
 
 BASE_URL_ENV = "FANIN_BASE_URL"
 
@@ -46,10 +46,16 @@ def base_url(option: str | None) -> str:
 def _places(report_md: Path, checklist_md: Path, matrix_html: Path, compare_dir: Path) -> tuple[tuple[str, str], ...]:
     return (
         (report.REPORT_MD, report_md.as_posix()),
+        (report.PROBES_DIR, (report_md.parent / report.PROBES_DIR).as_posix()),  # probes/<key>.md beside REPORT.md
         (report.CHECKLIST_MD, checklist_md.as_posix()),
         (report.MATRIX_HTML, matrix_html.as_posix()),
         (report.COMPARE_DIR, compare_dir.as_posix()),
     )
+
+
+def _probe_pages(rep: report.Report, directory: Path) -> dict[Path, str]:
+    """probes/<key>.md beside REPORT.md, one per framework with a probe."""
+    return {directory / report.probes_md(v.key): markdown.probe_page(rep, v) for v in rep.frameworks if v.probes}
 
 
 def _compare_files(rep: report.Report, directory: Path, pages: Sequence[report.ComparePage]) -> dict[Path, str]:
@@ -75,8 +81,19 @@ def reference(
         paths.REFERENCE_CHECKLIST: checklist.checklist(committed),
         paths.REPORTS / "matrix.html": html.page(published),
     }
+    files.update(_probe_pages(committed, paths.REFERENCE_REPORT.parent))
     files.update(_compare_files(published, paths.REPORTS / "compare", published.compare_pages))
+    files.update(data.schemas(paths.REFERENCE_REPORT.parent / "schema"))  # committed, kept current like REPORT.md
     return files, rep.unreadable
+
+
+def committed(path: Path) -> bool:
+    """Is this rendered file part of the reference (REPORT.md, CHECKLIST.md, probes/, schema/), not a local page?"""
+    home = paths.REFERENCE_REPORT.parent
+    return path in (paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST) or path.parent in (
+        home / report.PROBES_DIR,
+        home / "schema",
+    )
 
 
 def local_run(matrix: Matrix, source: Path | None = None, base: str = "") -> tuple[dict[Path, str], int]:
@@ -91,6 +108,7 @@ def local_run(matrix: Matrix, source: Path | None = None, base: str = "") -> tup
     pages = report.run_pages(sorted(p.stem for p in source.glob("*.json")), paths.REPORTS / "junit", run)
     rep = dataclasses.replace(rep, run_pages=pages)
     files = {run / "REPORT.md": markdown.report(rep), run / "matrix.html": html.page(rep)}
+    files.update(_probe_pages(rep, run))
     files.update(_compare_files(rep, run / "compare", rep.compare_pages))
     return files, rep.unreadable
 
@@ -104,6 +122,7 @@ def bundle(rep: report.Report, out: Path, base: str = "") -> dict[Path, str]:
         out / "CHECKLIST.md": checklist.checklist(rep),
         out / "matrix.html": html.page(rep),
     }
+    files.update(_probe_pages(rep, out))
     files.update(_compare_files(rep, out / "compare", rep.compare_pages))
     return files
 
@@ -129,25 +148,25 @@ class Focus:
     specs: tuple[str, ...] = ()  # `package==version`, as asked
 
 
-def resolve(specs: Sequence[tuple[str, str]], matrix: Matrix, source: Path | None = None) -> Focus:
-    """Each `package==version` as a reference cell when it is one, else a local result set; one clear error if neither."""
+def resolve(specs: Sequence[tuple[Framework, str, str]], matrix: Matrix, source: Path | None = None) -> Focus:
+    """Each (framework, version, Python) as a reference cell when it is one, else a local result set; one clear error if neither."""
     source = source or paths.REFERENCE_RESULTS
     cells: dict[str, str] = {}
     extra: dict[str, tuple[ResultSet, str]] = {}
     said = []
     asked = []
-    for name, version in specs:
-        framework = matrix.framework(name)
+    for framework, version, python in specs:
         if version == "latest":
-            raise FaninError(f"report --for needs an exact version, not {name}==latest")
+            raise FaninError(f"report --for needs an exact version, not {framework.package}==latest")
         if framework.key in cells:
             raise FaninError(f"report --for names {framework.package} twice; give one version per framework")
-        cell_id = f"{framework.key}-{version}"
-        asked.append(f"{framework.package}=={version}")
+        cell_id = matrix.cell_id(framework, version, python)
+        on = "" if python == matrix.default_python else f" on Python {python}"
+        asked.append(f"{framework.package}=={version}{on}")
         in_matrix = any(c.id == cell_id for c in matrix.cells)
         if in_matrix and (source / f"{cell_id}.json").is_file():
             cells[framework.key] = cell_id
-            said.append(f"{framework.package}=={version}: reference cell {cell_id}")
+            said.append(f"{framework.package}=={version}{on}: reference cell {cell_id}")
             continue
         candidates = [paths.RUN_RESULTS / f"{cell_id}.json", paths.REPORTS / "upgrade" / f"{cell_id}.json"]
         found = next((p for p in candidates if p.is_file()), None)

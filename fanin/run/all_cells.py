@@ -14,11 +14,12 @@ import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from fanin.model.errors import FaninError
 from fanin.model.matrix import REPORTS, Cell, Matrix
 from fanin.model.results import ResultFileError, load
-from fanin.run import identity, one_cell, pythons, venvs
+from fanin.run import identity, node_cell, one_cell, pythons, venvs
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,8 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
     started = time.monotonic()
     lock = options.lock or cell.lock_path
     with log.open("w", encoding="utf-8") as handle:
+        if cell.framework.runtime == "node":  # npm ci + node --test: fanin.run.node_cell
+            return _run_node(cell, options, results, log, junit, lock, handle, started)
         python = pythons.find(cell.python)
         if python is None:
             outcome = one_cell.not_run(
@@ -117,10 +120,15 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
             )
             return Result(cell, outcome, time.monotonic() - started, log, results, junit)
         try:
-            venv = venvs.ensure(cell.id, python, lock)
+            venv = venvs.ensure(cell.id, python, lock, framework=(cell.framework.package, cell.version))
         except FaninError as exc:
             handle.write(f"fanin: {exc}\n")
-            outcome = one_cell.not_run(cell.id, results, one_cell.NOT_RUN, f"install failed: {exc}")
+            outcome = one_cell.not_run(
+                cell.id,
+                results,
+                one_cell.NOT_RUN,
+                str(exc) if str(exc).startswith("install refused") else f"install failed: {exc}",
+            )
             return Result(cell, outcome, time.monotonic() - started, log, results, junit)
         reference, refused = _reference(cell, options)
         junit.parent.mkdir(parents=True, exist_ok=True)
@@ -145,6 +153,18 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
     return Result(cell, outcome, time.monotonic() - started, log, results, junit, refused)
 
 
+def _run_node(
+    cell: Cell, options: Options, results: Path, log: Path, junit: Path, lock: Path, handle: IO[str], started: float
+) -> Result:
+    reference, refused = _reference(cell, options)
+    run = node_cell.NodeRun(
+        cell.id, cell.framework.key, cell.framework.package, lock, reference, results, junit,
+        options.targets, options.accept_new, refused,
+    )  # fmt: skip
+    outcome = node_cell.run_cell(run, handle)
+    return Result(cell, outcome, time.monotonic() - started, log, results, junit, refused)
+
+
 def _new_count(result: Result, reference: Path) -> int:
     """Observations the reference does not have (accepted as new, so they did not fail the run)."""
     try:
@@ -157,7 +177,9 @@ def _new_count(result: Result, reference: Path) -> int:
 def describe(result: Result, reference: Path | None = None) -> str:
     verdict = {
         one_cell.SAME: "same as the reference",
-        one_cell.CHANGED: "CHANGED (see the log)",
+        one_cell.CHANGED: "CHANGED (see the log)"
+        if result.outcome.reason is None
+        else f"NOT RUN: {result.outcome.reason}",
     }.get(result.code, f"NOT RUN: {result.outcome.reason}")
     reference = reference or result.cell.reference_path
     if result.refused and result.code == one_cell.CHANGED:

@@ -15,6 +15,7 @@ from packaging.utils import canonicalize_name
 from fanin.model.matrix import Cell
 from fanin.model.results import ResultFileError, ResultSet, load
 from fanin.model.source import shown
+from fanin.run import node_cell
 from fanin.run.environment import file_sha256
 from fanin.run.venvs import pins
 
@@ -38,7 +39,11 @@ def check_lock(result_set: ResultSet, lock: Path, origin: str) -> None:
     if recorded != file_sha256(lock):
         raise ResultFileError(f"{origin}: was made from another lock than {shown(lock)}; re-run the cell")
     installed = _packages(result_set)
-    wanted = pins(lock, _marker_environment(result_set))
+    wanted: dict[str, str] = (
+        {canonicalize_name(k): v for k, v in node_cell.pins(lock).items()}  # a Node cell's package-lock.json
+        if lock.suffix == ".json"
+        else dict(pins(lock, _marker_environment(result_set)))
+    )
     drifted = [
         f"{name} {installed.get(name, 'absent')} (lock: {version})"
         for name, version in sorted(wanted.items())

@@ -23,6 +23,8 @@ OBSERVATION = "observation"
 INTERRUPTED = "interrupted"
 IMPORT_FAILED = "import-failed"
 SAVED = "saved"  # the result set of the run was written
+INCOMPLETE = "incomplete"  # pytest ended before every selected probe was observed: nothing written
+COLLECTION_ERROR = "collection-error"  # a probe file did not load: a broken probe, nothing written
 
 
 @dataclass
@@ -34,6 +36,8 @@ class State:
     running: str | None = None
     interrupted: str | None = None
     import_failed: str | None = None
+    incomplete: str | None = None
+    collection_error: str | None = None
     saved: bool = False
     starts: int = 0
     lines: int = 0
@@ -90,6 +94,10 @@ def read(path: Path) -> State:
                 state.running = None
         elif event == INTERRUPTED:
             state.interrupted = entry.get("reason", "interrupted")
+        elif event == INCOMPLETE:
+            state.incomplete = entry.get("reason", "incomplete")
+        elif event == COLLECTION_ERROR:
+            state.collection_error = entry.get("error", "collection error")
         elif event == IMPORT_FAILED:
             state.import_failed = entry.get("error", "import failed")
     return state

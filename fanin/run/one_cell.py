@@ -18,6 +18,7 @@ writes a one-line marker instead, and the report shows the cell as not run, with
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -32,7 +33,7 @@ from fanin.model import markers
 from fanin.model.errors import FaninError
 from fanin.model.results import PROBE_ERROR, TIMEOUT, Observation
 from fanin.model.source import REPO_ROOT, SUITES
-from fanin.run import isolation, services
+from fanin.run import isolation, lifetime, services
 from fanin.run import journal as journal_log
 
 # Exit codes of a cell run, and of the commands built on it (documented in the README).
@@ -44,6 +45,7 @@ INTERRUPTED = 130
 
 DEFAULT_WATCHDOG = float(os.environ.get("FANIN_WATCHDOG_SECONDS", "90"))
 IMPORT_FAILED_EXIT = 6  # fanin.plugin's exit code when the framework does not import
+WRITE_FAILED_EXIT = 7  # fanin.plugin's exit code when the run's own files cannot be written (a full disk)
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,7 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
     journal.unlink(missing_ok=True)
     attempts, mode = 0, isolation.IN_PROCESS
     try:
-        with services.for_cell(run.framework, run.targets) as service_env:
+        with services.for_cell(run.framework, run.targets, lambda: CHILDREN.stopping is not None) as service_env:
             while True:
                 attempts += 1
                 command, mode = isolation.wrap(pytest_command(run, journal, resume=attempts > 1), run.isolate)
@@ -226,7 +228,12 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                 log.write(f"fanin: attempt {attempts}: {' '.join(command)}\n")
                 log.flush()
                 process = subprocess.Popen(
-                    command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+                    command,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,  # one group to signal; out of reach of a kill aimed at ours, so:
+                    preexec_fn=lifetime.die_with_parent(),  # it dies with this thread, even by kill -9
                 )
                 CHILDREN.add(process.pid)
                 try:
@@ -239,8 +246,14 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     CHILDREN.remove(process.pid)
                 state = journal_log.read(journal)
                 if CHILDREN.stopping:
+                    if state.saved:  # the plugin wrote a complete set before the signal could land
+                        markers.clear_marker(run.results)
+                        reason = f"interrupted by {CHILDREN.stopping} after every probe was observed; the new result set was written"
+                        return CellOutcome(run.cell_id, INTERRUPTED, reason, attempts, mode)
                     where = f" while {state.running} ran" if state.running else ""
                     return _not_run(run, INTERRUPTED, f"interrupted by {CHILDREN.stopping}{where}", attempts, mode)
+                if state.collection_error:
+                    return _not_run(run, CHANGED, f"broken probe: {state.collection_error}", attempts, mode)
                 if state.import_failed:
                     return _not_run(
                         run, NOT_RUN, f"{run.import_check} does not import: {state.import_failed}", attempts, mode
@@ -268,6 +281,10 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                         f"fanin: watchdog: {stalled} stalled for {run.watchdog:.0f} s; killed, resuming the others\n"
                     )
                     continue
+                if state.incomplete:
+                    return _not_run(run, CHANGED if code == 1 else NOT_RUN, state.incomplete, attempts, mode)
+                if code == WRITE_FAILED_EXIT or (not state.saved and _disk_full(run.results)):
+                    return _not_run(run, NOT_RUN, _cannot_write(run.results), attempts, mode)
                 if state.saved and code in (0, 1):
                     markers.clear_marker(run.results)
                     return CellOutcome(run.cell_id, SAME if code == 0 else CHANGED, None, attempts, mode)
@@ -290,8 +307,28 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                 )
     except FaninError as exc:
         return _not_run(run, NOT_RUN, str(exc), attempts, mode)
+    except OSError as exc:  # the runner's own writes (the log, the journal): a full or read-only disk
+        where = f" ({exc.filename})" if exc.filename else ""
+        return _not_run(run, NOT_RUN, f"cannot write{where}: {exc.strerror or exc}", attempts, mode)
     finally:
         journal.unlink(missing_ok=True)
+
+
+def _disk_full(results: Path, floor: int = 256 * 1024) -> bool:
+    try:
+        return shutil.disk_usage(results.parent).free < floor
+    except OSError:
+        return False
+
+
+def _cannot_write(results: Path) -> str:
+    """Why the run's files could not be written: the disk, with what is free."""
+    try:
+        usage = shutil.disk_usage(results.parent)
+        room = f"{usage.free} bytes free of {usage.total}"
+    except OSError as exc:
+        room = exc.strerror or str(exc)
+    return f"cannot write the run's files in {results.parent} (the disk is full or read-only: {room})"
 
 
 def _last_error(log: IO[str]) -> str:
@@ -333,7 +370,10 @@ def stop_all(grace: float = 10.0) -> None:
 def not_run(cell_id: str, results: Path, code: int, reason: str, attempts: int = 0, mode: str = "") -> CellOutcome:
     """The cell did not finish: a marker says why, and the previous result set (if any) is left as it was."""
     kept = " (previous result set kept)" if results.exists() else ""
-    markers.record(results, reason + kept)
+    try:
+        markers.record(results, reason + kept)
+    except OSError as exc:  # the disk that is full holds the marker too: say so, never crash the others
+        kept += f" (no marker written: {exc.strerror or exc})"
     return CellOutcome(cell_id, code, reason + kept, attempts, mode)
 
 

@@ -14,6 +14,7 @@ import os
 import shutil
 from pathlib import Path
 
+from fanin.model import markers
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Cell, Matrix
 from fanin.model.results import ResultFileError, load
@@ -61,7 +62,10 @@ def select(cells: list[Cell], spec: str | None = None) -> list[Cell]:
 
 
 def merge(sources: list[Path], out: Path, matrix: Matrix) -> list[str]:
-    """Every `<cell>.json` under `sources` into `out`, each identity-checked; nothing written on any refusal."""
+    """Every `<cell>.json` under `sources` into `out`, each identity-checked; nothing written on any refusal.
+
+    A shard's `.error` marker travels with its set, so a stale set from a failed shard is never merged as good.
+    """
     cells = {cell.id: cell for cell in matrix.cells}
     chosen: dict[str, Path] = {}
     for source in sources:
@@ -84,4 +88,9 @@ def merge(sources: list[Path], out: Path, matrix: Matrix) -> list[str]:
     out.mkdir(parents=True, exist_ok=True)
     for cell_id, path in sorted(chosen.items()):
         shutil.copyfile(path, out / f"{cell_id}.json")
+        why = markers.reason(path)
+        if why is not None:  # the shard's run of this cell did not finish: its set is the stale one, and says so
+            markers.record(out / f"{cell_id}.json", why)
+        else:
+            markers.clear_marker(out / f"{cell_id}.json")
     return sorted(chosen)

@@ -4,12 +4,17 @@ Built with uv (`uv venv` + `uv pip sync --compile-bytecode`). A stamp records th
 SHA-256 and the interpreter's full version; on every use the installed distributions are
 compared with the lock's pins (a directory listing, milliseconds), so a package someone
 installed or upgraded by hand (drift), a changed lock, or a venv left from another Python
-is rebuilt, never probed.
+is rebuilt, never probed; so is a venv in which a file of the cell's framework was edited (its
+RECORD's files, by size and modification time). A changed lock rebuilds the venv from nothing, so every package is
+installed again and checked against the lock's hashes (uv does not re-check a package that is
+already at its pinned version), and a lock that pins another version of the cell's framework
+(another cell's lock copied over this one) is refused before anything is installed.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
@@ -120,6 +125,35 @@ def drift(venv: Venv, lock: Path, environment: dict[str, str]) -> list[str]:
     return changes
 
 
+def files_fingerprint(venv: Venv, package: str) -> str:
+    """The framework's installed files as its RECORD lists them: path, size and modification time, hashed.
+
+    An edit inside the venv (a framework module changed by hand, so it no longer imports or behaves
+    otherwise) leaves every version as pinned; this notices it, in a stat per file of one distribution.
+    """
+    wanted = canonicalize_name(package)
+    lines: list[str] = []
+    for site in sorted(venv.path.glob("lib/python*/site-packages")):
+        for entry in sorted(site.glob("*.dist-info")):
+            if canonicalize_name(entry.name[: -len(".dist-info")].partition("-")[0]) != wanted:
+                continue
+            try:
+                record = (entry / "RECORD").read_text(encoding="utf-8").splitlines()
+            except OSError:
+                return "no RECORD"
+            for row in record:
+                name = row.split(",", 1)[0]
+                if not name or name.endswith(".pyc"):
+                    continue
+                try:
+                    info = (site / name).stat()
+                except OSError:
+                    lines.append(f"{name}:missing")
+                    continue
+                lines.append(f"{name}:{info.st_size}:{info.st_mtime_ns}")
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
 def _interpreter(python: str) -> dict[str, str]:
     """The interpreter's full version and the marker environment its pins are evaluated in."""
     script = (
@@ -138,6 +172,27 @@ def _interpreter(python: str) -> dict[str, str]:
     return data
 
 
+def locked_version(lock: Path, package: str) -> str | None:
+    """The version the lock pins `package` at, whatever the markers say (None: not pinned)."""
+    wanted = canonicalize_name(package)
+    for line in lock.read_text(encoding="utf-8").splitlines():
+        match = _PIN.match(line.strip())
+        if match and canonicalize_name(match.group(1)) == wanted:
+            return match.group(2)
+    return None
+
+
+def check_lock_names(lock: Path, package: str, version: str) -> None:
+    """The lock is this cell's: it pins the cell's framework at the cell's version (checked before any install)."""
+    pinned = locked_version(lock, package)
+    if pinned != version:
+        what = f"pins {package} {pinned}" if pinned else f"does not pin {package}"
+        raise InstallError(
+            f"install refused: {lock.name} {what}, but the cell is {package} {version} "
+            "(another cell's lock copied over this one?); restore it or re-lock the cell"
+        )
+
+
 def _run(step: str, command: list[str]) -> None:
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
@@ -145,10 +200,17 @@ def _run(step: str, command: list[str]) -> None:
         raise InstallError(f"{step} failed (exit {done.returncode}): {tail}")
 
 
-def ensure(name: str, python: str, lock: Path, root: Path | None = None) -> Venv:
-    """The venv `name`, built from `lock` on `python`; rebuilt when anything has drifted from them."""
+def ensure(
+    name: str, python: str, lock: Path, root: Path | None = None, framework: tuple[str, str] | None = None
+) -> Venv:
+    """The venv `name`, built from `lock` on `python`; rebuilt when anything has drifted from them.
+
+    `framework` (package, version): the lock must pin exactly that, or nothing is installed.
+    """
     if not lock.is_file():
         raise InstallError(f"no lock {lock}; make it with ./noxw -s lock -- {name}")
+    if framework is not None:
+        check_lock_names(lock, *framework)
     venv = Venv((root or VENVS) / name)
     marker = _interpreter(python)
     stamp_path = venv.path / STAMP
@@ -157,20 +219,34 @@ def ensure(name: str, python: str, lock: Path, root: Path | None = None) -> Venv
     except (OSError, ValueError):
         stamp = {}
     uv = uv_binary()
-    if stamp.get("python") != marker["python_full_version"] or not venv.python.exists():
+    wanted = file_sha256(lock)
+    edited = framework is not None and stamp.get("files") not in (None, files_fingerprint(venv, framework[0]))
+    if (
+        stamp.get("lock_sha256") == wanted
+        and venv.python.exists()
+        and stamp.get("python") == marker["python_full_version"]
+        and not edited  # a file of the framework changed by hand: rebuilt from nothing
+    ):
+        if not drift(venv, lock, marker):
+            return venv
+    else:
+        # Another lock (or Python, or no finished install): start from nothing, so that every package is
+        # installed, and hash-checked, from the lock; a package already at its pin would not be.
         shutil.rmtree(venv.path, ignore_errors=True)
         _run("creating the venv", [uv, "venv", "--quiet", "--python", python, str(venv.path)])
-        stamp = {}
-    wanted = file_sha256(lock)
-    if stamp.get("lock_sha256") == wanted and not drift(venv, lock, marker):
-        return venv
     stamp_path.unlink(missing_ok=True)  # a half-done sync must never look finished
+    # uv links installed files to its cache, so an edit made in place inside the venv edited the cached copy
+    # too: the framework is fetched afresh, never re-linked from what was edited.
+    refresh = ["--refresh-package", framework[0]] if edited and framework is not None else []
     _run(
         "installing the lock",
-        [uv, "pip", "sync", "--quiet", "--compile-bytecode", "--python", str(venv.python), str(lock)],
+        [uv, "pip", "sync", "--quiet", "--compile-bytecode", *refresh, "--python", str(venv.python), str(lock)],
     )
     left = drift(venv, lock, marker)
     if left:
         raise InstallError(f"the venv still differs from {lock.name} after installing it: {'; '.join(left[:3])}")
-    stamp_path.write_text(json.dumps({"lock_sha256": wanted, "python": marker["python_full_version"]}))
+    written = {"lock_sha256": wanted, "python": marker["python_full_version"]}
+    if framework is not None:
+        written["files"] = files_fingerprint(venv, framework[0])
+    stamp_path.write_text(json.dumps(written))
     return venv

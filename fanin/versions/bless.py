@@ -10,8 +10,9 @@ sets and the re-rendered REPORT.md / CHECKLIST.md are then written in one staged
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
-from fanin.model import catalog, compare, markers
+from fanin.model import catalog, compare, markers, staging
 from fanin.model import matrix as paths
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Cell, Matrix
@@ -20,6 +21,16 @@ from fanin.model.source import shown
 from fanin.model.staging import write_all
 from fanin.report import markdown, outputs
 from fanin.run import identity
+
+
+def journal() -> Path:
+    """Where a bless is journalled: a kill between its moves is completed by the next fanin command."""
+    return paths.REFERENCE_REPORT.parent / ".fanin-staging.json"
+
+
+def recover() -> list[str]:
+    """Complete a bless a kill cut short (every fanin command calls this first); name stray staging files."""
+    return staging.recover(journal(), (paths.REFERENCE_REPORT.parent, paths.REFERENCE_RESULTS))
 
 
 @dataclass(frozen=True)
@@ -74,8 +85,6 @@ def bless(matrix: Matrix, names: list[str], force: bool = False) -> list[Accepte
     if unreadable:
         raise FaninError("another reference result set is unreadable (see above); nothing blessed")
     files = {a.cell.reference_path: dumps(a.run) for a in accepted}
-    files.update(
-        {path: text for path, text in rendered.items() if path in (paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST)}
-    )
-    write_all(files)
+    files.update({path: text for path, text in rendered.items() if outputs.committed(path)})
+    write_all(files, journal=journal())
     return accepted

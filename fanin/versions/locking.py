@@ -7,13 +7,14 @@ gives the packages the reference was made with.
 
 from __future__ import annotations
 
+import datetime as _dt
 import subprocess
 import tempfile
 from pathlib import Path
 
-from fanin.model.errors import EnvironmentFault
+from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.model.matrix import Cell, Matrix
-from fanin.model.staging import write_atomic
+from fanin.model.staging import write_all, write_atomic
 from fanin.run.venvs import uv_binary
 
 
@@ -47,8 +48,22 @@ def compile_command(cell: Cell, output: Path, uv: str = "uv") -> list[str]:
     ]
 
 
+def check_moment(cell: Cell, now: _dt.datetime | None = None) -> None:
+    """A lock says what was installable at its moment: a moment in the future would move as time passes.
+
+    As-released moments are an upload plus one day, so up to a day ahead is allowed.
+    """
+    moment = _dt.datetime.fromisoformat(cell.exclude_newer.replace("Z", "+00:00"))
+    if moment > (now or _dt.datetime.now(_dt.UTC)) + _dt.timedelta(days=1):
+        raise FaninError(
+            f"{cell.id}: exclude_newer {cell.exclude_newer} is in the future; a lock is resolved as of a moment"
+            " that has passed (fix it in reference/matrix.toml)"
+        )
+
+
 def resolve(cell: Cell, matrix: Matrix, uv: str | None = None) -> str:
     """The cell's lock text, resolved by uv as of the cell's `exclude_newer` (nothing is written)."""
+    check_moment(cell)
     with tempfile.TemporaryDirectory(prefix="fanin-lock-") as tmp:
         output = Path(tmp) / f"{cell.id}.txt"
         done = subprocess.run(
@@ -65,4 +80,16 @@ def resolve(cell: Cell, matrix: Matrix, uv: str | None = None) -> str:
 
 def lock(cell: Cell, matrix: Matrix, output: Path, uv: str | None = None) -> None:
     """Resolve, then write atomically: a failed resolution leaves the old lock intact."""
+    if cell.framework.runtime == "node":  # package.json + package-lock.json (fanin.versions.npm)
+        write_all(resolve_files(cell, matrix))
+        return
     write_atomic(output, resolve(cell, matrix, uv))
+
+
+def resolve_files(cell: Cell, matrix: Matrix) -> dict[Path, str]:
+    """Every file of the cell's lock, by path: one uv lock, or a Node cell's package.json and package-lock.json."""
+    if cell.framework.runtime == "node":
+        from fanin.versions import npm
+
+        return npm.resolve_files(cell, matrix)
+    return {cell.lock_path: resolve(cell, matrix)}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -17,6 +18,9 @@ from packaging.version import InvalidVersion, Version
 from fanin.model.errors import FaninError
 
 INDEX = "https://pypi.org/pypi"
+# FANIN_PYPI_INDEX points at another JSON API root: a mirror, or a recorded answer as files
+# (file:///…/<package>/json), which is how `watch --dry-run` is tested without the network.
+INDEX_VARIABLE = "FANIN_PYPI_INDEX"
 
 
 class RegistryError(FaninError):
@@ -45,7 +49,7 @@ class Release:
 
 def releases(package: str, timeout: float = 20.0, prereleases: bool = False) -> list[Release]:
     """Every release with files, oldest first: final releases only unless `prereleases`."""
-    url = f"{INDEX}/{package}/json"
+    url = f"{os.environ.get(INDEX_VARIABLE) or INDEX}/{package}/json"
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             data = json.load(response)

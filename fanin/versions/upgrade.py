@@ -83,42 +83,56 @@ def parse_spec(args: list[str]) -> tuple[str, str]:
     return canonicalize_name(requirement.name), wanted
 
 
-def _split(args: list[str]) -> tuple[list[str], str | None]:
-    words, base = list(args), None
-    if "--from" in words:
-        at = words.index("--from")
-        if at + 1 >= len(words):
-            raise FaninError("--from takes a version, e.g. --from 2.8.0")
-        base = words[at + 1]
-        del words[at : at + 2]
-    return words, base
+def _option(words: list[str], name: str, example: str) -> str | None:
+    """Take `name VALUE` out of `words` (the gate's own options, before the spec is read)."""
+    if name not in words:
+        return None
+    at = words.index(name)
+    if at + 1 >= len(words):
+        raise FaninError(f"{name} takes a value, e.g. {name} {example}")
+    value = words[at + 1]
+    del words[at : at + 2]
+    return value
 
 
-def _side(matrix: Matrix, framework: Framework, release: pypi.Release, as_released: bool, today: _dt.date) -> Side:
+def _split(args: list[str]) -> tuple[list[str], str | None, str | None]:
+    words = list(args)
+    base = _option(words, "--from", "2.8.0")
+    python = _option(words, "--python", "3.10")
+    return words, base, python
+
+
+def _side(
+    matrix: Matrix, framework: Framework, release: pypi.Release, as_released: bool, today: _dt.date, python: str
+) -> Side:
     for cell in matrix.of(framework.key):
-        if Version(cell.version) == Version(release.version) and cell.python == matrix.default_python:
+        if Version(cell.version) == Version(release.version) and cell.python == python:
             return Side(cell, cell.reference_path.exists())
     if as_released:
-        cell = matrix.make_cell(framework, release.version, matrix.default_python, "as-released", release.as_released)
+        cell = matrix.make_cell(framework, release.version, python, "as-released", release.as_released)
     else:
         stamp = today.isoformat() + "T23:59:59Z"
-        cell = matrix.make_cell(framework, release.version, matrix.default_python, "current", stamp)
+        cell = matrix.make_cell(framework, release.version, python, "current", stamp)
     return Side(cell, False)
 
 
 def plan(args: list[str], matrix: Matrix, today: _dt.date | None = None) -> UpgradePlan:
     """Validate against PyPI before anything is installed."""
-    words, base_version = _split(args)
+    words, base_version, wanted_python = _split(args)
+    python = wanted_python or matrix.default_python  # a Python twin: both sides on that Python
     name, wanted = parse_spec(words)
     framework = matrix.framework(name)
     day = today or _dt.datetime.now(_dt.UTC).date()
     release = pypi.resolve(framework.package, wanted)
-    target_side = _side(matrix, framework, release, as_released=False, today=day)
+    target_side = _side(matrix, framework, release, as_released=False, today=day, python=python)
     if not target_side.in_reference:  # a version outside the matrix is resolved as of today
         stamp = day.isoformat() + "T23:59:59Z"
-        target_side = Side(matrix.make_cell(framework, release.version, matrix.default_python, "current", stamp), False)
+        target_side = Side(matrix.make_cell(framework, release.version, python, "current", stamp), False)
     if base_version is None:
-        baseline = matrix.newest(framework.key)
+        on_python = [c for c in matrix.of(framework.key) if c.python == python]
+        if not on_python:
+            raise FaninError(f"the matrix has no {framework.key} cell on Python {python} to compare with; give --from")
+        baseline = on_python[-1]
         if not baseline.reference_path.exists():
             raise FaninError(f"no reference result set for {baseline.id} to compare with; run and bless it first")
         base_side = Side(baseline, True)
@@ -127,7 +141,9 @@ def plan(args: list[str], matrix: Matrix, today: _dt.date | None = None) -> Upgr
             Version(base_version)
         except InvalidVersion:
             raise FaninError(f"--from {base_version!r} is not a version like 2.8.0") from None
-        base_side = _side(matrix, framework, pypi.resolve(framework.package, base_version), as_released=True, today=day)
+        base_side = _side(
+            matrix, framework, pypi.resolve(framework.package, base_version), as_released=True, today=day, python=python
+        )
         if Version(base_side.cell.version) == Version(release.version):
             raise FaninError(
                 f"--from and the target are the same version ({release.version}); give the one you run now"
@@ -145,6 +161,12 @@ def run(args: list[str], matrix: Matrix) -> int:
     from fanin.versions import locking
 
     upgrade_plan = plan(args, matrix)
+    older, newer = upgrade_plan.base.cell.version, upgrade_plan.target.cell.version
+    if Version(newer) < Version(older):
+        print(
+            f"fanin: {upgrade_plan.target.cell.framework.package} {newer} is older than {older}: this is a downgrade;"
+            " the table reads from the version you run to the one you asked for"
+        )
 
     def observe(side: Side) -> ResultSet | int:
         if side.in_reference:

@@ -921,29 +921,62 @@ def _fake_chat_models() -> Iterator[bool]:
                 setattr(BaseChatModel, name, original)
 
 
+def _has_async_nodes(builder: Any) -> bool:
+    """A node with only an async function (`async def`), which the synchronous `stream` cannot run."""
+    for spec in (getattr(builder, "nodes", None) or {}).values():
+        runnable = getattr(spec, "runnable", spec)
+        func, afunc = getattr(runnable, "func", None), getattr(runnable, "afunc", None)
+        if func is None and afunc is not None:
+            return True
+        if pyinspect.iscoroutinefunction(func) or pyinspect.iscoroutinefunction(unwrap(runnable)):
+            return True
+    return False
+
+
+SYNC_REFUSED = "No synchronous function provided"  # LangGraph's error when `stream` meets an async-only node
+
+
 def _dry_run(target: Any, builder: Any, given: Any) -> dict[str, Any]:
-    """Which task wrote which key in which superstep, observed by running the graph once on `given`."""
+    """Which task wrote which key in which superstep, observed by running the graph once on `given`.
+
+    A graph with async nodes runs with `astream` (in `asyncio.run`): up front when a node of the
+    graph is async, else when the synchronous run says a node has no synchronous function (an
+    async node inside a subgraph), starting over.
+    """
     graph = target if hasattr(target, "stream") and not hasattr(target, "add_node") else builder.compile()
     writes: list[dict[str, Any]] = []
     error = None
     config = {"configurable": {"thread_id": "fanin-audit-dry-run"}, "recursion_limit": MAX_STEPS}
+
+    def collect(event: Any) -> None:
+        if not isinstance(event, dict) or event.get("type") != "task_result":
+            return
+        payload = event.get("payload", {})
+        channels = [item[0] if isinstance(item, (list, tuple)) else item for item in payload.get("result", [])]
+        keys = sorted({str(c) for c in channels if not str(c).startswith(("__", "branch:"))})
+        writes.append({"step": event.get("step"), "node": payload.get("name"), "task": payload.get("id"), "keys": keys})
+
+    async def run_async() -> None:
+        async for event in graph.astream(given, {**config, "configurable": {"thread_id": "fanin-audit-dry-run-async"}},
+                                         stream_mode="debug"):
+            collect(event)
+
+    mode = "async" if _has_async_nodes(builder) else "sync"
     with _fake_chat_models() as faked:
         try:
-            for event in graph.stream(given, config, stream_mode="debug"):
-                if event.get("type") == "task_result":
-                    payload = event.get("payload", {})
-                    channels = [
-                        item[0] if isinstance(item, (list, tuple)) else item for item in payload.get("result", [])
-                    ]
-                    keys = sorted({str(c) for c in channels if not str(c).startswith(("__", "branch:"))})
-                    writes.append(
-                        {
-                            "step": event.get("step"),
-                            "node": payload.get("name"),
-                            "task": payload.get("id"),
-                            "keys": keys,
-                        }
-                    )
+            if mode == "sync":
+                try:
+                    for event in graph.stream(given, config, stream_mode="debug"):
+                        collect(event)
+                except Exception as exc:  # noqa: BLE001
+                    if SYNC_REFUSED not in str(exc):
+                        raise
+                    writes.clear()
+                    mode = "async"
+            if mode == "async":
+                import asyncio
+
+                asyncio.run(run_async())
         except Exception as exc:  # noqa: BLE001 - the dry run's failure is itself a fact (e.g. InvalidUpdateError)
             first = str(exc).splitlines()[0][:200] if str(exc) else "(no message)"
             frames = pyinspect.getinnerframes(exc.__traceback__, context=0) if exc.__traceback__ else []
@@ -961,7 +994,11 @@ def _dry_run(target: Any, builder: Any, given: Any) -> dict[str, Any]:
         if faked
         else "ran the graph once on the given input; langchain_core is not installed, so nothing was faked"
     )
-    return {"writes": writes, "by_step": dict(by_step), "error": error, "fake_model": faked, "note": note}
+    if mode == "async":
+        note += "; run with astream (the graph has async nodes)"
+    return {
+        "writes": writes, "by_step": dict(by_step), "error": error, "fake_model": faked, "note": note, "mode": mode,
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1069,7 +1106,7 @@ def _writers_findings(g: Graph, walk: Walk, policies: dict[str, dict[str, Any]],
                         "probes": probes,
                         "certainty": sure,
                         "how": how,
-                        "precondition": f"{meet}, and {'each' if via_send else 'both'} write the plain key {key!r} (LastValue, no reducer)"
+                        "precondition": f"{meet}, and {'each writes' if via_send else 'both write'} the plain key {key!r} (LastValue, no reducer)"
                         + (
                             f"; {_names(full)} return{'s' if len(full) == 1 else ''} the whole state"
                             if full and not via_send

@@ -1,0 +1,184 @@
+"""JSON Schemas of fanin's data, made from the model's own definitions, for tools that are not fanin.
+
+Like a compatibility-data package, the published site carries its data (data/index.json, every
+result set, the bisect findings) and a schema for each, so another tool can read them without
+fanin. The schemas are built here from the same constants the model validates with (hazards,
+outcomes, id patterns), rendered into reference/schema/, and a test keeps the committed files
+equal to what this module makes and validates every committed file against them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fanin.model.results import FIXED_OUTCOMES, HAZARDS, OBSERVATION_ID, PROBE_ID, RAISES, SCHEMA_VERSION
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+BASE = "https://fanin.invalid/schema/"  # an identifier, not a place: the files travel with the data
+FILES = {"result-set": "result-set.schema.json", "bisect": "bisect.schema.json", "index": "index.schema.json"}
+
+_OUTCOME = {
+    "anyOf": [
+        {"enum": sorted(FIXED_OUTCOMES)},
+        {"type": "string", "pattern": "^" + RAISES.replace(":", ":") + r"[A-Za-z_][A-Za-z0-9_.]*$"},
+    ]
+}
+_HAZARD = {"enum": list(HAZARDS)}
+_VERSION = {"type": "string", "minLength": 1}
+
+
+def _observation() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["outcome", "value", "label", "detail", "hazard"],
+        "properties": {
+            "outcome": _OUTCOME,
+            "value": {"description": "canonical JSON of what happened; compared exactly"},
+            "label": {"type": "string", "description": "the short text of a matrix cell (wording)"},
+            "detail": {"type": "string", "description": "one line beside it (wording)"},
+            "hazard": _HAZARD,
+        },
+        "additionalProperties": False,
+    }
+
+
+def _probe() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["title", "claim", "source_hash"],
+        "properties": {
+            "title": {"type": "string"},
+            "claim": {
+                "type": "object",
+                "required": ["text", "source"],
+                "properties": {
+                    "text": {"type": "string"},
+                    "source": {"type": "string"},
+                    "expect": {"type": ["object", "null"]},
+                },
+            },
+            "sources": {"type": "array", "items": {"type": "string"}},
+            "file": {"type": "string"},
+            "function": {"type": "string"},
+            "source_hash": {"type": "string", "pattern": "^[0-9a-f]{6,64}$"},
+            "dimensions": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+            "repetition": {"type": "boolean"},
+        },
+    }
+
+
+def result_set() -> dict[str, Any]:
+    return {
+        "$schema": DRAFT,
+        "$id": BASE + FILES["result-set"],
+        "title": "fanin result set: every observation of one cell, and the environment it was made in",
+        "type": "object",
+        "required": ["schema", "cell", "framework", "version", "environment", "probes", "observations"],
+        "properties": {
+            "schema": {"const": SCHEMA_VERSION},
+            "cell": {"type": "string", "minLength": 1},
+            "framework": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9_-]*$"},
+            "version": _VERSION,
+            "environment": {
+                "type": "object",
+                "description": "the packages installed, the lock and its hash, Python, network isolation, servers, date",
+                "properties": {"packages": {"type": "object", "additionalProperties": {"type": "string"}}},
+            },
+            "probes": {
+                "type": "object",
+                "propertyNames": {"pattern": PROBE_ID.pattern},
+                "additionalProperties": _probe(),
+            },
+            "observations": {
+                "type": "object",
+                "propertyNames": {
+                    "pattern": OBSERVATION_ID.pattern.replace("(?P<probe>", "(").replace("(?P<variant>", "(")
+                },
+                "additionalProperties": _observation(),
+            },
+        },
+    }
+
+
+def bisect() -> dict[str, Any]:
+    step = {
+        "type": "object",
+        "required": ["good", "bad", "first_changed", "observed"],
+        "properties": {
+            "good": _VERSION,
+            "bad": _VERSION,
+            "first_changed": {"type": ["string", "null"]},
+            "observed": {
+                "type": "object",
+                "additionalProperties": {
+                    "type": "object",
+                    "properties": {"label": {"type": "string"}, "outcome": _OUTCOME},
+                },
+            },
+            "skipped_yanked": {"type": "array", "items": _VERSION},
+        },
+    }
+    return {
+        "$schema": DRAFT,
+        "$id": BASE + FILES["bisect"],
+        "title": "fanin bisect findings: for each observation id, the first release where it changed",
+        "type": "object",
+        "propertyNames": {"pattern": OBSERVATION_ID.pattern.replace("(?P<probe>", "(").replace("(?P<variant>", "(")},
+        "additionalProperties": {"type": "array", "items": step},
+    }
+
+
+def index() -> dict[str, Any]:
+    cell = {
+        "type": "object",
+        "required": ["id", "framework", "version", "python", "resolution", "results"],
+        "properties": {
+            "id": {"type": "string"},
+            "framework": {"type": "string"},
+            "version": _VERSION,
+            "python": {"type": "string"},
+            "resolution": {"enum": ["as-released", "current"]},
+            "results": {"type": "string", "description": "the result set's path, relative to this file"},
+        },
+    }
+    probe = {
+        "type": "object",
+        "required": ["id", "framework", "title", "source_hash"],
+        "properties": {
+            "id": {"type": "string", "pattern": PROBE_ID.pattern},
+            "framework": {"type": "string"},
+            "title": {"type": "string"},
+            "source_hash": {"type": "string"},
+            "file": {"type": "string"},
+            "claim": {"type": "string"},
+            "source": {"type": "string"},
+        },
+    }
+    return {
+        "$schema": DRAFT,
+        "$id": BASE + FILES["index"],
+        "title": "fanin data index: the frameworks, cells and probes of a published reference",
+        "type": "object",
+        "required": ["schema", "date", "frameworks", "cells", "probes", "bisect", "schemas"],
+        "properties": {
+            "schema": {"const": SCHEMA_VERSION},
+            "date": {"type": "string"},
+            "frameworks": {
+                "type": "object",
+                "additionalProperties": {
+                    "type": "object",
+                    "required": ["package", "display"],
+                    "properties": {"package": {"type": "string"}, "display": {"type": "string"}},
+                },
+            },
+            "cells": {"type": "array", "items": cell},
+            "probes": {"type": "array", "items": probe},
+            "bisect": {"type": "string"},
+            "schemas": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    }
+
+
+def all_schemas() -> dict[str, dict[str, Any]]:
+    """File name -> schema, as reference/schema/ holds them."""
+    return {FILES["result-set"]: result_set(), FILES["bisect"]: bisect(), FILES["index"]: index()}

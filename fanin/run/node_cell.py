@@ -1,0 +1,319 @@
+"""Run one Node cell: `npm ci` from its lock, `node --test` in the network namespace, the same result set.
+
+A Node cell (a framework with `runtime = "node"` in matrix.toml) is pinned by
+`reference/locks/<cell>/package.json` + `package-lock.json`. Its directory under
+`.fanin/node/<cell>/` is exactly that lock: installed with `npm ci` (offline from npm's cache
+when it can), stamped with the lock's SHA-256, and reinstalled when the lock changes or a
+package in `node_modules` differs from the lock (drift), as `fanin.run.venvs` does for Python.
+
+The probes (`suites/<framework>/*.test.mjs` and the kit they import) are copied into the cell's
+directory for each run, so `import "@langchain/langgraph"` resolves to the cell's node_modules.
+`node --test` runs them one at a time inside `fanin.run.isolation`'s network namespace; each
+probe writes its observation as JSON (suites/fanin_node.mjs), and this module turns them into
+the result set a Python cell has: the same schema, probes (metadata, file, function and hash
+from `fanin.model.js_source`), environment (`packages` read from the installed node_modules,
+the lock and its SHA-256, Node's version), and the same comparison with the reference, so
+identity checks, bless, diff, upgrade and the report need nothing else. A probe with no
+observation (the process died, or node's per-test timeout fired) is `probe-error`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from fanin.model import catalog, compare, markers
+from fanin.model.errors import EnvironmentFault
+from fanin.model.js_source import SUFFIX
+from fanin.model.results import (
+    PROBE_ERROR,
+    Observation,
+    ProbeInfo,
+    ResultFileError,
+    ResultSet,
+    canonical,
+    load,
+    normalize_message,
+    save,
+)
+from fanin.model.source import INSTALLED, REPO_ROOT, SUITES, shown
+from fanin.run import isolation
+from fanin.run.environment import file_sha256, suite_commit
+from fanin.run.one_cell import CHANGED, NOT_RUN, SAME, CellOutcome, not_run
+
+NODE_DIRS = Path(
+    os.environ.get(
+        "FANIN_NODE_DIRS", (Path.home() / ".cache" / "fanin" / "node") if INSTALLED else REPO_ROOT / ".fanin" / "node"
+    )
+)
+NPM_CACHE = NODE_DIRS.parent / "npm-cache"
+STAMP = ".fanin-stamp.json"
+KIT = "fanin_node.mjs"
+PER_PROBE_SECONDS = 60
+
+
+class NodeInstallError(EnvironmentFault):
+    """A Node cell's directory could not be installed; the message says which step and why."""
+
+
+@dataclass(frozen=True)
+class NodeRun:
+    cell_id: str
+    framework: str
+    package: str
+    lock: Path  # reference/locks/<cell>/package-lock.json (package.json and .npmrc beside it)
+    reference: Path | None
+    results: Path
+    junit: Path | None = None
+    targets: tuple[str, ...] = ()  # probe files (suites/<framework>/x.test.mjs) instead of the whole suite
+    accept_new: bool = False
+    reference_error: str | None = None
+    isolate: bool = True
+
+
+def pins(lock: Path) -> dict[str, str]:
+    """The lock's top-level packages (`node_modules/<name>`), name -> version; optional ones left out."""
+    data = json.loads(lock.read_text(encoding="utf-8"))
+    found: dict[str, str] = {}
+    for key, entry in data.get("packages", {}).items():
+        if not key.startswith("node_modules/") or "/node_modules/" in key or entry.get("optional"):
+            continue
+        if entry.get("dev") or entry.get("link"):
+            continue
+        found[key[len("node_modules/") :]] = str(entry.get("version"))
+    return dict(sorted(found.items()))
+
+
+def installed(directory: Path) -> dict[str, str]:
+    """Top-level packages in the directory's node_modules, from each one's package.json."""
+    found: dict[str, str] = {}
+    modules = directory / "node_modules"
+    if not modules.is_dir():
+        return found
+    candidates = [p for p in modules.iterdir() if not p.name.startswith(".")]
+    for entry in candidates:
+        for package in sorted(entry.iterdir()) if entry.name.startswith("@") and entry.is_dir() else [entry]:
+            try:
+                data = json.loads((package / "package.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            found[str(data.get("name", package.name))] = str(data.get("version"))
+    return dict(sorted(found.items()))
+
+
+def drift(directory: Path, lock: Path) -> list[str]:
+    wanted, have = pins(lock), installed(directory)
+    return [
+        f"{name}: {have.get(name, 'absent')} -> {wanted.get(name, 'not in the lock')}"
+        for name in sorted(set(wanted) | set(have))
+        if wanted.get(name) != have.get(name)
+    ]
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        raise NodeInstallError(f"{name} is not installed; Node cells need Node 20+ and npm (see the README)")
+    return found
+
+
+def ensure(cell_id: str, lock: Path, root: Path | None = None) -> Path:
+    """The cell's directory, `npm ci`'d from its lock; reinstalled when the lock or a package drifted."""
+    if not lock.is_file() or not (lock.parent / "package.json").is_file():
+        raise NodeInstallError(
+            f"no lock {shown(lock)} beside its package.json; make it with ./noxw -s lock -- {cell_id}"
+        )
+    directory = (root or NODE_DIRS) / cell_id
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp_path = directory / STAMP
+    try:
+        stamp = json.loads(stamp_path.read_text())
+    except (OSError, ValueError):
+        stamp = {}
+    wanted = file_sha256(lock)
+    if stamp.get("lock_sha256") == wanted and not drift(directory, lock):
+        return directory
+    stamp_path.unlink(missing_ok=True)  # a half-done install must never look finished
+    for name in ("package.json", "package-lock.json", ".npmrc"):
+        if (lock.parent / name).is_file():
+            shutil.copy(lock.parent / name, directory / name)
+    npm = _tool("npm")
+    base = [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--cache", str(NPM_CACHE)]
+    done = subprocess.run([*base, "--offline"], cwd=directory, capture_output=True, text=True)
+    if done.returncode != 0:  # not everything is in the cache yet: fetch from the registry
+        done = subprocess.run(base, cwd=directory, capture_output=True, text=True)
+    if done.returncode != 0:
+        tail = " | ".join(line.strip() for line in (done.stderr or done.stdout).strip().splitlines()[-3:])
+        raise NodeInstallError(f"npm ci failed (exit {done.returncode}): {tail}")
+    left = drift(directory, lock)
+    if left:
+        raise NodeInstallError(f"node_modules still differs from {lock.name} after npm ci: {'; '.join(left[:3])}")
+    stamp_path.write_text(json.dumps({"lock_sha256": wanted}))
+    return directory
+
+
+def _suite_files(framework: str, targets: tuple[str, ...]) -> list[Path]:
+    if targets:
+        return [Path(t) if Path(t).is_absolute() else REPO_ROOT / t for t in targets]
+    return sorted((SUITES / framework).glob(f"*{SUFFIX}"))
+
+
+def _copy_suite(directory: Path, framework: str) -> Path:
+    """suites/<framework>/ and the shared kit, copied under the cell's directory (fresh each run)."""
+    target = directory / "suites"
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(SUITES / framework, target / framework, ignore=shutil.ignore_patterns("node_modules"))
+    shutil.copy(SUITES / KIT, target / KIT)
+    return target
+
+
+def _declared(framework: str) -> dict[str, ProbeInfo]:
+    infos = {}
+    for declared in catalog.declared_node():
+        if declared.framework == framework:
+            infos[declared.id] = catalog.node_probe_info(REPO_ROOT / declared.file, declared.function)
+    return infos
+
+
+def _observation(raw: dict[str, Any]) -> Observation:
+    return Observation(
+        outcome=str(raw["outcome"]),
+        value=canonical(raw.get("value")),
+        label=normalize_message(str(raw.get("label", ""))),
+        detail=normalize_message(str(raw.get("detail", ""))),
+        hazard=str(raw["hazard"]),
+    )
+
+
+def _error(message: str) -> Observation:
+    return Observation(
+        outcome=PROBE_ERROR,
+        value={"error": message},
+        label="probe-error",
+        detail=f"probe-error: {message}",
+        hazard="n/a",
+    )
+
+
+def _version(command: list[str]) -> str:
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=30).stdout.strip().lstrip("v")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def environment(directory: Path, lock: Path, mode: str, seconds: float) -> dict[str, Any]:
+    try:
+        lock_shown = str(lock.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        lock_shown = str(lock)
+    return {
+        "runtime": "node",
+        "node": _version([_tool("node"), "--version"]),
+        "npm": _version([_tool("npm"), "--version"]),
+        "platform": f"{platform.system().lower()}-{platform.machine()}",
+        "suite_commit": suite_commit(),
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "packages": installed(directory),
+        "network_isolation": mode,
+        "lock": lock_shown,
+        "lock_sha256": file_sha256(lock),
+        "run_seconds": round(seconds, 1),
+    }
+
+
+def run_cell(run: NodeRun, log: IO[str]) -> CellOutcome:
+    """Install, run every probe under node --test, write the result set (or the marker saying why not)."""
+    started = time.monotonic()
+    try:
+        directory = ensure(run.cell_id, run.lock)
+    except EnvironmentFault as exc:
+        log.write(f"fanin: {exc}\n")
+        return not_run(run.cell_id, run.results, NOT_RUN, f"install failed: {exc}")
+    declared = _declared(run.framework)
+    suite = _copy_suite(directory, run.framework)
+    files = [suite / run.framework / f.name for f in _suite_files(run.framework, run.targets)]
+    if not files:
+        return not_run(run.cell_id, run.results, NOT_RUN, "no probe was collected")
+    wanted = {i for i, info in declared.items() if any(f.name == Path(info.file).name for f in files)}
+    out = Path(tempfile.mkdtemp(prefix="fanin-node-"))
+    command = [_tool("node"), "--test", "--test-concurrency=1", f"--test-timeout={PER_PROBE_SECONDS * 1000}"]
+    if run.junit is not None:
+        run.junit.parent.mkdir(parents=True, exist_ok=True)
+        command += ["--test-reporter=spec", "--test-reporter-destination=stdout"]
+        command += ["--test-reporter=junit", f"--test-reporter-destination={run.junit}"]
+    command, mode = isolation.wrap([*command, *map(str, files)], run.isolate)
+    env = {**os.environ, "FANIN_NODE_OUT": str(out), isolation.ENV: mode, "NODE_OPTIONS": ""}
+    log.write(f"fanin: {' '.join(command)}\n")
+    log.flush()
+    process = subprocess.Popen(
+        command, cwd=directory, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+    )
+    limit = PER_PROBE_SECONDS * (len(wanted) + 2)
+    try:
+        code = process.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        code = process.wait()
+        log.write(f"fanin: node --test ran past {limit} s and was killed\n")
+    except KeyboardInterrupt:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        shutil.rmtree(out, ignore_errors=True)
+        return not_run(run.cell_id, run.results, 130, "interrupted")
+    observations: dict[str, Observation] = {}
+    for path in sorted(out.glob("*.json")):
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        probe_id = str(raw.get("id"))
+        try:
+            observations[probe_id] = _observation(raw)
+        except (KeyError, ValueError, TypeError) as exc:
+            observations[probe_id] = _error(f"malformed observation: {exc}")
+    shutil.rmtree(out, ignore_errors=True)
+    for probe_id in sorted(wanted - set(observations)):
+        observations[probe_id] = _error(f"no observation written (node --test exit {code}: timed out or crashed)")
+    unknown = sorted(set(observations) - set(declared))
+    if unknown:
+        return not_run(run.cell_id, run.results, NOT_RUN, f"observations of undeclared probes: {', '.join(unknown)}")
+    reference, reference_error = None, run.reference_error
+    if run.reference is not None and run.reference.exists() and reference_error is None:
+        try:
+            reference = load(run.reference)
+        except ResultFileError as exc:
+            reference_error = str(exc)
+    failed = bool(reference_error)
+    for probe_id in sorted(observations):
+        before = reference.observations.get(probe_id) if reference else None
+        change = compare.classify(probe_id, before, observations[probe_id])
+        bad = change.is_breaking or observations[probe_id].outcome == PROBE_ERROR
+        bad = bad or (change.kind == compare.NEW and not run.accept_new)
+        failed = failed or bad
+        log.write(f"fanin: {'FAIL' if bad else 'ok  '} {compare.describe(change)}\n")
+    if reference is not None and not run.targets:
+        vanished = sorted(p for p in reference.observations if p.startswith(f"{run.framework}/") and p not in declared)
+        if vanished:
+            failed = True
+            log.write(f"fanin: error: the reference holds probes that no longer exist: {', '.join(vanished)}\n")
+    if reference_error:
+        log.write(f"fanin: error: unusable reference: {reference_error}\n")
+    result_set = ResultSet(
+        cell=run.cell_id,
+        framework=run.framework,
+        version=installed(directory).get(run.package, "not installed"),
+        environment=environment(directory, run.lock, mode, time.monotonic() - started),
+        probes={pid: declared[pid] for pid in observations},
+        observations=observations,
+    )
+    save(result_set, run.results)
+    markers.clear_marker(run.results)
+    log.write(f"fanin: {len(observations)} observations of {run.cell_id} -> {shown(run.results)}\n")
+    return CellOutcome(run.cell_id, CHANGED if failed else SAME, None, 1, mode)

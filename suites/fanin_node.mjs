@@ -1,0 +1,138 @@
+// fanin's kit for Node probes (suites/<framework>/*.test.mjs), the counterpart of fanin.probe.
+// A probe is `probe({...strict JSON metadata...}, async function name(obs) {...});` at column 0
+// (fanin.model.js_source reads the metadata and hashes the text; it never runs JavaScript).
+// Each probe runs as one node:test test and writes one observation as JSON into
+// $FANIN_NODE_OUT/<n>.json; fanin.run.node_cell turns those into the cell's result set.
+import { test } from "node:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createRequire } from "node:module";
+
+export class FrameworkRaised extends Error {}
+export class NotApplicable extends Error {}
+export class Vacuous extends Error {}
+
+// Plain data only: a probe says what it saw as JSON-able values (Sets become sorted lists).
+export function plain(value) {
+  if (value instanceof Set) return [...value].map(plain).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+  if (Array.isArray(value)) return value.map(plain);
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  return value;
+}
+
+export class Observer {
+  constructor(meta) {
+    this.id = meta.id;
+    this.observation = null;
+  }
+
+  record(value, { label, detail, hazard, outcome = "ok" }) {
+    if (this.observation !== null) throw new Error(`${this.id} recorded twice; a probe records exactly one observation`);
+    this.observation = { outcome, value: plain(value), label, detail, hazard };
+  }
+
+  // The framework's error is the answer: outcome raises:<class name>, its message in the detail only.
+  raised(error, { value, hazard = "loud" } = {}) {
+    const name = errorName(error);
+    const payload = { exception: name };
+    if (value !== undefined) payload.observed = value;
+    const message = String(error?.message ?? error).split("\n")[0] || "(no message)";
+    this.record(payload, { label: name, detail: `raises ${name}: ${message}`, hazard, outcome: `raises:${name}` });
+  }
+
+  // Run framework code whose rejection is the observation (like `with obs.framework():`).
+  async framework(fn, { value, hazard = "loud" } = {}) {
+    try {
+      return await fn();
+    } catch (error) {
+      this.raised(error, { value: value ? value() : undefined, hazard });
+      throw new FrameworkRaised(errorName(error));
+    }
+  }
+
+  // What the installed package exports; a version without it makes the probe n/a with the reason.
+  async need(module, ...names) {
+    let mod;
+    try {
+      mod = await import(module);
+    } catch (error) {
+      throw new NotApplicable(`no module ${module} in this version (${errorName(error)})`);
+    }
+    for (const name of names) {
+      if (!(name in mod)) throw new NotApplicable(`${module}.${name} does not exist in this version`);
+    }
+    return mod;
+  }
+
+  // Vacuous unless the writers ran in one superstep (LangGraph's metadata.langgraph_step).
+  requireSameStep(steps, expected, what = "writers") {
+    const values = Object.values(steps);
+    if (values.length !== expected || new Set(values).size !== 1) {
+      throw new Vacuous(`expected ${expected} ${what} in one superstep, saw ${JSON.stringify(steps)}`);
+    }
+  }
+}
+
+function errorName(error) {
+  return (error && (error.name !== "Error" ? error.name : error.constructor?.name)) || "Error";
+}
+
+// A gate: an event only the probe sets. `await gate.wait()` parks a branch until `gate.open()`.
+export class Gate {
+  constructor() {
+    this.opened = false;
+    this.promise = new Promise((resolve) => (this.resolve = resolve));
+  }
+  open() {
+    this.opened = true;
+    this.resolve();
+  }
+  wait() {
+    return this.promise;
+  }
+}
+
+// Let every runnable promise callback and I/O-free task run (the event loop's "idle"), a bounded
+// number of macrotask turns: read "has X happened yet" after it, never decide an order with a timer.
+export async function settle(turns = 50) {
+  for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+// The installed version of a package, from its package.json in node_modules (recorded by the harness too).
+export function installedVersion(name) {
+  const require = createRequire(join(process.cwd(), "package.json"));
+  return require(`${name}/package.json`).version;
+}
+
+let written = 0;
+
+export function probe(meta, fn) {
+  test(meta.id, async () => {
+    const obs = new Observer(meta);
+    try {
+      await fn(obs);
+      if (obs.observation === null) obs.observation = probeError("the probe returned without recording an observation");
+    } catch (error) {
+      if (error instanceof NotApplicable) {
+        obs.observation = { outcome: "n/a", value: { reason: error.message }, label: "n/a", detail: `n/a: ${error.message}`, hazard: "n/a" };
+      } else if (error instanceof Vacuous) {
+        obs.observation = { outcome: "vacuous", value: { reason: error.message }, label: "vacuous", detail: `vacuous: ${error.message}`, hazard: "n/a" };
+      } else if (!(error instanceof FrameworkRaised)) {
+        const where = String(error?.stack ?? "").split("\n").find((l) => l.includes(".test.mjs")) ?? "?";
+        obs.observation = probeError(`${errorName(error)}: ${error?.message ?? error}`, where.trim().replace(/^at .*\//, "").replace(/\)$/, ""));
+      }
+    }
+    const out = process.env.FANIN_NODE_OUT;
+    if (out) {
+      mkdirSync(out, { recursive: true });
+      written += 1;
+      writeFileSync(join(out, `${process.pid}-${written}.json`), JSON.stringify({ id: meta.id, ...obs.observation }));
+    }
+    if (obs.observation.outcome === "probe-error") throw new Error(obs.observation.detail);
+  });
+}
+
+function probeError(message, where) {
+  const value = where ? { error: message, where } : { error: message };
+  return { outcome: "probe-error", value, label: "probe-error", detail: `probe-error: ${message}`, hazard: "n/a" };
+}

@@ -1,0 +1,201 @@
+"""`fanin audit` on the corpus (examples/corpus/): graphs in the shapes real apps use, with what is truly in them.
+
+Every graph runs in the venv of its framework's newest reference cell (as `fanin audit --cell`),
+dry-run with its INPUT when it has one. Over the whole corpus:
+
+- precision = silent/loud findings that match a hazard present / all silent/loud findings;
+- recall = hazards present that a silent/loud finding matches / all hazards present.
+
+Targets: precision >= 0.95, recall >= 0.90 (issue 20). Both are printed, and written to
+$FANIN_REPORTS/audit-corpus.json with every finding, so a miss or a false alarm can be read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fanin.model import matrix
+from fanin.model.errors import FaninError
+from fanin.model.source import REPO_ROOT
+from fanin.project import audit
+
+CORPUS = REPO_ROOT / "examples" / "corpus"
+EXPECTED: dict[str, dict[str, Any]] = tomllib.loads((CORPUS / "expected.toml").read_text(encoding="utf-8"))
+MATRIX = matrix.load()
+LOUD = ("silent", "loud")
+PRECISION, RECALL = 0.95, 0.90
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One silent or loud finding, as the metric needs it."""
+
+    pattern: str
+    where: str
+    probes: tuple[str, ...]
+    hazard: str
+
+
+@dataclass
+class Score:
+    true_findings: int = 0
+    findings: int = 0
+    found: int = 0
+    present: int = 0
+    false_alarms: list[str] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
+
+    @property
+    def precision(self) -> float:
+        return self.true_findings / self.findings if self.findings else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.found / self.present if self.present else 1.0
+
+
+def matches(hazard: dict[str, Any], seen: Seen) -> bool:
+    if not set(hazard.get("probes", [])) & set(seen.probes):
+        return False
+    if not all(token in seen.where for token in hazard.get("where", [])):
+        return False
+    anyof = hazard.get("where_any")
+    return not anyof or any(token in seen.where for token in anyof)
+
+
+def score(expected: dict[str, dict[str, Any]], seen: dict[str, list[Seen]]) -> Score:
+    """Precision and recall of what the audit said (`seen`, silent/loud findings per graph) against `expected`."""
+    result = Score()
+    for name, truth in sorted(expected.items()):
+        hazards = truth.get("hazards", [])
+        loud = [s for s in seen.get(name, []) if s.hazard in LOUD]
+        result.present += len(hazards)
+        for hazard in hazards:
+            if any(matches(hazard, s) for s in loud):
+                result.found += 1
+            else:
+                result.misses.append(
+                    f"{name}: {hazard.get('pattern')} at {hazard.get('where') or hazard.get('where_any')}"
+                )
+        for s in loud:
+            result.findings += 1
+            if any(matches(h, s) for h in hazards):
+                result.true_findings += 1
+            else:
+                result.false_alarms.append(f"{name}: {s.pattern} at {s.where} [{s.hazard}]")
+    return result
+
+
+def _input_of(python: str, path: Path) -> str | None:
+    code = (
+        "import importlib.util, json, sys\n"
+        f"spec = importlib.util.spec_from_file_location('corpus_graph', {str(path)!r})\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        "print(json.dumps(getattr(m, 'INPUT', None)))\n"
+    )
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        return None
+    value = done.stdout.strip().splitlines()[-1]
+    return None if value == "null" else value
+
+
+@pytest.fixture(scope="module")
+def audited() -> dict[str, Any]:
+    """Every corpus graph audited once: its silent/loud findings, all findings, and any error."""
+    pythons = {fw: audit.python_of(MATRIX.newest(fw)) for fw in sorted({e["framework"] for e in EXPECTED.values()})}
+    seen: dict[str, list[Seen]] = {}
+    raw: dict[str, Any] = {}
+    for name, truth in sorted(EXPECTED.items()):
+        python = pythons[truth["framework"]]
+        path = CORPUS / f"{name}.py"
+        given = _input_of(python, path)
+        try:
+            audits = audit.evaluate(f"{path}:{truth['target']}", MATRIX, python, given)
+        except FaninError as exc:
+            seen[name] = []
+            raw[name] = {"error": str(exc)}
+            continue
+        findings = [f for a in audits for f in a.findings]
+        seen[name] = [Seen(f.pattern, "; ".join(f.where), tuple(f.probes), f.hazard) for f in findings]
+        raw[name] = {
+            "findings": [[f.pattern, f.where, f.hazard, f.certainty] for f in findings],
+            "incomplete": [r for a in audits for r in a.incomplete],
+        }
+    result = score(EXPECTED, seen)
+    reports = Path(os.environ.get("FANIN_REPORTS", REPO_ROOT / "reports"))
+    reports.mkdir(parents=True, exist_ok=True)
+    summary = {
+        "precision": result.precision,
+        "recall": result.recall,
+        "true_findings": result.true_findings,
+        "findings": result.findings,
+        "found": result.found,
+        "present": result.present,
+        "false_alarms": result.false_alarms,
+        "misses": result.misses,
+        "graphs": raw,
+    }
+    (reports / "audit-corpus.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print(
+        f"\naudit corpus: precision {result.precision:.2f} ({result.true_findings}/{result.findings}),"
+        f" recall {result.recall:.2f} ({result.found}/{result.present})"
+    )
+    for line in result.false_alarms:
+        print(f"  false alarm: {line}")
+    for line in result.misses:
+        print(f"  missed: {line}")
+    return {"score": result, "raw": raw}
+
+
+def test_the_corpus_is_large_enough_and_every_graph_has_a_file() -> None:
+    assert len(EXPECTED) >= 15
+    for name in EXPECTED:
+        assert (CORPUS / f"{name}.py").is_file(), name
+    assert sorted(p.stem for p in CORPUS.glob("*.py")) == sorted(EXPECTED)
+
+
+def test_every_corpus_graph_loads(audited: dict[str, Any]) -> None:
+    errors = {name: r["error"] for name, r in audited["raw"].items() if "error" in r}
+    assert not errors
+
+
+def test_precision_on_the_corpus(audited: dict[str, Any]) -> None:
+    result: Score = audited["score"]
+    print(f"precision {result.precision:.3f}")
+    assert result.precision >= PRECISION, result.false_alarms
+
+
+def test_recall_on_the_corpus(audited: dict[str, Any]) -> None:
+    result: Score = audited["score"]
+    print(f"recall {result.recall:.3f}")
+    assert result.recall >= RECALL, result.misses
+
+
+def test_the_metric_can_fail() -> None:
+    """Fed a wrong expectation, the metric falls below both targets: it is not vacuous."""
+    expected = {
+        "safe": {"hazards": []},
+        "hazardous": {"hazards": [{"probes": ["p/one"], "where": ["key"]}, {"probes": ["p/two"], "where": ["x"]}]},
+    }
+    seen = {
+        "safe": [Seen("false alarm", "a; b", ("p/one",), "silent")],
+        "hazardous": [
+            Seen("right", "n; key 'key'", ("p/one",), "loud"),
+            Seen("wrong place", "n; key 'other'", ("p/two",), "silent"),
+            Seen("harmless", "n; key 'x'", ("p/two",), "order-coupled"),  # not silent/loud: counts for nothing
+        ],
+    }
+    result = score(expected, seen)
+    assert (result.true_findings, result.findings, result.found, result.present) == (1, 3, 1, 2)
+    assert result.precision < PRECISION and result.recall < RECALL
+    perfect = score(expected, {"hazardous": [Seen("a", "key x", ("p/one", "p/two"), "silent")]})
+    assert (perfect.precision, perfect.recall) == (1.0, 1.0)

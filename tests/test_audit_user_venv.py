@@ -1,0 +1,203 @@
+"""`fanin audit` where users run it: a venv with the framework at a reference version and fanin pip-installed.
+
+The venv holds only what a plain LangGraph app installs (langgraph, no checkpointer companions)
+and this checkout, installed as README says (`pip install` of the checkout, here through uv pip).
+Then the harness side of the audit on small graphs written here: import failures, package-relative
+imports, a failed dry run, and isolation (the dry run's traffic goes to loopback only, which the
+network namespace makes a different loopback).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from fanin.model import matrix
+from fanin.model.source import REPO_ROOT
+from fanin.project import audit
+from fanin.run import isolation, venvs
+
+MATRIX = matrix.load()
+CORPUS = REPO_ROOT / "examples" / "corpus"
+
+
+@pytest.fixture(scope="module")
+def user_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    cell = MATRIX.newest("langgraph")
+    root = tmp_path_factory.mktemp("user") / "venv"
+    uv = venvs.uv_binary()
+    subprocess.run([uv, "venv", "-q", "-p", cell.python, str(root)], check=True, timeout=300)
+    subprocess.run(
+        [
+            uv,
+            "pip",
+            "install",
+            "-q",
+            "--python",
+            str(root / "bin" / "python"),
+            f"langgraph=={cell.version}",
+            str(REPO_ROOT),
+        ],
+        check=True,
+        timeout=900,
+    )
+    return root
+
+
+def fanin_in(venv: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run(
+        [str(venv / "bin" / "fanin"), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or venv.parent,
+        env=env,
+        timeout=600,
+    )
+
+
+def test_audit_in_a_users_venv_finds_the_removed_reducer(user_venv: Path) -> None:
+    installed = subprocess.run(
+        [
+            str(user_venv / "bin" / "python"),
+            "-c",
+            "import importlib.util as u; print(u.find_spec('langgraph.checkpoint.postgres') is None)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert installed.stdout.strip() == "True"  # a plain app: no checkpointer companions
+    given = json.dumps({"query": "tea", "results": [], "answer": ""})
+    done = fanin_in(user_venv, "audit", f"{CORPUS / 'lg_reducer_removed.py'}:graph", "--input", given)
+    assert done.returncode == 1, done.stdout + done.stderr
+    cell = MATRIX.newest("langgraph")
+    assert f"langgraph {cell.version} installed; evidence from reference cell `{cell.id}`" in done.stdout
+    assert "### 1. plain key written in parallel — **loud**" in done.stdout
+    assert "key 'results'" in done.stdout
+    assert f"fanin {audit.DRY_RUN}, isolated from the network" in done.stdout
+    assert "| 1 | web_search | `results` |" in done.stdout
+    assert "No fan-in hazard found" not in done.stdout
+
+
+GRAPH = """
+from typing import TypedDict
+from langgraph.graph import END, START, StateGraph
+{imports}
+
+class State(TypedDict):
+    x: int
+    y: int
+
+
+def first(state: State) -> dict:
+{body}
+    return {{"x": 1}}
+
+
+def second(state: State) -> dict:
+    return {{"y": 2}}
+
+
+builder = StateGraph(State)
+builder.add_node("first", first)
+builder.add_node("second", second)
+builder.add_edge(START, "first")
+builder.add_edge(START, "second")
+builder.add_edge("first", END)
+builder.add_edge("second", END)
+graph = builder.compile()
+"""
+
+
+def _write(path: Path, imports: str = "", body: str = "    pass") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(GRAPH.format(imports=imports, body=body), encoding="utf-8")
+    return path
+
+
+def test_a_package_relative_import_loads_from_the_file_path(user_venv: Path, tmp_path: Path) -> None:
+    package = tmp_path / "app" / "agents"
+    for folder in (tmp_path / "app", package):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "__init__.py").write_text("")
+    (package / "helpers.py").write_text("VALUE = 1\n")
+    _write(package / "graph.py", imports="from .helpers import VALUE")
+    done = fanin_in(user_venv, "audit", "app/agents/graph.py:graph", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "## fanin audit of `app/agents/graph.py:graph`" in done.stdout
+
+
+def test_an_import_that_fails_in_user_code_shows_the_chain_and_exits_3(user_venv: Path, tmp_path: Path) -> None:
+    (tmp_path / "settings.py").write_text("def load():\n    raise KeyError('OPENAI_API_KEY')\n")
+    _write(tmp_path / "graph.py", imports="import settings\nCONFIG = settings.load()")
+    done = fanin_in(user_venv, "audit", "graph.py:graph", cwd=tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "cannot import graph.py:graph: KeyError: 'OPENAI_API_KEY'" in done.stderr
+    assert "import chain (your code, last frames):" in done.stderr
+    assert "settings.py:2 in load: raise KeyError('OPENAI_API_KEY')" in done.stderr
+    assert "Traceback (most recent call last)" not in done.stderr
+    full = fanin_in(user_venv, "audit", "graph.py:graph", "--traceback", cwd=tmp_path)
+    assert full.returncode == 3 and "Traceback (most recent call last)" in full.stderr
+    bad = fanin_in(user_venv, "audit", "graph.py", cwd=tmp_path)
+    assert bad.returncode == 2 and "is not FILE.py:ATTR" in bad.stderr
+    relative = tmp_path / "loose"
+    _write(relative / "graph.py", imports="from .helpers import VALUE")
+    hint = fanin_in(user_venv, "audit", "loose/graph.py:graph", cwd=tmp_path)
+    assert hint.returncode == 3, hint.stderr
+    assert "attempted relative import" in hint.stderr and "module form" in hint.stderr
+
+
+def test_a_failed_dry_run_is_reported_and_keeps_the_audit_incomplete(user_venv: Path, tmp_path: Path) -> None:
+    _write(tmp_path / "graph.py", body="    raise TypeError('bad payload')")
+    done = fanin_in(user_venv, "audit", "graph.py:graph", "--input", '{"x": 0, "y": 0}', cwd=tmp_path)
+    assert done.returncode == audit.INCOMPLETE, done.stdout + done.stderr
+    assert "**The dry run failed:** `TypeError: bad payload (raised at " in done.stdout  # and where, in the user's file
+    assert "graph.py:12 in first)`" in done.stdout
+    assert "No fan-in hazard found" not in done.stdout
+    assert "| 1 | second | `y` |" in done.stdout
+
+
+@pytest.mark.skipif(not isolation.namespace_prefix(), reason="no network namespace on this machine")
+def test_the_dry_run_cannot_reach_the_machines_loopback(user_venv: Path, tmp_path: Path) -> None:
+    """A node connects to a port listening on this machine's loopback (raw _socket, past the in-process
+    block): in the namespace's own loopback nobody listens, so nothing arrives here."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(0.5)
+    port = server.getsockname()[1]
+    arrived: list[object] = []
+
+    def accept() -> None:
+        for _ in range(40):
+            try:
+                arrived.append(server.accept())
+                return
+            except TimeoutError:
+                continue
+
+    watcher = threading.Thread(target=accept, daemon=True)
+    watcher.start()
+    body = (
+        "    import _socket\n"
+        "    s = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)\n"
+        "    s.settimeout(2)\n"
+        f"    s.connect(('127.0.0.1', {port}))\n"
+    )
+    _write(tmp_path / "graph.py", body=body)
+    try:
+        done = fanin_in(user_venv, "audit", "graph.py:graph", "--input", '{"x": 0, "y": 0}', cwd=tmp_path)
+    finally:
+        watcher.join(timeout=25)
+        server.close()
+    assert not arrived
+    assert done.returncode == audit.INCOMPLETE, done.stdout + done.stderr
+    assert "(a network namespace with loopback only)" in done.stdout
+    assert "**The dry run failed:** `ConnectionRefusedError" in done.stdout

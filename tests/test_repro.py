@@ -1,0 +1,203 @@
+"""`fanin repro`: a probe as one standalone script that reproduces the reference's observation.
+
+The scripts of one probe of every LangGraph and ADK family (topic), and of the variants that need
+the backends (SQLite, PostgreSQL from the harness's services), run in their framework's newest
+cell's venv (built from its lock if missing, as `fanin audit --cell` does) with no fanin importable;
+what they print must be the reference's behaviour (outcome, hazard, value).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from packaging.utils import canonicalize_name
+
+from fanin.__main__ import main
+from fanin.model import catalog, matrix
+from fanin.model.errors import FaninError
+from fanin.model.results import NOT_APPLICABLE, canonical, load, normalize_message
+from fanin.model.source import REPO_ROOT
+from fanin.project import audit
+from fanin.report import outputs
+from fanin.run import services, venvs
+from fanin.versions import repro, repro_obs
+
+MATRIX = matrix.load()
+PYTHON_PROBES = [p for p in catalog.declared() if p.file.endswith(".py")]
+# One probe of every LangGraph and ADK family: the first its suite declares.
+FAMILIES: dict[str, str] = {}
+for declared in PYTHON_PROBES:
+    if declared.framework in ("langgraph", "adk"):
+        FAMILIES.setdefault(f"{declared.framework}/{declared.id.split('/')[1]}", declared.id)
+# Variants: the async mode, and the storage backends the kits build (lg_persist, adk_sessions).
+VARIANTS = [
+    "langgraph/same-key/no-reducer[async]",
+    "langgraph/resume/durability-modes[sqlite]",
+    "langgraph/resume/durability-modes[postgres,async]",
+    "adk/session/stale-result[sqlite]",
+    "adk/session/stale-result[postgres]",
+]
+# PEP 723's reference regular expression for a script's metadata block.
+PEP_723 = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$")
+
+
+def metadata(text: str) -> dict:
+    block = next(m for m in PEP_723.finditer(text) if m["type"] == "script")
+    content = "".join(line[2:] if line.startswith("# ") else line[1:] for line in block["content"].splitlines(True))
+    return tomllib.loads(content)
+
+
+@pytest.fixture(scope="module")
+def pythons() -> dict[str, str]:
+    return {key: audit.python_of(MATRIX.newest(key)) for key in ("langgraph", "adk")}
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[dict[str, str]]:
+    try:
+        with services.postgres() as environment:
+            yield environment
+    except services.ServiceError as exc:
+        pytest.skip(f"no PostgreSQL from the harness's services here: {exc}")
+
+
+def run(observation_id: str, python: str, where: Path, environment: dict[str, str] | None = None) -> dict:
+    script = where / "repro.py"
+    script.write_text(repro.script(observation_id, MATRIX))
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", services.POSTGRES_DSN)}
+    done = subprocess.run(
+        [python, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=where,
+        env={**clean, **(environment or {})},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout[done.stdout.rindex("\n{\n") + 1 :] if "\n{\n" in done.stdout else done.stdout)
+
+
+def reference_behaviour(observation_id: str) -> tuple:
+    framework = observation_id.split("/", 1)[0]
+    observation = load(MATRIX.newest(framework).reference_path).observations[observation_id]
+    value = None if observation.outcome == NOT_APPLICABLE else observation.value
+    return observation.outcome, observation.hazard, value
+
+
+def printed_behaviour(printed: dict) -> tuple:
+    value = None if printed["outcome"] == NOT_APPLICABLE else printed["value"]
+    return printed["outcome"], printed["hazard"], value
+
+
+@pytest.mark.parametrize("probe_id", sorted(FAMILIES.values()), ids=sorted(FAMILIES))
+def test_a_family_reproducer_prints_the_reference_observation(
+    probe_id: str, pythons: dict[str, str], tmp_path: Path
+) -> None:
+    printed = run(probe_id, pythons[probe_id.split("/", 1)[0]], tmp_path)
+    assert printed["id"] == probe_id
+    assert printed_behaviour(printed) == reference_behaviour(probe_id)
+
+
+@pytest.mark.parametrize("observation_id", VARIANTS)
+def test_a_variant_reproducer_prints_the_reference_observation(
+    observation_id: str, pythons: dict[str, str], tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    environment = request.getfixturevalue("postgres") if "postgres" in observation_id else None
+    printed = run(observation_id, pythons[observation_id.split("/", 1)[0]], tmp_path, environment)
+    assert printed_behaviour(printed) == reference_behaviour(observation_id)
+
+
+@pytest.mark.parametrize("declared", PYTHON_PROBES, ids=lambda p: p.id)
+def test_every_python_probe_makes_a_self_contained_script(declared: catalog.DeclaredProbe) -> None:
+    cell = MATRIX.newest(declared.framework)
+    text = repro.script(declared.id, MATRIX)
+    tree = ast.parse(text)  # it compiles
+    imported = [
+        name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for name in ([node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names])
+    ]
+    assert not [name for name in imported if name.split(".")[0] == "fanin"]
+    suite_modules = {path.stem for path in (REPO_ROOT / "suites").rglob("*.py")}
+    assert not set(imported) & suite_modules, "a kit is imported rather than inlined"
+    assert f"{cell.framework.display} {cell.version} on Python {cell.python}" in text
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    assert declared.function in defined and "observe" in defined
+
+
+def test_the_script_block_pins_the_cells_framework_and_companions_to_its_lock() -> None:
+    cell = MATRIX.newest("langgraph")
+    meta = metadata(repro.script("langgraph/same-key/no-reducer", MATRIX))
+    locked = venvs.pins(cell.lock_path, {"python_version": cell.python})
+    assert meta["requires-python"] == f"=={cell.python}.*"
+    assert meta["tool"]["uv"]["exclude-newer"] == cell.exclude_newer
+    pinned = dict(re.match(r"([A-Za-z0-9_.-]+)(?:\[[^]]*\])?==(.+)", spec).groups() for spec in meta["dependencies"])  # type: ignore[union-attr]
+    assert pinned["langgraph"] == cell.version
+    assert set(pinned) == {"langgraph", *(re.split(r"\[", c)[0] for c in cell.framework.companions)}
+    assert all(locked[canonicalize_name(name)] == version for name, version in pinned.items())
+    assert "psycopg[binary]==" in " ".join(meta["dependencies"])  # extras kept
+
+
+def test_an_older_cell_pins_its_own_versions_and_says_so() -> None:
+    older = MATRIX.of("adk")[0]
+    text = repro.script("adk/output-key/same-key", MATRIX, older)
+    assert f'"google-adk=={older.version}"' in text and f"--cell {older.id}" in text
+
+
+def test_the_observer_stand_in_reduces_to_what_the_probe_uses() -> None:
+    text = repro.script("langgraph/same-key/no-reducer", MATRIX)
+    assert "def require_same_step" in text and "def framework" in text
+    assert "def postgres_dsn" not in text and "def need(" not in text and "def attempt" not in text
+    session = repro.script("adk/session/stale-result[postgres]", MATRIX)
+    assert "def postgres_dsn" in session and "def database_name" in session
+
+
+def test_the_stand_in_canonicalises_as_fanin_does() -> None:
+    value = {
+        "set": {"b", "a", ("x", 1)},
+        "tuple": (1, 2.5, None, True),
+        "text": "at 0x7f3a2b1c4d5e, id 123e4567-e89b-12d3-a456-426614174000",
+        "nested": [{"k": frozenset({3, 1})}],
+    }
+    assert repro_obs._plain(value) == canonical(value)
+    message = "  took 1.5 s\n at 0xdeadbeef  "
+    assert repro_obs._message(message) == normalize_message(message)
+
+
+def test_variants_are_chosen_by_id_or_by_values() -> None:
+    by_id = repro.find("langgraph/resume/durability-modes[postgres,async]")[1]
+    by_values = repro.find("langgraph/resume/durability-modes", "postgres,async")[1]
+    assert by_id == by_values and by_id.observation_id == "langgraph/resume/durability-modes[postgres,async]"
+    assert repro.find("langgraph/resume/durability-modes", "async")[1].suffix == "async"
+    for bad in (("langgraph/same-key/no-reducer", "postgres"), ("langgraph/nope/nothing", None), ("Not An Id", None)):
+        with pytest.raises(FaninError):
+            repro.find(*bad)
+
+
+def test_the_command_writes_the_script_or_refuses_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "repro.py"
+    assert main(["repro", "langgraph/same-key/no-reducer", "--variant", "async", "--out", str(out)]) == 0
+    assert out.read_text() == repro.script("langgraph/same-key/no-reducer[async]", MATRIX)
+    assert main(["repro", "langgraph/same-key/no-reducer", "--cell", MATRIX.newest("adk").id]) == 2
+    assert main(["repro", "langgraphjs/same-key/no-reducer"]) == 2
+    err = capsys.readouterr().err
+    assert "is a Node probe" in err and "is a langgraph probe" in err
+
+
+def test_every_python_probe_section_names_its_reproducer_command() -> None:
+    files, _ = outputs.reference(MATRIX)
+    sections = "\n".join(text for path, text in files.items() if path.parent.name == "probes")  # probes/<fw>.md
+    for declared in PYTHON_PROBES:
+        assert f"`fanin repro {declared.id}`" in sections, declared.id
+    assert "fanin repro langgraphjs/" not in sections
