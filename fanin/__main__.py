@@ -479,7 +479,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     aud.add_argument("--json", type=Path, help="also write the findings as JSON here")
     aud.add_argument(
-        "--fail-on", default="silent,loud", help="hazards that make the exit code 1 (default: silent,loud)"
+        "--fail-on", default="silent,hangs,loud", help="hazards that make the exit code 1 (default: silent,hangs,loud)"
     )
     aud.add_argument(
         "--traceback", action="store_true", help="when the target fails to import, show the whole traceback"

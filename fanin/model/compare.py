@@ -3,7 +3,7 @@
 One classifier for everything that compares: a probe run against its reference, `diff`,
 the upgrade gate and the report's compare view. Behaviour is `Observation.behaviour`
 (outcome, hazard, value); label and detail are wording. A behaviour change has a
-direction, by the legend's order of harm (safe < order-coupled < loud, nondeterministic
+direction, by the legend's order of harm (safe < order-coupled < loud, nondeterministic < hangs
 < silent):
 
 - regression: the hazard got worse, or an observed probe became n/a (its API is gone);
@@ -49,12 +49,16 @@ _HARM = {
     Hazard.ORDER_COUPLED.value: 1,
     Hazard.LOUD.value: 2,
     Hazard.NONDETERMINISTIC.value: 2,
-    Hazard.SILENT.value: 3,
+    Hazard.HANGS.value: 3,
+    Hazard.SILENT.value: 4,
 }
 
 
 def harm(hazard: str) -> int:
-    """The legend's order of harm (safe < order-coupled < loud, nondeterministic < silent); n/a ranks with safe."""
+    """The legend's order of harm (safe < order-coupled < loud, nondeterministic < hangs < silent); n/a ranks with safe.
+
+    A hang outranks an error (nothing says the run failed, and nothing after it runs) and is below silent
+    (a caller's timeout can see it; no write is lost while it hangs)."""
     return _HARM.get(hazard, 0)
 
 

@@ -36,6 +36,7 @@ class Hazard(str, Enum):
 
     SILENT = "silent"  # data lost or wrong, and no error
     LOUD = "loud"  # an error stops the run
+    HANGS = "hangs"  # the run never ends, and no error: nothing after it runs until something outside stops it
     ORDER_COUPLED = "order-coupled"  # the result depends on the order the framework folds writes in
     NONDETERMINISTIC = "nondeterministic"  # different results run to run (the set of outcomes, with its stopping rule)
     SAFE = "safe"  # every write kept, no ordering dependence
@@ -52,7 +53,13 @@ FIXED_OUTCOMES = tuple(o.value for o in Outcome)
 
 HAZARDS = tuple(h.value for h in Hazard)
 # Hazards that mean a reader must act (the report shows the mitigation when a version has one).
-HARMFUL = (Hazard.SILENT.value, Hazard.LOUD.value, Hazard.ORDER_COUPLED.value, Hazard.NONDETERMINISTIC.value)
+HARMFUL = (
+    Hazard.SILENT.value,
+    Hazard.LOUD.value,
+    Hazard.HANGS.value,
+    Hazard.ORDER_COUPLED.value,
+    Hazard.NONDETERMINISTIC.value,
+)
 LABEL_LIMIT = 40
 
 # framework/topic/case; the framework prefix is checked against the registry in reference/matrix.toml.

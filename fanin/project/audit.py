@@ -5,7 +5,7 @@ environment that has the graph) yields findings: where, the pattern, the probes 
 each finding gets its evidence: what those probes observed at the installed version (the reference
 cell of that version, or the nearest one, saying which), the hazard that follows (the worst among
 the evidence), the mitigation and its own probe, and a cite line. Markdown for a design doc, JSON
-with --json. Exit 1 when a finding's hazard is in --fail-on (default: silent, loud); else 3 when
+with --json. Exit 1 when a finding's hazard is in --fail-on (default: silent, hangs, loud); else 3 when
 the audit is incomplete (the dry run failed, or some nodes' writes are unknown); else 0. An import
 of the target that fails in the user's code is 3 too, a malformed target 2.
 

@@ -69,6 +69,7 @@ HAZARD_STYLES: dict[str, HazardStyle] = {
     for style in (
         HazardStyle(Hazard.SILENT.value, "silent", "🔴", "data lost or wrong, and no error"),
         HazardStyle(Hazard.LOUD.value, "loud", "🟠", "an error stops the run"),
+        HazardStyle(Hazard.HANGS.value, "hangs", "⚫", "the run never ends, and no error (a liveness failure)"),
         HazardStyle(
             Hazard.ORDER_COUPLED.value,
             "order-coupled",

@@ -37,6 +37,7 @@ from fanin.report.common import pretty_json
 PALETTE = {
     "silent": ("#f6d2bf", "6px solid #d55e00"),
     "loud": ("#fbe7b8", "6px double #b57d00"),
+    "hangs": ("#d9d9d9", "6px groove #000000"),
     "order-coupled": ("#cfe2f0", "6px dashed #0072b2"),
     "nondeterministic": ("#f2dbe8", "6px dotted #a8527f"),
     "safe": ("#cdece2", "2px solid #009e73"),

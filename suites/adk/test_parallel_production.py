@@ -189,7 +189,82 @@ async def test_stalled_branch(obs: Observer) -> None:
         + (idle if isinstance(idle, str) else "with branch_idle_timeout_secs=0.05 the run "
            + (f"raises {idle['run']['raises']}" if idle["run"] != "returned" else "returns")
            + f" and the stalled branch is {idle['stalled_branch']}"),
-        hazard="silent" if hangs else "safe",
+        hazard="hangs" if hangs else "safe",
+    )
+
+
+@probe(
+    "adk/parallel-agent/stalled-branch-mitigated",
+    title="stalled-branch, mitigated: the same two branches as Workflow nodes after START, the stalled one with the"
+    " node timeout (timeout=0.05), joined by a JoinNode",
+    claim=Claim(
+        "A node's timeout bounds how long it may run: a node that exceeds it is cancelled and NodeTimeoutError is"
+        " raised, so a stalled branch ends the run with an error instead of hanging it.",
+        "https://github.com/google/adk-python/blob/main/src/google/adk/workflow/_node_runner.py",
+        expect={"value.run_ended_while_stalled": True},
+    ),
+    sources=("https://github.com/google/adk-python/issues/5455",),
+)
+async def test_stalled_branch_mitigated(obs: Observer) -> None:
+    Workflow, JoinNode, node = obs.need("google.adk.workflow", "Workflow", "JoinNode", "node")
+    from adk_kit import run_workflow
+
+    hold = asyncio.Event()
+    log: list = []
+    collected: list = []
+
+    async def normal(node_input: Any) -> str:
+        log.append(("normal", "returned"))
+        return "N"
+
+    async def stalled(node_input: Any) -> str:
+        log.append(("stalled", "holding"))
+        try:
+            await hold.wait()
+        except asyncio.CancelledError:
+            log.append(("stalled", "cancelled"))
+            raise
+        log.append(("stalled", "released"))
+        return "S"
+
+    def collect(node_input: Any) -> str:
+        collected.append(node_input)
+        return "report"
+
+    workflow = Workflow(
+        name="wf",
+        edges=[("START", (normal, node(stalled, timeout=0.05)), JoinNode(name="join"), collect)],
+    )
+    run = asyncio.ensure_future(obs.attempt_async(lambda: run_workflow(workflow)))
+    # The timeout is the framework's own clock (0.05 s); the probe's bound (0.5 s) only stops it waiting
+    # forever, and the stalled node's own log says whether the timeout cancelled it.
+    await asyncio.wait({run}, timeout=0.5)
+    ended = run.done()
+    stalled_then = fate(log, "stalled")
+    hold.set()
+    result = await run
+    if ("stalled", "holding") not in log:
+        obs.vacuous(f"the stalled node never started ({log})")
+    value = {
+        "timeout": 0.05,
+        "run_ended_while_stalled": ended,
+        "run": "returned" if "returned" in result else result,
+        "stalled_node": stalled_then,
+        "collect_ran": len(collected),
+    }
+    if not ended:
+        label, hazard = "still hangs with the node timeout", "hangs"
+    elif "raises" in result:
+        label, hazard = f"ends: raises {result['raises']}"[:40], "loud"
+    else:
+        label, hazard = "ends, returns", "safe" if collected else "silent"
+    obs.record(
+        value,
+        label=label,
+        detail=f"with timeout=0.05 on the stalled node the run {'ends' if ended else 'does not end'} while it is"
+        f" stalled ({'raises ' + result['raises'] if 'raises' in result else 'returns'}); the stalled node is"
+        f" {stalled_then}; the collector ran {len(collected)} time(s)",
+        hazard=hazard,
     )
 
 

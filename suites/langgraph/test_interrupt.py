@@ -109,15 +109,22 @@ def test_parallel_sibling(obs: Observer) -> None:
     )
 
 
+RESUME_FORMS = ("single", "task_id", "interrupt_id")  # Command(resume=value), {task id: value}, {interrupt id: value}
+MAX_RESUMES = 3  # two askers need at most two resumes that each deliver an answer; a third shows what is left
+
+
 @probe(
     "langgraph/interrupt/parallel-both",
-    title="Two parallel nodes both call interrupt() in one superstep; one Command resumes both with a map of"
-    " answers by interrupt id (a single value where interrupts have no id)",
+    title="Two parallel nodes both call interrupt() in one superstep; the run is resumed in each form the version"
+    " accepts (one value, a map by task id, a map by interrupt id), again while interrupts stay open",
     claim=Claim(
         "Interrupts raised by parallel nodes are collected together; Command(resume={interrupt_id: value})"
         " answers each one, each node receives its own answer, and resolved interrupts do not fire again.",
         "https://github.com/langchain-ai/langgraph/issues/5952",
-        expect={"value.answers": {"a": ["for-a"], "b": ["for-b"]}, "value.open_interrupts_after_resume": []},
+        expect={
+            "value.forms.interrupt_id.answers": {"a": ["for-a"], "b": ["for-b"]},
+            "value.forms.interrupt_id.open_at_end": [],
+        },
     ),
     sources=[
         INTERRUPTS_DOC,
@@ -133,10 +140,10 @@ def test_parallel_both(obs: Observer) -> None:
         items: Annotated[list, operator.add]
 
     in_flight = threading.Barrier(2, timeout=10)
-    a_asked = threading.Event()  # in every run, b calls interrupt() only after a's call: which of them a
-    alone: list[str] = []  # resume value reaches must not depend on thread scheduling
-    runs = {"a": 0, "b": 0, "join": 0}
-    answers: dict[str, list] = {"a": [], "b": []}
+    a_asked = threading.Event()  # b calls interrupt() only after a's call whenever a runs: which of them a
+    alone: list[str] = []  # single resume value reaches must not depend on thread scheduling
+    runs: dict[str, int] = {}
+    answers: dict[str, list] = {}
 
     def asker(name: str):
         def node(state: State) -> dict:
@@ -153,6 +160,8 @@ def test_parallel_both(obs: Observer) -> None:
             finally:
                 if name == "a":
                     a_asked.set()
+            if isinstance(answer, dict):  # a whole resume map handed to the node as its answer
+                answer = f"map of {sorted(map(str, answer.values()))}"
             answers[name].append(lg_persist.plain(answer))
             return {"items": [f"{name}:{answer}"]}
 
@@ -169,60 +178,147 @@ def test_parallel_both(obs: Observer) -> None:
     builder.add_edge(START, "a")
     builder.add_edge(START, "b")
     builder.add_edge(["a", "b"], "join")
-    config = {"configurable": {"thread_id": "parallel-both"}}
 
+    forms: dict[str, dict] = {}
     with lg_persist.checkpointer(obs) as saver:
         run = lg_persist.driven(obs, builder.compile(checkpointer=saver))
-        first = obs.attempt(lambda: run.invoke({"items": []}, config)["items"])
-        if alone:
-            obs.vacuous(f"{alone[0]} was never in flight with the other asker")
-        snapshot = run.get_state(config)
-        opened = lg_persist.interrupts_of(snapshot)
-        ids = {task.name: lg_persist.interrupt_id(i) for task in snapshot.tasks for i in task.interrupts}
-        if len(ids) == 2 and None not in ids.values() and len(set(ids.values())) == 2:
-            style = "map by interrupt id"
-            resume = Command(resume={ids[name]: f"for-{name}" for name in ids})
-        else:
-            style = "single value (interrupts carry no distinct id)"
-            resume = Command(resume="for-both")
-        runs_at_interrupt = dict(runs)
-        a_asked.clear()
-        with obs.framework(value=lambda: {"opened": opened, "resume": style, "runs": runs, "answers": answers}):
-            output = run.invoke(resume, config)
-            after = run.get_state(config)
-        if alone:
-            obs.vacuous(alone[0])
-    final = output.get("items")
-    again = lg_persist.interrupts_of(after)
-    answered = sorted(name for name, got in answers.items() if got)
-    reopened = sorted({value.rsplit(" ", 1)[-1] for _, value in again} & set(answered))
-    unanswered = sorted(set(answers) - set(answered))
-    wrong = {name: got for name, got in answers.items() if got and got not in ([f"for-{name}"], ["for-both"])}
-    problems = [f"{', '.join(reopened)} reopened"] if reopened else []
-    problems += [f"{', '.join(unanswered)} unanswered"] if unanswered else []
-    problems += ["answers misrouted"] if wrong else []
-    if problems:
-        label = "; ".join(problems)
-    elif runs["join"] != 1:
-        label = f"join ×{runs['join']}"
-    else:
-        label = "each answered once" if style.startswith("map") else "one value answers both"
+        for form in RESUME_FORMS:
+            runs.clear()
+            runs.update({"a": 0, "b": 0, "join": 0})
+            answers.clear()
+            answers.update({"a": [], "b": []})
+            a_asked.clear()
+            config = {"configurable": {"thread_id": f"parallel-both-{form}"}}
+            with obs.framework(value=lambda: {"form": form, "runs": runs, "answers": answers}):
+                first = run.invoke({"items": []}, config)["items"]  # an error before any interrupt ends the probe
+            if alone:
+                obs.vacuous(f"{alone[0]} was never in flight with the other asker")
+            snapshot = run.get_state(config)
+            opened = lg_persist.interrupts_of(snapshot)
+            result: dict = {"first_run": first, "opened": opened}
+            if form == "interrupt_id":
+                ids = [lg_persist.interrupt_id(i) for task in snapshot.tasks for i in task.interrupts]
+                if len(ids) != 2 or None in ids or len(set(ids)) != 2:
+                    forms[form] = {**result, "n/a": "the interrupts carry no distinct id in this version"}
+                    continue
+            resumes: list[dict] = []
+            for number in range(1, MAX_RESUMES + 1):
+                waiting = [task for task in snapshot.tasks if task.interrupts]
+                if not waiting:
+                    break
+                if form == "single":
+                    sent: dict = {task.name: f"answer-{number}" for task in waiting}
+                    resume = Command(resume=f"answer-{number}")
+                elif form == "task_id":
+                    sent = {task.name: f"for-{task.name}" for task in waiting}
+                    resume = Command(resume={task.id: f"for-{task.name}" for task in waiting})
+                else:
+                    sent = {task.name: f"for-{task.name}" for task in waiting}
+                    resume = Command(
+                        resume={lg_persist.interrupt_id(i): f"for-{task.name}" for task in waiting for i in task.interrupts}
+                    )
+                # a node whose write is already pending does not run again: b must not wait for it
+                pending = lg_persist.pending_of(run.saved(config), snapshot)
+                if any(writer == "a" and channel == "items" for writer, channel, _ in pending):
+                    a_asked.set()
+                else:
+                    a_asked.clear()
+                before = {name: len(got) for name, got in answers.items()}
+                got = obs.attempt(lambda: run.invoke(resume, config))
+                if alone:
+                    obs.vacuous(alone[0])
+                if "raises" in got:
+                    resumes.append({"sent": sent, "raises": got["raises"]})
+                    break
+                snapshot = run.get_state(config)
+                delivered = {name: answers[name][before[name]:] for name in answers if answers[name][before[name]:]}
+                resumes.append({"sent": sent, "delivered": delivered, "open_after": lg_persist.interrupts_of(snapshot)})
+                if not delivered:
+                    break  # nothing reached any node: another resume in this form would do the same
+            final = snapshot.values.get("items") or []
+            forms[form] = {
+                **result,
+                "resumes": resumes,
+                "runs": dict(runs),
+                "answers": {name: list(got) for name, got in answers.items()},
+                "final": sorted(final),
+                "open_at_end": lg_persist.interrupts_of(snapshot),
+                "next_at_end": sorted(snapshot.next),
+            }
+
+    graded = {form: _grade_resume_form(form, forms[form]) for form in RESUME_FORMS}
+    accepted = [form for form in RESUME_FORMS if graded[form][1] is not None]
+    if accepted:
+        hazard = max((graded[form][1] for form in accepted), key=_HARM_ORDER.index)
+    else:  # no form is accepted: every resume raises, or none reaches a node
+        hazard = "loud" if any(r.get("raises") for f in forms.values() for r in f.get("resumes", [])) else "silent"
+    for form in RESUME_FORMS:
+        forms[form]["reading"] = graded[form][0]
     obs.record(
-        {
-            "first_run": first.get("raises", first.get("returned")),
-            "opened": opened,
-            "resume": style,
-            "runs_at_interrupt": runs_at_interrupt,
-            "runs": runs,
-            "answers": answers,
-            "final": sorted(final or []),
-            "open_interrupts_after_resume": again,
-        },
-        label=label,
-        detail=f"interrupts {opened}; resumed with a {style}; answers {answers}, runs {runs}, final {final},"
-        f" open after resume {again}",
-        hazard="silent" if reopened or wrong or (not unanswered and runs["join"] != 1) else "safe",
+        {"forms": forms},
+        label=_forms_label({form: graded[form][0] for form in RESUME_FORMS}),
+        detail="; ".join(
+            f"{form}: {graded[form][0]} ({graded[form][2]})" for form in RESUME_FORMS
+        ),
+        hazard=hazard,
     )
+
+
+_FORM_SHORT = {"single": "value", "task_id": "task", "interrupt_id": "id"}
+
+
+def _forms_label(readings: dict[str, str]) -> str:
+    """`resumes value:2 task:1 id:n/a`: resumes each form needed to answer both, or what went wrong."""
+    parts = [f"{_FORM_SHORT[form]}:{reading.split(' ')[0]}" for form, reading in readings.items()]
+    label = "resumes " + " ".join(parts)
+    return label if len(label) <= 40 else " ".join(parts)[:40]
+_HARM_ORDER = ("safe", "order-coupled", "loud", "silent")
+
+
+def _grade_resume_form(form: str, seen: dict) -> tuple[str, str | None, str]:
+    """(short reading, hazard or None when the version does not accept this form, what happened).
+
+    A form is accepted when a resume delivered an answer to a node (a form whose first resume raises is
+    refused: the error is recorded, the probe's hazard is the worst accepted form's, loud when none is
+    accepted). Nothing is lost that a later resume
+    delivers; a write is lost when a sent answer never reaches its node, reaches the other node, or is
+    written twice, or when the join does not run exactly once after every interrupt is answered."""
+    if "n/a" in seen:
+        return "n/a", None, seen["n/a"]
+    resumes = seen["resumes"]
+    if not resumes:
+        return "none", None, f"no interrupt to resume (first run {seen['first_run']})"
+    if "raises" in resumes[0]:
+        return "raises", None, f"refused: the first resume raises {resumes[0]['raises']}"
+    if not resumes[0]["delivered"]:
+        return "ignored", None, f"the resume reached no node; open after it {resumes[0]['open_after']}"
+    story = [
+        f"resume {n}: " + (f"raises {r['raises']}" if "raises" in r else f"delivered {r['delivered']}, open {r['open_after']}")
+        for n, r in enumerate(seen["resumes"], 1)
+    ]
+    story.append(f"runs {seen['runs']}, final {seen['final']}")
+    text = "; ".join(story)
+    if any("raises" in r for r in resumes):
+        return "raises", "loud", text
+    answers = seen["answers"]
+    final = seen["final"]
+    misrouted = any(
+        got not in (f"for-{name}",) and not str(got).startswith("answer-") for name, values in answers.items() for got in values
+    )
+    doubled = any(len(set(map(str, values))) > 1 for values in answers.values()) or any(
+        final.count(item) > 1 for item in final
+    )
+    finished = not seen["open_at_end"] and not seen["next_at_end"]
+    unanswered = [name for name, values in answers.items() if not values]
+    if misrouted:
+        return "misrouted", "silent", text
+    if doubled:
+        return "re-asked", "silent", text
+    if not finished or unanswered:
+        return "lost", "silent", text
+    if seen["runs"]["join"] != 1:
+        return f"join×{seen['runs']['join']}", "silent", text
+    return f"{len(resumes)} resume" + ("s" if len(resumes) > 1 else ""), "safe", text
 
 
 @probe(
