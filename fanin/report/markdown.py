@@ -11,7 +11,7 @@ import itertools
 from tabulate import tabulate
 
 from fanin.model import compare
-from fanin.model.results import Observation
+from fanin.model.results import Hazard, Observation
 from fanin.report import build as report_model
 from fanin.report.build import (
     CHANGE_MEANINGS,
@@ -94,11 +94,20 @@ def _legend() -> str:
 def _summary(rep: Report) -> str:
     out = []
     for view in rep.frameworks_with_columns:
+        # A hazard no version of this framework shows gets no column: the table stays within the width bound.
+        # n/a is said beside the version rather than in a column of its own, for the same reason.
+        na = HAZARD_STYLES[Hazard.NOT_APPLICABLE.value]
+        shown = [h for h in HAZARD_STYLES if h != na.hazard and any(dict(row.counts).get(h) for row in view.summary)]
         rows = [
-            [row.column.label + (f"<br>{row.changes_text}" if row.changes else ""), *(n for _, n in row.counts)]
+            [
+                row.column.label
+                + (f" ({n} {na.mark} n/a)" if (n := dict(row.counts).get(na.hazard)) else "")
+                + (f"<br>{row.changes_text}" if row.changes else ""),
+                *(dict(row.counts)[h] for h in shown),
+            ]
             for row in view.summary
         ]
-        headers = ["version", *(f"{s.mark} {s.word}" for s in HAZARD_STYLES.values())]
+        headers = ["version", *(f"{HAZARD_STYLES[h].mark} {HAZARD_STYLES[h].word}" for h in shown)]
         out.append(
             f"**{view.name}** ({len(view.probes)} probes)\n\n" + tabulate(rows, headers=headers, tablefmt="github")
         )

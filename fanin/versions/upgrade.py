@@ -83,13 +83,13 @@ def parse_spec(args: list[str]) -> tuple[str, str]:
     return canonicalize_name(requirement.name), wanted
 
 
-def _option(words: list[str], name: str, example: str) -> str | None:
+def _option(words: list[str], name: str, what: str, example: str) -> str | None:
     """Take `name VALUE` out of `words` (the gate's own options, before the spec is read)."""
     if name not in words:
         return None
     at = words.index(name)
     if at + 1 >= len(words):
-        raise FaninError(f"{name} takes a value, e.g. {name} {example}")
+        raise FaninError(f"{name} takes {what}, e.g. {name} {example}")
     value = words[at + 1]
     del words[at : at + 2]
     return value
@@ -97,8 +97,8 @@ def _option(words: list[str], name: str, example: str) -> str | None:
 
 def _split(args: list[str]) -> tuple[list[str], str | None, str | None]:
     words = list(args)
-    base = _option(words, "--from", "2.8.0")
-    python = _option(words, "--python", "3.10")
+    base = _option(words, "--from", "a version", "2.8.0")
+    python = _option(words, "--python", "a Python version", "3.10")
     return words, base, python
 
 
