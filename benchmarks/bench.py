@@ -59,14 +59,31 @@ def timed(command: list[str], env: dict[str, str] | None = None, ok: tuple[int, 
     return seconds
 
 
+def timed_in(command: list[str], cwd: Path) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(command)} in {cwd} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return seconds
+
+
 def floor_import(cell: fanin_matrix.Cell) -> str:
     return f"import {cell.framework.import_check}"
 
 
 def floors(matrix: fanin_matrix.Matrix) -> dict[str, float]:
     """Best of three imports per cell (the first may still be warming the page cache)."""
+    from fanin.run import node_cell
+
     result = {}
     for cell in matrix.cells:
+        if cell.framework.runtime == "node":  # the package's import in the cell's node_modules
+            directory = node_cell.NODE_DIRS / cell.id
+            script = f"await import({cell.framework.package!r})"
+            command = ["node", "--input-type=module", "-e", script]
+            result[cell.id] = min(timed_in(command, directory) for _ in range(3))
+            continue
         python = venvs.VENVS / cell.id / "bin" / "python"
         if not python.exists():
             raise SystemExit(f"bench: no venv for {cell.id}; run ./noxw once first")

@@ -337,10 +337,10 @@ def needs_postgres(framework: str, targets: tuple[str, ...] = ()) -> bool:
     """Whether any probe of the framework (or of `targets`, files or file::function ids) runs on postgres."""
     from fanin.model import catalog
 
-    for declared in catalog.declared():
-        if declared.framework != framework or "postgres" not in dict(declared.dimensions).get("backend", ()):
+    for probe_id, file, values in catalog.backends():
+        if probe_id.split("/", 1)[0] != framework or "postgres" not in values:
             continue
-        if not targets or any(declared.file in target for target in targets):
+        if not targets or any(file in target for target in targets):
             return True
     return False
 
