@@ -68,8 +68,42 @@ def timed_in(command: list[str], cwd: Path) -> float:
     return seconds
 
 
+def suite_imports(framework: str) -> list[tuple[str, tuple[str, ...]]]:
+    """What a framework's suite imports at module level (its probe files and kits): (module, names taken from it).
+
+    Some frameworks import lazily (ADK 2.x's `google.adk.agents` is 0.02 s; its agents load when a
+    probe file takes them), so the import check alone is not what a cell must pay; these imports are.
+    fanin, the standard library and the suite's own modules are left out."""
+    import ast
+
+    local = {path.stem for path in (REPO_ROOT / "suites").rglob("*.py")}
+    found: dict[str, set[str]] = {}
+    for path in sorted((REPO_ROOT / "suites" / framework).glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            pairs: list[tuple[str, list[str]]] = []
+            if isinstance(node, ast.Import):
+                pairs = [(alias.name, []) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                pairs = [(node.module, [alias.name for alias in node.names if alias.name != "*"])]
+            for module, names in pairs:
+                root = module.split(".")[0]
+                if root not in sys.stdlib_module_names and root not in local and root not in ("fanin", "__future__"):
+                    found.setdefault(module, set()).update(names)
+    return [(module, tuple(sorted(names))) for module, names in sorted(found.items())]
+
+
 def floor_import(cell: fanin_matrix.Cell) -> str:
-    return f"import {cell.framework.import_check}"
+    modules = [(cell.framework.import_check, ()), *suite_imports(cell.framework.key)]
+    return (
+        "import importlib\n"
+        f"for name, attributes in {modules!r}:\n"
+        "    try:\n"
+        "        module = importlib.import_module(name)\n"
+        "        for attribute in attributes:\n"
+        "            getattr(module, attribute, None)\n"
+        "    except Exception:\n"
+        "        pass\n"
+    )
 
 
 def floors(matrix: fanin_matrix.Matrix) -> dict[str, float]:

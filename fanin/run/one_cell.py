@@ -233,6 +233,7 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     **os.environ,
                     "PYTHONPATH": str(REPO_ROOT),
                     "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                    "FANIN_FAST_EXIT": "1",  # fanin.plugin: no interpreter teardown once every file is written
                     isolation.ENV: mode,
                     **service.env,
                     **run.env,
