@@ -269,7 +269,10 @@ def bisect_step(matrix: fanin_matrix.Matrix) -> dict[str, float]:
         lock = root / f"{cell.id}.txt"
         locking.lock(cell, matrix, lock)
         locked = time.perf_counter()
-        venv = venvs.ensure(cell.id, pythons.find(cell.python) or sys.executable, lock, root=root / "v")
+        # Where `fanin bisect` installs it (run_one then finds it built), from nothing.
+        shutil.rmtree(venvs.VENVS / cell.id, ignore_errors=True)
+        framework_pin = (cell.framework.package, cell.version)
+        venv = venvs.ensure(cell.id, pythons.find(cell.python) or sys.executable, lock, framework=framework_pin)
         installed = time.perf_counter()
         options = all_cells.Options(
             lock=lock,
@@ -331,6 +334,7 @@ def upgrade_outside(matrix: fanin_matrix.Matrix) -> dict[str, float]:
 
     framework = matrix.frameworks[UPGRADE_TARGET.split("==")[0]]
     with tempfile.TemporaryDirectory() as tmp:
+        shutil.rmtree(venvs.VENVS / UPGRADE_TARGET.replace("==", "-"), ignore_errors=True)  # its install counts
         total = timed([*FANIN, "upgrade", UPGRADE_TARGET], env={"FANIN_REPORTS": tmp}, ok=(0, 1))
         run = run_seconds_under(Path(tmp) / "upgrade")
         release = pypi.resolve(framework.package, UPGRADE_TARGET.split("==")[1])
