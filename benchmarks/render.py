@@ -21,7 +21,9 @@ RESULTS_MD = HERE / "RESULTS.md"
 # name in results.json -> what it is (seconds unless the name says otherwise)
 FIGURES: dict[str, str] = {
     "warm_matrix_s": "`fanin probe` over every cell, venvs built",
-    "floors_s": "Σ over cells of the framework import alone in the cell's venv (best of 3)",
+    "floors_s": "Σ over cells of the imports each suite makes at module level, in the cell's venv (best of 3)",
+    "floors_import_check_s": "Σ over cells of the registry's import check alone (the floor's older definition)",
+    "overhead_per_cell_import_check_s": "overhead_per_cell_s with floors_import_check_s as the floors",
     "probe_work_s": "Σ of pytest's per-test times over the warm matrix (the probes' own work)",
     "cores": "cells run side by side (FANIN_JOBS, default the cores)",
     "overhead_s": "warm matrix − (floors + probe work) / cores: what fanin itself adds",
@@ -48,7 +50,14 @@ Target = tuple[str, Callable[[dict[str, Any]], str], Callable[[dict[str, Any]], 
 TARGETS: list[Target] = [
     (
         "harness overhead ≤ 0.3 s a cell",
-        lambda f: f"{f['overhead_per_cell_s']:.2f} s a cell ({f['overhead_s']:.1f} s over {f['cells']} cells)",
+        lambda f: (
+            f"{f['overhead_per_cell_s']:.2f} s a cell ({f['overhead_s']:.1f} s over {f['cells']} cells)"
+            + (
+                f"; {f['overhead_per_cell_import_check_s']:.2f} s with the import check alone as the floor"
+                if "overhead_per_cell_import_check_s" in f
+                else ""
+            )
+        ),
         lambda f: f["overhead_per_cell_s"] <= 0.3,
     ),
     (

@@ -42,7 +42,9 @@ def estimates(known: dict[str, float | None]) -> dict[str, float]:
 
 
 def duration(seconds: float) -> str:
-    seconds = max(0, round(seconds))
+    if seconds < 0.5:
+        return "under a second"
+    seconds = round(seconds)
     if seconds < 60:
         return f"{seconds} s"
     minutes, rest = divmod(seconds, 60)
