@@ -10,7 +10,7 @@
     ./noxw -s lock -- [CELL ...]            re-resolve cell locks with uv
     ./noxw -s bisect -- FRAMEWORK PROBE GOOD BAD   first release where a probe's observation changed
     ./noxw -t repeat -- 20                  every cell 20 times (hash seeds 0..19), then the stability table
-    ./noxw -s bench                         benchmarks/RESULTS.md
+    ./noxw -s bench                         benchmarks/results.json, and RESULTS.md rendered from it
     ./noxw -s browser                       the report pages in headless chromium (apt-get install -y chromium)
 
 Every session runs the harness from the project's own locked environment (`uv run --frozen`,
@@ -194,7 +194,8 @@ def bisect(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Measure the floor, the warm matrix, a cold cell, an upgrade and the report; writes benchmarks/RESULTS.md."""
+    """Measure floors, the warm matrix, a cold cell, upgrades, bisect, probe --here, audit, the report, growth:
+    writes benchmarks/results.json and benchmarks/RESULTS.md rendered from it."""
     fanin(session, group="bench", program=(str(ROOT / "benchmarks" / "bench.py"),))
 
 

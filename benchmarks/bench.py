@@ -1,6 +1,7 @@
 """fanin's speed, measured side by side in one run and reported as ratios.
 
-    ./noxw -s bench            # writes benchmarks/RESULTS.md
+    ./noxw -s bench            # writes benchmarks/results.json, then RESULTS.md rendered from it
+    python benchmarks/render.py  # RESULTS.md again from results.json (benchmarks/render.py)
 
 Absolute times on shared machines drift; ratios between figures taken minutes apart on the same
 machine do not (much). Measures:
@@ -13,6 +14,11 @@ machine do not (much). Measures:
   7. report       rendering today's reference, and synthetic result sets 10x its size
   8. growth       time per observation at 1x, 2x, 4x the catalogue (synthetic probes in the newest
                   LangGraph cell) and the matrix at half and all of its cells
+  9. upgrade between two reference cells, `probe --here` in a cell's venv, `audit` of a generated
+                  200-node LangGraph graph (benchmarks/gen_graph.py)
+
+Every figure goes into benchmarks/results.json under a stable name (benchmarks/render.py names
+and defines each one); a later run can be compared with it.
 """
 
 from __future__ import annotations
@@ -53,14 +59,65 @@ def timed(command: list[str], env: dict[str, str] | None = None, ok: tuple[int, 
     return seconds
 
 
+def timed_in(command: list[str], cwd: Path) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(command)} in {cwd} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return seconds
+
+
+def suite_imports(framework: str) -> list[tuple[str, tuple[str, ...]]]:
+    """What a framework's suite imports at module level (its probe files and kits): (module, names taken from it).
+
+    Some frameworks import lazily (ADK 2.x's `google.adk.agents` is 0.02 s; its agents load when a
+    probe file takes them), so the import check alone is not what a cell must pay; these imports are.
+    fanin, the standard library and the suite's own modules are left out."""
+    import ast
+
+    local = {path.stem for path in (REPO_ROOT / "suites").rglob("*.py")}
+    found: dict[str, set[str]] = {}
+    for path in sorted((REPO_ROOT / "suites" / framework).glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            pairs: list[tuple[str, list[str]]] = []
+            if isinstance(node, ast.Import):
+                pairs = [(alias.name, []) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                pairs = [(node.module, [alias.name for alias in node.names if alias.name != "*"])]
+            for module, names in pairs:
+                root = module.split(".")[0]
+                if root not in sys.stdlib_module_names and root not in local and root not in ("fanin", "__future__"):
+                    found.setdefault(module, set()).update(names)
+    return [(module, tuple(sorted(names))) for module, names in sorted(found.items())]
+
+
 def floor_import(cell: fanin_matrix.Cell) -> str:
-    return f"import {cell.framework.import_check}"
+    modules = [(cell.framework.import_check, ()), *suite_imports(cell.framework.key)]
+    return (
+        "import importlib\n"
+        f"for name, attributes in {modules!r}:\n"
+        "    try:\n"
+        "        module = importlib.import_module(name)\n"
+        "        for attribute in attributes:\n"
+        "            getattr(module, attribute, None)\n"
+        "    except Exception:\n"
+        "        pass\n"
+    )
 
 
 def floors(matrix: fanin_matrix.Matrix) -> dict[str, float]:
     """Best of three imports per cell (the first may still be warming the page cache)."""
+    from fanin.run import node_cell
+
     result = {}
     for cell in matrix.cells:
+        if cell.framework.runtime == "node":  # the package's import in the cell's node_modules
+            directory = node_cell.NODE_DIRS / cell.id
+            script = f"await import({cell.framework.package!r})"
+            command = ["node", "--input-type=module", "-e", script]
+            result[cell.id] = min(timed_in(command, directory) for _ in range(3))
+            continue
         python = venvs.VENVS / cell.id / "bin" / "python"
         if not python.exists():
             raise SystemExit(f"bench: no venv for {cell.id}; run ./noxw once first")
@@ -198,18 +255,6 @@ def growth_catalogue(matrix: fanin_matrix.Matrix, base: int) -> dict[int, float]
     return figures
 
 
-def growth_cells(matrix: fanin_matrix.Matrix) -> dict[str, tuple[int, float]]:
-    """The warm matrix over half of the cells and over all of them: (cells, seconds)."""
-    cells = sorted(matrix.cells, key=lambda c: c.id)
-    half = [c.id for c in cells[::2]]
-    figures = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {"FANIN_REPORTS": tmp}
-        figures["half"] = (len(half), timed([*FANIN, "probe", *half], env=env, ok=(0, 1)))
-        figures["all"] = (len(cells), timed([*FANIN, "probe"], env=env, ok=(0, 1)))
-    return figures
-
-
 def bisect_step(matrix: fanin_matrix.Matrix) -> dict[str, float]:
     """One bisect step as `fanin bisect` takes it: lock a release as released, install it, run one probe."""
     from fanin.versions import locking, pypi
@@ -224,7 +269,10 @@ def bisect_step(matrix: fanin_matrix.Matrix) -> dict[str, float]:
         lock = root / f"{cell.id}.txt"
         locking.lock(cell, matrix, lock)
         locked = time.perf_counter()
-        venv = venvs.ensure(cell.id, pythons.find(cell.python) or sys.executable, lock, root=root / "v")
+        # Where `fanin bisect` installs it (run_one then finds it built), from nothing.
+        shutil.rmtree(venvs.VENVS / cell.id, ignore_errors=True)
+        framework_pin = (cell.framework.package, cell.version)
+        venv = venvs.ensure(cell.id, pythons.find(cell.python) or sys.executable, lock, framework=framework_pin)
         installed = time.perf_counter()
         options = all_cells.Options(
             lock=lock,
@@ -256,11 +304,96 @@ def machine() -> str:
     )
 
 
+def run_seconds_under(directory: Path) -> float:
+    """The recorded `run_seconds` of the result sets a command wrote (the cell's own pytest run)."""
+    total = 0.0
+    for path in directory.rglob("*.json"):
+        try:
+            total += float(load(path).environment.get("run_seconds", 0.0))
+        except Exception:
+            continue
+    return total
+
+
+def warm_up(matrix: fanin_matrix.Matrix) -> None:
+    """Every cell's venv (or node_modules) built, so the warm matrix measures runs, not installs."""
+    from fanin.run import node_cell
+
+    for cell in matrix.cells:
+        if cell.framework.runtime == "node":
+            node_cell.ensure(cell.id, cell.lock_path)
+            continue
+        interpreter = pythons.find(cell.python)
+        if interpreter is not None:
+            venvs.ensure(cell.id, interpreter, cell.lock_path, framework=(cell.framework.package, cell.version))
+
+
+def upgrade_outside(matrix: fanin_matrix.Matrix) -> dict[str, float]:
+    """`fanin upgrade <version outside the matrix>` end to end, beside its lock, install and cell run alone."""
+    from fanin.versions import locking, pypi
+
+    framework = matrix.frameworks[UPGRADE_TARGET.split("==")[0]]
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.rmtree(venvs.VENVS / UPGRADE_TARGET.replace("==", "-"), ignore_errors=True)  # its install counts
+        total = timed([*FANIN, "upgrade", UPGRADE_TARGET], env={"FANIN_REPORTS": tmp}, ok=(0, 1))
+        run = run_seconds_under(Path(tmp) / "upgrade")
+        release = pypi.resolve(framework.package, UPGRADE_TARGET.split("==")[1])
+        stamp = dt.datetime.now(dt.UTC).date().isoformat() + "T23:59:59Z"  # as upgrade resolves it: as of today
+        cell = matrix.make_cell(framework, release.version, matrix.default_python, "current", stamp)
+        lock = Path(tmp) / "again.txt"
+        started = time.perf_counter()
+        locking.lock(cell, matrix, lock)
+        locked = time.perf_counter() - started
+        started = time.perf_counter()
+        venvs.ensure("bench-upgrade", pythons.find(matrix.default_python) or sys.executable, lock, root=Path(tmp) / "v")
+        install = time.perf_counter() - started
+    return {"total": total, "lock": locked, "install": install, "run": run}
+
+
+def upgrade_between(matrix: fanin_matrix.Matrix) -> tuple[str, float]:
+    """`fanin upgrade <newest> --from <the one before>`: both sides reference cells, nothing to run."""
+    cells = [c for c in matrix.cells if c.framework.key == "langgraph" and c.python == matrix.default_python]
+    older, newer = sorted(cells, key=lambda c: c.sort_key)[-2:]
+    args = [f"{newer.framework.package}=={newer.version}", "--from", older.version]
+    with tempfile.TemporaryDirectory() as tmp:
+        seconds = min(timed([*FANIN, "upgrade", *args], env={"FANIN_REPORTS": tmp}, ok=(0, 1)) for _ in range(3))
+    return " ".join(args), seconds
+
+
+def probe_here(matrix: fanin_matrix.Matrix) -> dict[str, float]:
+    """`fanin probe --here` with the newest LangGraph cell's venv as the user's environment, beside its own run."""
+    from fanin.project import audit
+
+    cell = matrix.newest("langgraph")
+    with tempfile.TemporaryDirectory() as tmp:
+        total = timed([*FANIN, "probe", "--here", "--python", audit.python_of(cell), "--out", tmp], ok=(0, 1))
+        run = run_seconds_under(Path(tmp))
+    return {"total": total, "run": run}
+
+
+def audit_generated(matrix: fanin_matrix.Matrix, nodes: int = 200) -> dict[str, float]:
+    """`fanin audit` of a generated graph of `nodes` nodes in the newest LangGraph cell, beside that cell's floor."""
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    import gen_graph
+
+    cell = matrix.newest("langgraph")
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / f"graph{nodes}.py"
+        target.write_text(gen_graph.source(nodes))
+        total = min(timed([*FANIN, "audit", f"{target}:graph", "--cell", cell.id], ok=(0, 1, 3)) for _ in range(2))
+    python = venvs.VENVS / cell.id / "bin" / "python"
+    floor = min(timed([str(python), "-c", floor_import(cell)]) for _ in range(2))
+    return {"total": total, "floor": floor}
+
+
 def main() -> None:
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    import render
+
     matrix = fanin_matrix.load()
     cores = all_cells.jobs()
-    print("bench: warming venvs (fanin probe) ...", flush=True)
-    subprocess.run([*FANIN, "probe"], cwd=REPO_ROOT, capture_output=True)
+    print("bench: warming venvs ...", flush=True)
+    warm_up(matrix)
     print("bench: floors ...", flush=True)
     floor = floors(matrix)
     print("bench: warm matrix ...", flush=True)
@@ -272,15 +405,11 @@ def main() -> None:
     print("bench: cold cell ...", flush=True)
     cold = cold_cell(matrix.cell(COLD_CELL))
     print("bench: upgrade ...", flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        upgrade = timed([*FANIN, "upgrade", UPGRADE_TARGET], env={"FANIN_REPORTS": tmp}, ok=(0, 1))
-        upgrade_lock = Path(tmp) / "locks" / f"{UPGRADE_TARGET.replace('==', '-')}.txt"
-        started = time.perf_counter()
-        venvs.ensure(
-            "bench-upgrade", pythons.find(matrix.default_python) or sys.executable, upgrade_lock, root=Path(tmp) / "v"
-        )
-        install = time.perf_counter() - started
-    lg_floor = floor[matrix.newest("langgraph").id]
+    upgrade = upgrade_outside(matrix)
+    between_args, between = upgrade_between(matrix)
+    print("bench: probe --here, audit ...", flush=True)
+    here = probe_here(matrix)
+    audited = audit_generated(matrix)
     print("bench: report ...", flush=True)
     today = render_seconds(matrix, fanin_matrix.REFERENCE_RESULTS)
     with tempfile.TemporaryDirectory() as tmp:
@@ -290,127 +419,55 @@ def main() -> None:
     step = bisect_step(matrix)
     print("bench: growth ...", flush=True)
     per_observation = growth_catalogue(matrix, base=100)
-    cells_curve = growth_cells(matrix)
+    cells = sorted(matrix.cells, key=lambda c: c.id)
+    half = [c.id for c in cells[::2]]
+    with tempfile.TemporaryDirectory() as tmp:
+        half_seconds = timed([*FANIN, "probe", *half], env={"FANIN_REPORTS": tmp}, ok=(0, 1))
 
     floor_sum = sum(floor.values())
-    warm_bound = 1.5 * floor_sum / cores
     overhead = warm - (floor_sum + in_probes) / cores
-    rows = [
-        (
-            "warm matrix ≤ 1.5 × Σ floors / cores",
-            f"{warm:.1f} s vs {warm_bound:.1f} s",
-            warm / (floor_sum / cores),
-            warm <= warm_bound,
+    figures = {
+        "date": dt.date.today().isoformat(),
+        "machine": machine(),
+        "cells": len(matrix.cells),
+        "observations": observations,
+        "cores": cores,
+        "floors_s": round(floor_sum, 2),
+        "floor_per_cell_s": {cell: round(seconds, 3) for cell, seconds in floor.items()},
+        "warm_matrix_s": round(warm, 2),
+        "probe_work_s": round(in_probes, 2),
+        "overhead_s": round(overhead, 2),
+        "overhead_per_cell_s": round(overhead / len(matrix.cells), 3),
+        "slow_probes": over_budget,
+        "cold_cell": COLD_CELL,
+        "cold_cell_uv_s": round(cold["uv"], 2),
+        "cold_cell_pip_s": round(cold["virtualenv+pip"], 2),
+        "upgrade_target": UPGRADE_TARGET,
+        "upgrade_outside_s": round(upgrade["total"], 2),
+        "upgrade_outside_lock_s": round(upgrade["lock"], 2),
+        "upgrade_outside_install_s": round(upgrade["install"], 2),
+        "upgrade_outside_run_s": round(upgrade["run"], 2),
+        "upgrade_between": between_args,
+        "upgrade_between_cells_s": round(between, 3),
+        "probe_here_s": round(here["total"], 2),
+        "probe_here_run_s": round(here["run"], 2),
+        "audit_200_nodes_s": round(audited["total"], 2),
+        "audit_floor_s": round(audited["floor"], 3),
+        "report_s": round(today, 3),
+        "report_10x_s": round(tenfold, 3),
+        "bisect_step_s": round(step["total"], 2),
+        "bisect_step_lock_s": round(step["lock"], 2),
+        "bisect_step_install_s": round(step["install"], 2),
+        "bisect_step_floor_s": round(step["floor"], 3),
+        "bisect_step_probe_s": round(step["probe"], 3),
+        "bisect_step_harness_s": round(
+            step["total"] - step["lock"] - step["install"] - step["floor"] - step["probe"], 2
         ),
-        (
-            "no probe over 1 s unless declared a repetition probe",
-            f"{len(over_budget)} over",
-            float(len(over_budget)),
-            not over_budget,
-        ),
-        (
-            "cold cell: virtualenv+pip ≥ 5 × uv",
-            f"{cold['virtualenv+pip']:.1f} s vs {cold['uv']:.1f} s",
-            cold["virtualenv+pip"] / cold["uv"],
-            cold["virtualenv+pip"] >= 5 * cold["uv"],
-        ),
-        (
-            "upgrade ≤ install + 2 × floor + probes",
-            f"{upgrade:.1f} s vs {install + 2 * lg_floor:.1f} s + probes",
-            upgrade / (install + 2 * lg_floor),
-            upgrade <= install + 2 * lg_floor + in_probes / len(matrix.cells) * 2,
-        ),
-        (
-            "report 10× data ≤ 10 × today, < 2 s",
-            f"{tenfold:.2f} s vs {today:.2f} s",
-            tenfold / today,
-            tenfold <= 10 * today * 1.1 and tenfold < 2,
-        ),
-        (
-            "bisect step ≤ lock + install + floor + probe + 1 s",
-            f"{step['total']:.1f} s vs {step['lock'] + step['install'] + step['floor'] + step['probe']:.1f} s",
-            step["total"] / (step["lock"] + step["install"] + step["floor"] + step["probe"]),
-            step["total"] <= step["lock"] + step["install"] + step["floor"] + step["probe"] + 1.0,
-        ),
-        (
-            "time per observation grows < 1.5× from 1× to 4× the catalogue",
-            f"{per_observation[1] * 1000:.1f} → {per_observation[4] * 1000:.1f} ms",
-            per_observation[4] / per_observation[1],
-            per_observation[4] <= 1.5 * per_observation[1],
-        ),
-    ]
-    lines = [
-        "# fanin benchmarks",
-        "",
-        f"Measured {dt.date.today().isoformat()} on {machine()} by `./noxw -s bench` (benchmarks/bench.py),",
-        (
-            f"all figures from one run; {len(matrix.cells)} cells, {observations} observations in the reference,"
-            f" {cores} cells in parallel."
-        ),
-        "",
-        "## Targets",
-        "",
-        "| target | measured | ratio | met |",
-        "|---|---|---|---|",
-        *(f"| {name} | {shown} | {ratio:.2f} | {'yes' if ok else 'no'} |" for name, shown, ratio, ok in rows),
-        "",
-        "## Figures",
-        "",
-        f"- Σ import floors over {len(floor)} cells: {floor_sum:.1f} s (per cell: "
-        + ", ".join(f"{cell} {seconds:.2f}" for cell, seconds in floor.items())
-        + ")",
-        (
-            f"- warm matrix (`fanin probe`, venvs built): {warm:.1f} s; the probes' own work (pytest's per-test times,"
-            f" summed) {in_probes:.1f} s; floors plus probes on {cores} cores {(floor_sum + in_probes) / cores:.1f} s, so"
-            f" fanin's own overhead is {overhead:.1f} s ({overhead / len(matrix.cells):.2f} s a cell: one pytest start,"
-            " the runner's watch loop, a PostgreSQL start where the cell needs one)"
-        ),
-        "- probes over 1 s that are not repetition probes: " + ("; ".join(over_budget) if over_budget else "none"),
-        (
-            f"- cold cell {COLD_CELL} from its lock, warm package caches: uv {cold['uv']:.1f} s,"
-            f" virtualenv + pip {cold['virtualenv+pip']:.1f} s (both compile bytecode)"
-        ),
-        (
-            f"- upgrade `{UPGRADE_TARGET}` end to end: {upgrade:.1f} s (its install alone: {install:.1f} s;"
-            f" langgraph import floor {lg_floor:.2f} s)"
-        ),
-        f"- report from the reference: {today:.3f} s; from synthetic result sets with 10× the observations: {tenfold:.3f} s",
-        (
-            f"- bisect step (one release, `langgraph/join/defer` only): {step['total']:.1f} s = lock {step['lock']:.1f} s"
-            f" + install {step['install']:.1f} s + import floor {step['floor']:.2f} s + the probe {step['probe']:.2f} s"
-            f" + {step['total'] - step['lock'] - step['install'] - step['floor'] - step['probe']:.1f} s of harness"
-        ),
-        "- growth, catalogue (synthetic two-node probes, newest LangGraph cell): "
-        + ", ".join(f"{k}× = {v * 1000:.1f} ms per observation" for k, v in per_observation.items()),
-        "- growth, cells: " + ", ".join(f"{n} cells {s:.1f} s ({s / n:.2f} s a cell)" for n, s in cells_curve.values()),
-        "",
-        "## What bounds the targets that are missed",
-        "",
-        (
-            f"- **Warm matrix.** The bound 1.5 × Σ floors / cores was set when the probes' own work was small; it is now"
-            f" {in_probes:.0f} s of CPU ({observations} observations, with backends, modes and mitigations), so floors plus"
-            f" probes alone are {(floor_sum + in_probes) / cores:.0f} s on {cores} cores, {(floor_sum + in_probes) / floor_sum:.1f}×"
-            f" the floors. fanin's own share, {overhead / len(matrix.cells):.2f} s a cell, is a real PostgreSQL start and stop"
-            " for every cell whose probes use it (about 1 s, in the cell's critical path), the pytest start with pytest-html,"
-            " and writing the result set, the junit XML and the HTML page."
-        ),
-        (
-            "- **Cold cell.** uv installs the lock in well under a second; both sides spend most of their time compiling"
-            " bytecode, which fanin keeps on purpose (an uncompiled ADK 1.x import costs several seconds on every run)."
-        ),
-        (
-            f"- **Upgrade and bisect step.** Both are one cell: lock ({step['lock']:.1f} s) + install + the cell's pytest run"
-            " (its probes, and for upgrade a PostgreSQL start); the older bound left out the lock and the probes' own work."
-        ),
-        (
-            "- **Report at 10× data.** The report now computes compare pages, spans per topic and variants per probe; at"
-            " 10× the observations rendering is linear (the ratio is about 10) and just over 2 s."
-        ),
-        "",
-    ]
-    out = REPO_ROOT / "benchmarks" / "RESULTS.md"
-    out.write_text("\n".join(lines))
-    print("\n".join(lines))
+        "growth_ms_per_observation": {str(k): round(v * 1000, 2) for k, v in per_observation.items()},
+        "growth_cells": {str(len(half)): round(half_seconds, 2), str(len(cells)): round(warm, 2)},
+    }
+    render.write(figures)
+    print((REPO_ROOT / "benchmarks" / "RESULTS.md").read_text())
     shutil.rmtree(fanin_matrix.REPORTS / "bench", ignore_errors=True)
 
 

@@ -38,6 +38,8 @@ __all__ = ["Claim", "Observer", "probe"]
 
 # The harness sets this to a libpq DSN (without dbname) of the PostgreSQL server it runs for the cell.
 POSTGRES_ENV = "FANIN_POSTGRES_DSN"
+POSTGRES_READY = "FANIN_POSTGRES_READY"  # the harness starts the server while pytest starts: a file says when it is up
+POSTGRES_TAG = "FANIN_POSTGRES_TAG"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -150,7 +152,9 @@ class Observer:
     def database_name(self) -> str:
         """A database name unique to this observation, for the PostgreSQL server the harness runs."""
         slug = re.sub(r"[^a-z0-9]+", "_", self.observation_id.lower()).strip("_")
-        digest = hashlib.sha256(self.observation_id.encode("utf-8")).hexdigest()[:8]
+        # The cell run's tag keeps two cells that share the matrix's server out of each other's databases.
+        tag = os.environ.get(POSTGRES_TAG, "")
+        digest = hashlib.sha256(f"{tag}{self.observation_id}".encode()).hexdigest()[:8]
         return f"fanin_{slug[:40]}_{digest}"
 
     def postgres_dsn(self, database: str = "postgres") -> str:
@@ -163,6 +167,7 @@ class Observer:
         if not base:
             how = "run it with `fanin probe --here`" if INSTALLED else "run the cell through ./noxw"
             raise MissingService(f"no PostgreSQL server in this run ({POSTGRES_ENV} is unset); {how}")
+        _wait_for_postgres()
         return f"{base} dbname={database}"
 
     def record(self, value: Any, *, label: str, detail: str, hazard: str, outcome: str = OK) -> None:
@@ -274,6 +279,29 @@ class ProbeTimeout(ProbeSignal):
     def __init__(self, seconds: float) -> None:
         super().__init__(f"no result within {seconds} s")
         self.seconds = seconds
+
+
+def _wait_for_postgres() -> None:
+    """Until the harness's server answers (its ready file says "ok"); the harness ends the run if it never does."""
+    ready = os.environ.get(POSTGRES_READY)
+    if not ready:
+        return
+    import time
+
+    deadline = time.monotonic() + float(os.environ.get("FANIN_PG_START_SECONDS", "60") or 60) + 30
+    path = Path(ready)
+    while True:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = ""
+        if text == "ok":
+            return
+        if text:
+            raise MissingService(text)
+        if time.monotonic() > deadline:
+            raise MissingService(f"the harness's PostgreSQL did not say it was up ({path})")
+        time.sleep(0.01)
 
 
 class MissingService(RuntimeError):

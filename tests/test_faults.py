@@ -700,3 +700,67 @@ def test_a_daemon_a_probe_forks_does_not_outlive_its_cell(tmp_path: Path, monkey
     daemon = int(pidfile.read_text())
     _wait_until(lambda: _gone(daemon), "the daemon still runs after its cell ended", seconds=10)
     assert re.search(r"fanin: ended \d+ process\(es\) a probe left running \(pids [^)]*\b" + str(daemon) + r"\b", log)
+
+
+# --- the PostgreSQL server starts while pytest starts ---------------------------------------
+
+USES_POSTGRES = """
+@probe("langgraph/dummy/uses-postgres", title="a probe that asks for the harness's server", claim=CLAIM)
+def test_uses_postgres(obs):
+    dsn = obs.postgres_dsn(obs.database_name)
+    Path(os.environ["FANIN_TEST_STARTED"]).write_text(dsn)
+    obs.record({"asked": True}, label="asked", detail="asked", hazard="safe")
+"""
+
+
+def test_a_probe_waits_for_the_server_that_starts_beside_pytest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("pgserver")
+    from fanin.run import services
+
+    monkeypatch.setattr(services, "needs_postgres", lambda framework, targets=(): True)
+    started = tmp_path / "started"
+    outcome, log = run(tmp_path, USES_POSTGRES, env={"FANIN_TEST_STARTED": str(started)})
+    assert outcome.code == one_cell.SAME, log
+    host = dict(part.split("=", 1) for part in started.read_text().split())["host"]
+    assert not Path(host).exists()  # the server and its directory are gone with the run
+    assert load(tmp_path / "results" / "langgraph-0.0.1.json").environment["services"]["postgresql"][0].isdigit()
+
+
+def test_a_server_that_does_not_start_ends_the_cell_as_could_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest started beside the server; when the server cannot start, pytest is ended and the reason is the cell's."""
+    pytest.importorskip("pgserver")
+    from fanin.run import services
+
+    services.runtime_dir().mkdir(mode=0o700, exist_ok=True)
+    holder = subprocess.Popen(  # another process holds fanin's pgserver lock
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, fasteners; lock = fasteners.InterProcessLock(sys.argv[1]); lock.acquire();"
+                "print('held', flush=True); sys.stdin.read()"
+            ),
+            str(services.runtime_dir() / ".lockfile"),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(services, "needs_postgres", lambda framework, targets=(): True)
+        monkeypatch.setenv("FANIN_PG_START_SECONDS", "2")
+        previous = tmp_path / "results" / "langgraph-0.0.1.json"
+        previous.parent.mkdir(parents=True)
+        previous.write_text("the previous result set")
+        started = tmp_path / "started"
+        outcome, log = run(tmp_path, USES_POSTGRES, env={"FANIN_TEST_STARTED": str(started)})
+    finally:
+        holder.communicate("")
+    assert outcome.code == one_cell.NOT_RUN, log
+    assert outcome.reason is not None and "PostgreSQL did not start within 2 s: pgserver's lock" in outcome.reason
+    assert previous.read_text() == "the previous result set" and not started.exists()

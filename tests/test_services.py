@@ -2,6 +2,7 @@
 
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pgserver
 import psutil
@@ -37,8 +38,8 @@ def test_a_real_server_answers_on_its_socket_and_leaves_nothing_behind() -> None
 
 
 def test_a_cell_without_postgres_probes_starts_nothing() -> None:
-    with services.for_cell("no-such-framework") as env:
-        assert env == {}
+    with services.for_cell("no-such-framework") as service:
+        assert service.env == {} and service.failure() is None
 
 
 def test_cells_in_threads_each_get_their_own_server() -> None:
@@ -90,3 +91,29 @@ def test_a_held_pgserver_lock_is_could_not_run_with_the_reason_not_a_hang(monkey
     monkeypatch.setenv("FANIN_PG_START_SECONDS", "120")
     with services.postgres() as env:  # once the lock is free, the abandoned start has cleaned up after itself
         assert env[services.POSTGRES_DSN]
+
+
+def test_a_matrix_run_shares_one_server_and_each_cell_run_has_its_own_database_names() -> None:
+    """One server per matrix run, started in the background: its DSN is known at once, a ready file says when it is up."""
+    with services.shared() as pool:
+        first, second = pool.get(), pool.get()
+        assert first is second
+        one, two = first.env(), first.env()
+        assert one[services.POSTGRES_DSN] == two[services.POSTGRES_DSN]
+        assert one[services.POSTGRES_TAG] != two[services.POSTGRES_TAG]
+        first.wait()
+        assert Path(one[services.POSTGRES_READY]).read_text() == "ok"
+        host = dict(part.split("=", 1) for part in one[services.POSTGRES_DSN].split())["host"]
+        assert postgres_processes(host)
+    assert not Path(host).exists() and postgres_processes(host) == []
+
+
+def test_database_names_differ_between_cell_runs_sharing_a_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fanin import probe
+
+    names = []
+    for tag in ("cell-a", "cell-b"):
+        monkeypatch.setenv(probe.POSTGRES_TAG, tag)
+        stub = SimpleNamespace(observation_id="langgraph/resume/durability-modes[postgres,async]")
+        names.append(probe.Observer.database_name.fget(stub))  # type: ignore[attr-defined]
+    assert names[0] != names[1] and all(len(n) <= 63 for n in names)

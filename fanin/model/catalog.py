@@ -85,6 +85,29 @@ def declared(suites: Path = SUITES) -> list[DeclaredProbe]:
     return found + declared_node(suites)
 
 
+def backends(suites: Path = SUITES) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(probe id, file, its `backends=`) of every Python probe that declares backends: read, never hashed.
+
+    What a runner asks before each cell (does it need a PostgreSQL?); `declared()` hashes every
+    probe's code as well, which costs seconds."""
+    found = []
+    for path in sorted(suites.rglob("test_*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "backends" not in text:
+            continue
+        shown = str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else path.name
+        for node in ast.walk(ast.parse(text)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for decorator in node.decorator_list:
+                probe_id = _probe_id(decorator)
+                if probe_id and isinstance(decorator, ast.Call):
+                    values = dict(_dimensions(decorator, f"{shown}:{node.name}")).get("backend", ())
+                    if values:
+                        found.append((probe_id, shown, tuple(values)))
+    return found
+
+
 def declared_node(suites: Path = SUITES) -> list[DeclaredProbe]:
     """Node probes (`*.test.mjs`, fanin.model.js_source): no dimensions, hashed like Python probes."""
     found = []

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -65,11 +66,23 @@ class Verdict:
     verdict: str
 
 
-def _installed(package: str, python: str) -> str | None:
-    done = subprocess.run(
-        [python, "-c", f"import importlib.metadata as m; print(m.version({package!r}))"], capture_output=True, text=True
-    )
-    return done.stdout.strip() if done.returncode == 0 else None
+_PROBE_ENVIRONMENT = """
+import importlib.metadata as m, json, sys
+versions = {}
+for name in sys.argv[1:]:
+    try:
+        versions[name] = m.version(name)
+    except Exception:  # not installed, or not a Python package name (an npm one)
+        pass
+print(json.dumps({"python": "%d.%d" % sys.version_info[:2], "versions": versions}))
+"""
+
+
+def _environment(python: str, packages: list[str]) -> tuple[str, dict[str, str]]:
+    """The interpreter's Python (3.11) and which of `packages` it has installed, in one process."""
+    done = subprocess.run([python, "-c", _PROBE_ENVIRONMENT, *packages], capture_output=True, text=True, check=True)
+    answer = json.loads(done.stdout)
+    return answer["python"], answer["versions"]
 
 
 def nearest(matrix: Matrix, framework: Framework, version: str, python: str) -> tuple[Cell, str]:
@@ -94,12 +107,10 @@ def nearest(matrix: Matrix, framework: Framework, version: str, python: str) -> 
 
 
 def find(matrix: Matrix, python: str) -> list[Found]:
-    minor = subprocess.run(
-        [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    minor, versions = _environment(python, [fw.package for fw in matrix.frameworks.values()])
     found = []
     for framework in matrix.frameworks.values():
-        version = _installed(framework.package, python)
+        version = versions.get(framework.package)
         if version is None:
             continue
         cell, why = nearest(matrix, framework, version, minor)

@@ -8,6 +8,7 @@ from the cell's junit XML.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 import xml.etree.ElementTree as ET
@@ -19,7 +20,7 @@ from typing import IO
 from fanin.model.errors import FaninError
 from fanin.model.matrix import REPORTS, Cell, Matrix
 from fanin.model.results import ResultFileError, load
-from fanin.run import identity, node_cell, one_cell, pythons, venvs
+from fanin.run import identity, node_cell, one_cell, progress, pythons, services, venvs
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Options:
     targets: tuple[str, ...] = ()  # probe files or file::function ids instead of the framework's suite
     env: dict[str, str] = field(default_factory=dict)
     quiet: bool = False
+    postgres: services.Shared | None = None  # set by run_cells: one server for the run's cells
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,11 @@ def _reference(cell: Cell, options: Options) -> tuple[Path | None, str | None]:
     return cell.reference_path, None
 
 
+def html_pages() -> bool:
+    """pytest-html pages per cell only when asked (`FANIN_HTML=1`): they cost every cell a plugin load and a page."""
+    return os.environ.get("FANIN_HTML", "") not in ("", "0")
+
+
 def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
     results_dir = options.results_dir or (REPORTS / "results")
     results = results_dir / f"{cell.id}.json"
@@ -143,11 +150,12 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
             reference=reference,
             results=results,
             junit=junit,
-            html=junit.with_suffix(".html") if venvs.has_package(venv, "pytest-html") else None,
+            html=junit.with_suffix(".html") if html_pages() and venvs.has_package(venv, "pytest-html") else None,
             targets=options.targets,
             pytest_args=extra,
             accept_new=options.accept_new,
             env=options.env,
+            postgres=options.postgres,
         )
         outcome = one_cell.run_cell(run, handle)
     return Result(cell, outcome, time.monotonic() - started, log, results, junit, refused)
@@ -209,9 +217,9 @@ def run_cells(cells: list[Cell], matrix: Matrix, options: Options) -> list[Resul
     order = sorted(cells, key=lambda c: (-last_seconds(c), c.sort_key))
     done: list[Result] = []
 
-    def one(cell: Cell) -> Result:
+    def run(cell: Cell) -> Result:
         try:
-            result = run_one(cell, matrix, options)
+            result = run_one(cell, matrix, shared)
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:
@@ -225,16 +233,24 @@ def run_cells(cells: list[Cell], matrix: Matrix, options: Options) -> list[Resul
                 results,
                 REPORTS / "junit" / f"{cell.id}.xml",
             )
-        print(describe(result), flush=True)
+        text = describe(result)
         if result.code not in (one_cell.SAME, one_cell.INTERRUPTED) and not options.quiet and result.log.exists():
             tail = result.log.read_text(encoding="utf-8", errors="replace").splitlines()[-12:]
-            print("\n".join(f"    {line}" for line in tail), flush=True)
+            text += "\n" + "\n".join(f"    {line}" for line in tail)
+        shown.finished(cell.id, text)
         done.append(result)
         return result
 
+    def one(cell: Cell) -> Result:
+        shown.started(cell.id)
+        return run(cell)
+
     width = jobs(options.jobs)
     venvs.uv_binary()  # found once, in this thread, before any cell thread needs it
-    with one_cell.signals_end_children():
+    shown = progress.Progress([c.id for c in order], expected_seconds(order, options), width)
+    stopping = lambda: one_cell.CHILDREN.stopping is not None  # noqa: E731
+    with one_cell.signals_end_children(), services.shared(stopping) as postgres:
+        shared = dataclasses.replace(options, postgres=postgres)
         pool = ThreadPoolExecutor(max_workers=max(1, width))
         try:
             futures = [pool.submit(one, cell) for cell in order]
@@ -244,8 +260,20 @@ def run_cells(cells: list[Cell], matrix: Matrix, options: Options) -> list[Resul
             one_cell.stop_all()
             pool.shutdown(wait=True, cancel_futures=True)
             raise
+        finally:
+            shown.close()
         pool.shutdown(wait=True)
     return sorted(done, key=lambda r: order.index(r.cell))
+
+
+def expected_seconds(cells: list[Cell], options: Options) -> dict[str, float]:
+    """Each cell's recorded `run_seconds`: its last local result set's, else its reference's."""
+    local = options.results_dir or (REPORTS / "results")
+    known = {
+        c.id: progress.recorded_seconds(local / f"{c.id}.json") or progress.recorded_seconds(c.reference_path)
+        for c in cells
+    }
+    return progress.estimates(known)
 
 
 def exit_code(results: list[Result]) -> int:

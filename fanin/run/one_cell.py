@@ -23,7 +23,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +68,7 @@ class CellRun:
     env: dict[str, str] = field(default_factory=dict)
     watchdog: float = DEFAULT_WATCHDOG
     isolate: bool = True
+    postgres: services.Shared | None = None  # the matrix run's server, shared by its cells; None: the cell's own
 
 
 @dataclass(frozen=True)
@@ -187,20 +188,30 @@ def _signal_name(code: int) -> str:
         return f"signal {-code}"
 
 
-def _watch(process: subprocess.Popen[bytes], journal: Path, watchdog: float) -> tuple[int, str | None]:
-    """Wait for pytest; kill its group when one probe (or the run between probes) stalls past the watchdog."""
-    last_lines, since = -1, time.monotonic()
+def _watch(
+    process: subprocess.Popen[bytes], journal: Path, watchdog: float, failed: Callable[[], str | None] = lambda: None
+) -> tuple[int, str | None]:
+    """Wait for pytest; kill its group when one probe (or the run between probes) stalls past the watchdog,
+    or when a service it needs failed to start (`failed()` says why)."""
+    last_size, since = -1, time.monotonic()
     while True:
         try:
-            return process.wait(timeout=0.2), None
+            return process.wait(timeout=0.1), None
         except subprocess.TimeoutExpired:
             pass
-        state = journal_log.read(journal)
-        if state.lines != last_lines:
-            last_lines, since = state.lines, time.monotonic()
+        if failed() is not None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return process.returncode, None
+        try:  # the journal grows with every start and observation: its size is the progress (cheap to ask)
+            size = journal.stat().st_size
+        except OSError:
+            size = -1
+        if size != last_size:
+            last_size, since = size, time.monotonic()
             continue
         if time.monotonic() - since > watchdog:
-            stalled = state.running
+            stalled = journal_log.read(journal).running
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
             return process.returncode, stalled or ""
@@ -213,7 +224,8 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
     journal.unlink(missing_ok=True)
     attempts, mode = 0, isolation.IN_PROCESS
     try:
-        with services.for_cell(run.framework, run.targets, lambda: CHILDREN.stopping is not None) as service_env:
+        cancelled = lambda: CHILDREN.stopping is not None  # noqa: E731
+        with services.for_cell(run.framework, run.targets, cancelled, run.postgres) as service:
             while True:
                 attempts += 1
                 command, mode = isolation.wrap(pytest_command(run, journal, resume=attempts > 1), run.isolate)
@@ -221,8 +233,9 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     **os.environ,
                     "PYTHONPATH": str(REPO_ROOT),
                     "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                    "FANIN_FAST_EXIT": "1",  # fanin.plugin: no interpreter teardown once every file is written
                     isolation.ENV: mode,
-                    **service_env,
+                    **service.env,
                     **run.env,
                 }
                 log.write(f"fanin: attempt {attempts}: {' '.join(command)}\n")
@@ -237,7 +250,7 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                 )
                 CHILDREN.add(process.pid)
                 try:
-                    code, stalled = _watch(process, journal, run.watchdog)
+                    code, stalled = _watch(process, journal, run.watchdog, service.failure)
                 except KeyboardInterrupt as exc:  # a signal to this process, in the thread that runs the cell
                     CHILDREN.stopping = CHILDREN.stopping or str(exc) or "SIGINT"
                     _end(process)
@@ -245,6 +258,9 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                 finally:
                     CHILDREN.remove(process.pid)
                 state = journal_log.read(journal)
+                failure = service.failure()
+                if failure is not None and not state.saved:
+                    return _not_run(run, NOT_RUN, failure, attempts, mode)
                 if CHILDREN.stopping:
                     if state.saved:  # the plugin wrote a complete set before the signal could land
                         markers.clear_marker(run.results)

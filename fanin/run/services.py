@@ -1,26 +1,41 @@
-"""Infrastructure the harness runs for a cell: a real PostgreSQL server, started and removed with it.
+"""Infrastructure the harness runs for cells: a real PostgreSQL server, started and removed with them.
 
 The server is the harness's, not the framework's: `pgserver` (a PostgreSQL build in a
 PyPI wheel) lives in the harness's own tools, the cell's lock holds only the client side
 (a checkpointer package and its driver). It listens on a Unix socket only, so it is
 reachable from a probe run inside an isolated network namespace, and nothing listens
 on a network address. Everything it writes lives in one temporary directory that is
-removed when the cell ends, however it ends (a guardian process removes it, and kills the
+removed when the run ends, however it ends (a guardian process removes it, and kills the
 server, if the harness itself is killed: fanin.run.lifetime).
+
+What it costs, and how little of it is in a cell's critical path:
+- `initdb` runs once per machine and PostgreSQL build, into a template directory beside
+  pgserver's lock; a server starts from a copy of it (`cp -a`, a tenth of a second);
+- a server starts in the background while pytest starts: its DSN is known before it is
+  up (its socket is in its own directory), and a probe's `obs.postgres_dsn()` waits for
+  the ready file the harness writes (`FANIN_POSTGRES_READY`); a server that fails to start
+  ends the cell's pytest and the cell is "could not run" with the reason;
+- a matrix run starts one server for all of its cells (`shared()`); each cell run gets a
+  tag of its own (`FANIN_POSTGRES_TAG`), which goes into every observation's database
+  name, so two cells running side by side never share a database;
+- it is stopped with `pg_ctl -m immediate` (the directory is removed right after: there is
+  nothing to keep) and runs with `fsync=off` (a crash of the machine loses nothing anyone keeps).
 
 pgserver keeps an inter-process lock in a runtime directory shared by every pgserver user on
 the machine; fanin's servers get their own (`fanin-pgserver-<uid>` in the temporary directory),
-and a server that has not started within `FANIN_PG_START_SECONDS` (default 60) is "could not
-run" with the reason (a held lock is named), never a silent hang.
+hold it while they start, and a server that has not started within `FANIN_PG_START_SECONDS`
+(default 60) is "could not run" with the reason (a held lock is named), never a silent hang.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 import threading
 import time
+import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,14 +46,17 @@ from fanin.run.lifetime import Guardian
 
 POSTGRES_DSN = "FANIN_POSTGRES_DSN"
 POSTGRES_VERSION = "FANIN_POSTGRES_VERSION"
+POSTGRES_READY = "FANIN_POSTGRES_READY"  # a file: "ok" once the server answers, or why it did not start
+POSTGRES_TAG = "FANIN_POSTGRES_TAG"  # per cell run: part of every observation's database name
+SYSTEM_USER = "pgserver"  # PostgreSQL refuses to run as root; pgserver's own choice of user
 
 
 class ServiceError(EnvironmentFault):
     """A service the cell needs could not be started."""
 
 
-# pgserver guards its bookkeeping with an inter-process file lock that is not safe to share between
-# threads of one process; cells run in threads, so starting and stopping servers is serialised here.
+# fasteners' inter-process lock is not safe to share between threads of one process; cells run in
+# threads, so taking pgserver's lock (and making the template) is serialised here too.
 _PGSERVER = threading.Lock()
 
 
@@ -55,26 +73,91 @@ def start_seconds() -> float:
         raise ServiceError(f"FANIN_PG_START_SECONDS={raw!r} is not a number of seconds") from None
 
 
-def _import_pgserver() -> object:
+def _bin() -> Path:
     try:
         with warnings.catch_warnings():  # platformdirs warns that XDG_RUNTIME_DIR is unset: irrelevant here
             warnings.simplefilter("ignore")
-            import fasteners  # type: ignore[import-untyped]
             import pgserver  # the harness's tools only
-            from pgserver.postgres_server import PostgresServer
     except ImportError:
         raise ServiceError("pgserver is not installed in the harness tools; re-run ./noxw to reinstall them") from None
-    ours = runtime_dir()
-    if PostgresServer.runtime_path != ours:
-        ours.mkdir(mode=0o700, exist_ok=True)
-        PostgresServer.runtime_path = ours
-        PostgresServer.lock_path = ours / ".lockfile"
-        PostgresServer._lock = fasteners.InterProcessLock(PostgresServer.lock_path)
-    return pgserver
+    return Path(pgserver.__file__).parent / "pginstall" / "bin"
+
+
+def _as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _system_user() -> str | None:
+    """The user the server runs as: ours, or pgserver's own `pgserver` account when we are root."""
+    if not _as_root():
+        return None
+    from pgserver.utils import ensure_folder_permissions, ensure_user_exists
+
+    ensure_user_exists(SYSTEM_USER)
+    binaries = _bin()
+    ensure_folder_permissions(binaries, 0o055)  # as pgserver does: the server's user reads and runs them
+    ensure_folder_permissions(binaries.parent / "lib", 0o044)
+    return SYSTEM_USER
+
+
+def _give(path: Path, user: str | None) -> None:
+    """Let the server's user own `path` and traverse its parents."""
+    if user is None:
+        return
+    import pwd
+
+    from pgserver.utils import ensure_prefix_permissions
+
+    ensure_prefix_permissions(path)
+    entry = pwd.getpwnam(user)
+    os.chown(path, entry.pw_uid, entry.pw_gid)
+
+
+def _run(binary: str, args: list[str], user: str | None, timeout: float) -> str:
+    done = subprocess.run(
+        [str(_bin() / binary), *args],
+        capture_output=True,
+        text=True,
+        user=user,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+    if done.returncode != 0:
+        raise ServiceError(f"{binary} failed ({done.returncode}): {(done.stderr or done.stdout).strip()[-500:]}")
+    return done.stdout
+
+
+def server_version() -> str:
+    """The PostgreSQL version as `SHOW server_version` gives it (`16.2`), from the build itself."""
+    return _run("postgres", ["-V"], None, 30).split()[-1]
+
+
+def _template(user: str | None) -> Path:
+    """An initialised data directory for this PostgreSQL build, made once (under the locks); started from copies."""
+    version = server_version()
+    template = runtime_dir() / f"template-{version}-{'root' if user else 'user'}"
+    if (template / "PG_VERSION").exists():
+        return template
+    making = Path(tempfile.mkdtemp(prefix="template-", dir=runtime_dir()))
+    try:
+        data = making / "data"
+        data.mkdir(mode=0o700)
+        _give(making, user)
+        _give(data, user)
+        _run(
+            "initdb",
+            ["-D", str(data), "--auth=trust", "--auth-local=trust", "--encoding=utf8", "-U", "postgres", "--no-sync"],
+            user,
+            start_seconds(),
+        )
+        os.replace(data, template)
+    finally:
+        shutil.rmtree(making, ignore_errors=True)
+    return template
 
 
 def _why_not_started(seconds: float) -> str:
-    import fasteners
+    import fasteners  # type: ignore[import-untyped]
 
     lock = fasteners.InterProcessLock(runtime_dir() / ".lockfile")
     if lock.acquire(blocking=False):
@@ -86,84 +169,210 @@ def _why_not_started(seconds: float) -> str:
     )
 
 
-def _start(pgserver: object, data: Path, cancelled: Callable[[], bool]) -> object:
-    """pgserver.get_server in a thread, waited for at most start_seconds(); an abandoned start cleans up after itself."""
-    seconds = start_seconds()
-    outcome: dict[str, object] = {}
-    abandoned = threading.Event()
+class Postgres:
+    """One PostgreSQL server in a fresh directory, started in the background; its DSN is known at once.
 
-    def start() -> None:
+    `env(tag)` is what a probe run needs; `failure()` says why it did not start (None while it
+    starts or once it runs); `wait()` blocks until it answers; `stop()` ends it and removes
+    its directory (idempotent). The guardian is started first: from then on the directory and
+    its server die with this process, by any means."""
+
+    def __init__(self, cancelled: Callable[[], bool] = lambda: False) -> None:
+        _bin()  # pgserver is missing: one line, before anything starts
+        self.version = server_version()
+        # A short path: the server's Unix socket lives in it, and socket paths are limited to ~100 bytes.
+        self.workdir = Path(tempfile.mkdtemp(prefix="fanin-pg-"))
+        self.data = self.workdir / "data"
+        self.ready_file = self.workdir / "ready"
+        self.guardian = Guardian(self.workdir)
+        self.cancelled = cancelled
+        self._error: str | None = None
+        self._up = threading.Event()
+        self._abandoned = threading.Event()
+        self._stopped = False
+        self._user: str | None = None
+        self._began = time.monotonic()
+        self._thread = threading.Thread(target=self._start, name="fanin-postgres-start", daemon=True)
+        self._thread.start()
+
+    @property
+    def dsn(self) -> str:
+        return f"host={self.data} port=5432 user=postgres"
+
+    def env(self, tag: str | None = None) -> dict[str, str]:
+        return {
+            POSTGRES_DSN: self.dsn,
+            POSTGRES_VERSION: self.version,
+            POSTGRES_READY: str(self.ready_file),
+            POSTGRES_TAG: tag or uuid.uuid4().hex[:12],
+        }
+
+    def _start(self) -> None:
         try:
-            with _PGSERVER:
-                server = pgserver.get_server(data, cleanup_mode="delete")  # type: ignore[attr-defined]
-            if abandoned.is_set():
-                with _PGSERVER:
-                    server.cleanup()
-                return
-            outcome["server"] = server
-        except Exception as exc:
-            outcome["error"] = exc
+            import fasteners
 
-    thread = threading.Thread(target=start, name="fanin-pgserver-start", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + seconds
-    while thread.is_alive():
-        thread.join(0.1)
-        if cancelled():
-            abandoned.set()
-            raise ServiceError("interrupted while PostgreSQL was starting")
-        if time.monotonic() > deadline and thread.is_alive():
-            abandoned.set()
-            raise ServiceError(_why_not_started(seconds))
-    if "error" in outcome:
-        exc = outcome["error"]
-        raise ServiceError(f"cannot start PostgreSQL for the cell: {type(exc).__name__}: {exc}")
-    return outcome["server"]
+            seconds = start_seconds()
+            runtime_dir().mkdir(mode=0o700, exist_ok=True)
+            with _PGSERVER:
+                lock = fasteners.InterProcessLock(runtime_dir() / ".lockfile")
+                deadline = time.monotonic() + seconds
+                while not lock.acquire(blocking=False):  # polled: an abandoned start must not keep waiting
+                    if self._abandoned.is_set() or time.monotonic() > deadline:
+                        return
+                    time.sleep(0.05)
+                try:
+                    if self._abandoned.is_set():
+                        return
+                    self._user = _system_user()
+                    template = _template(self._user)
+                    _give(self.workdir, self._user)
+                    subprocess.run(["cp", "-a", str(template), str(self.data)], check=True, capture_output=True)
+                    _run(
+                        "pg_ctl",
+                        [
+                            "-D", str(self.data), "-w", "-t", str(int(seconds)), "-l", str(self.workdir / "log"),
+                            "-o", '-h ""', "-o", f"-k {self.data}", "-o", "-c fsync=off", "-o", "-p 5432",
+                            "start",
+                        ],
+                        self._user,
+                        seconds + 5,
+                    )  # fmt: skip
+                finally:
+                    lock.release()
+            self._write_ready("ok")
+            self._up.set()
+        except Exception as exc:
+            self._error = f"cannot start PostgreSQL: {type(exc).__name__}: {exc}"
+            self._write_failure(self._error)
+
+    def _write_ready(self, text: str) -> None:
+        """All at once (a probe polls the file): written beside it, then renamed."""
+        staged = self.workdir / "ready.tmp"
+        staged.write_text(text, encoding="utf-8")
+        os.replace(staged, self.ready_file)
+
+    def _write_failure(self, reason: str) -> None:
+        try:
+            self._write_ready(reason)
+        except OSError:
+            pass
+
+    def failure(self) -> str | None:
+        """Why the server did not start, once that is known (None: starting or running)."""
+        if self._error is None and not self._up.is_set():
+            if time.monotonic() - self._began > start_seconds():
+                self._abandoned.set()
+                self._error = _why_not_started(start_seconds())
+                self._write_failure(self._error)
+            elif not self._thread.is_alive() and not self._up.is_set():
+                self._error = self._error or "PostgreSQL start abandoned"
+        return self._error
+
+    def wait(self) -> None:
+        """Until the server answers; ServiceError with the reason if it does not (or the run is cancelled)."""
+        while not self._up.wait(0.05):
+            if self.cancelled():
+                self._abandoned.set()
+                raise ServiceError("interrupted while PostgreSQL was starting")
+            reason = self.failure()
+            if reason is not None:
+                raise ServiceError(reason)
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        self._abandoned.set()
+        self._thread.join()  # an abandoned start returns within one poll of the lock
+        if (self.data / "postmaster.pid").exists():
+            try:
+                _run("pg_ctl", ["-D", str(self.data), "-m", "immediate", "-w", "stop"], self._user, 30)
+            except (ServiceError, subprocess.TimeoutExpired):
+                pass  # the guardian kills what is left
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        self.guardian.release()
 
 
 @contextmanager
 def postgres(cancelled: Callable[[], bool] = lambda: False) -> Iterator[dict[str, str]]:
-    """Start a PostgreSQL server in a fresh directory; yield the environment a probe run needs."""
-    pgserver = _import_pgserver()
-    # A short path: the server's Unix socket lives in it, and socket paths are limited to ~100 bytes.
-    workdir = Path(tempfile.mkdtemp(prefix="fanin-pg-"))
-    guardian = Guardian(workdir)  # first: from here on, the directory and its server die with this process
-    server = None
+    """Start a PostgreSQL server in a fresh directory, wait until it answers; yield a probe run's environment."""
+    server = Postgres(cancelled)
     try:
-        server = _start(pgserver, workdir / "data", cancelled)
-        try:
-            info = server.get_postmaster_info()  # type: ignore[attr-defined]
-            version = server.psql("SHOW server_version;").splitlines()[2].strip()  # type: ignore[attr-defined]
-        except Exception as exc:
-            raise ServiceError(f"cannot start PostgreSQL for the cell: {type(exc).__name__}: {exc}") from None
-        yield {POSTGRES_DSN: f"host={info.socket_dir} port={info.port} user=postgres", POSTGRES_VERSION: version}
+        server.wait()
+        yield server.env()
     finally:
-        if server is not None:
-            with _PGSERVER:
-                server.cleanup()  # type: ignore[attr-defined]
-        shutil.rmtree(workdir, ignore_errors=True)
-        guardian.release()
+        server.stop()
+
+
+class Shared:
+    """One server for every cell of a matrix run: started when the first cell needs it, stopped at the end."""
+
+    def __init__(self, cancelled: Callable[[], bool] = lambda: False) -> None:
+        self.cancelled = cancelled
+        self._lock = threading.Lock()
+        self._server: Postgres | None = None
+
+    def get(self) -> Postgres:
+        with self._lock:
+            if self._server is None:
+                self._server = Postgres(self.cancelled)
+            return self._server
+
+    def close(self) -> None:
+        with self._lock:
+            if self._server is not None:
+                self._server.stop()
+
+
+@contextmanager
+def shared(cancelled: Callable[[], bool] = lambda: False) -> Iterator[Shared]:
+    holder = Shared(cancelled)
+    try:
+        yield holder
+    finally:
+        holder.close()
 
 
 def needs_postgres(framework: str, targets: tuple[str, ...] = ()) -> bool:
     """Whether any probe of the framework (or of `targets`, files or file::function ids) runs on postgres."""
     from fanin.model import catalog
 
-    for declared in catalog.declared():
-        if declared.framework != framework or "postgres" not in dict(declared.dimensions).get("backend", ()):
+    for probe_id, file, values in catalog.backends():
+        if probe_id.split("/", 1)[0] != framework or "postgres" not in values:
             continue
-        if not targets or any(declared.file in target for target in targets):
+        if not targets or any(file in target for target in targets):
             return True
     return False
 
 
+class Services:
+    """What one cell run gets: its environment variables, and a way to ask whether a service failed."""
+
+    def __init__(self, env: dict[str, str], server: Postgres | None) -> None:
+        self.env = env
+        self.server = server
+
+    def failure(self) -> str | None:
+        return self.server.failure() if self.server is not None else None
+
+
 @contextmanager
 def for_cell(
-    framework: str, targets: tuple[str, ...] = (), cancelled: Callable[[], bool] = lambda: False
-) -> Iterator[dict[str, str]]:
-    """The services a cell's probe run needs, as environment variables; nothing when it needs none."""
-    if needs_postgres(framework, targets):
-        with postgres(cancelled) as env:
-            yield env
-    else:
-        yield {}
+    framework: str,
+    targets: tuple[str, ...] = (),
+    cancelled: Callable[[], bool] = lambda: False,
+    pool: Shared | None = None,
+) -> Iterator[Services]:
+    """The services a cell's probe run needs (nothing when it needs none); from `pool` when the run shares one."""
+    if not needs_postgres(framework, targets):
+        yield Services({}, None)
+        return
+    if pool is not None:
+        server = pool.get()
+        yield Services(server.env(), server)
+        return
+    own = Postgres(cancelled)
+    try:
+        yield Services(own.env(), own)
+    finally:
+        own.stop()
