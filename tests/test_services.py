@@ -57,6 +57,7 @@ def test_cells_in_threads_each_get_their_own_server() -> None:
 
 def test_a_held_pgserver_lock_is_could_not_run_with_the_reason_not_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 21 case 5: fanin's servers have their own runtime directory, and a start that cannot proceed times out."""
+    import os
     import sys
     import tempfile
 
@@ -79,13 +80,14 @@ def test_a_held_pgserver_lock_is_could_not_run_with_the_reason_not_a_hang(monkey
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"  # the gate
         monkeypatch.setenv("FANIN_PG_START_SECONDS", "2")
-        before = set(Path(tempfile.gettempdir()).glob("fanin-pg-*"))
+        ours = f"fanin-pg-{os.getpid()}-*"  # other sessions on the machine may start servers meanwhile
+        before = set(Path(tempfile.gettempdir()).glob(ours))
         with pytest.raises(services.ServiceError) as refused, services.postgres():
             pass
         assert refused.value.exit_code == 3
         assert str(refused.value).startswith("PostgreSQL did not start within 2 s: pgserver's lock ")
         assert str(refused.value).endswith("is held by another process")
-        assert set(Path(tempfile.gettempdir()).glob("fanin-pg-*")) - before == set()  # its directory is removed
+        assert set(Path(tempfile.gettempdir()).glob(ours)) - before == set()  # its directory is removed
     finally:
         holder.communicate("")
     monkeypatch.setenv("FANIN_PG_START_SECONDS", "120")

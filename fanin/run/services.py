@@ -181,7 +181,7 @@ class Postgres:
         _bin()  # pgserver is missing: one line, before anything starts
         self.version = server_version()
         # A short path: the server's Unix socket lives in it, and socket paths are limited to ~100 bytes.
-        self.workdir = Path(tempfile.mkdtemp(prefix="fanin-pg-"))
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"fanin-pg-{os.getpid()}-"))  # whose it is, at a glance
         self.data = self.workdir / "data"
         self.ready_file = self.workdir / "ready"
         self.guardian = Guardian(self.workdir)
