@@ -49,7 +49,7 @@ def test_nothing_is_due_when_every_newest_cell_is_the_newest_release(capsys: pyt
     assert {fw.package for fw in real.frameworks.values() if real.of(fw.key) and fw.runtime == "python"} <= recorded
     assert watch.due(real) == []
     assert cli.main(["watch", "--dry-run"]) == 0
-    assert "every framework's newest cell is its newest release on PyPI" in capsys.readouterr().out
+    assert "every framework's newest cell is its newest release (PyPI, npm)" in capsys.readouterr().out
 
 
 def test_a_newer_release_is_due_and_the_dry_run_writes_nothing(

@@ -85,7 +85,7 @@ def run(matrix: Matrix, dry_run: bool, body: Path, framework: str | None = None)
     """Exit 0 with nothing new or after a dry run; otherwise the new cells are in the reference, body written."""
     items = due(matrix, framework)
     if not items:
-        print("fanin: every framework's newest cell is its newest release on PyPI")
+        print("fanin: every framework's newest cell is its newest release (PyPI, npm)")
         return one_cell.SAME
     for item in items:
         print(f"fanin: {item.line}")
