@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from fanin.model import compare, markers
+from fanin.model.exits import IMPORT_FAILED_EXIT, WRITE_FAILED_EXIT
 from fanin.model.results import (
     PROBE_ERROR,
     TIMEOUT,
@@ -45,10 +46,7 @@ from fanin.probe import FrameworkRaised, MissingService, NotApplicable, Observer
 from fanin.run import environment, lifetime, netblock
 from fanin.run import journal as journal_log
 
-# pytest's own codes are 0-5; this one says the framework itself does not import in the cell.
-IMPORT_FAILED_EXIT = 6
-# ...and this one that the run's own files (journal, result set) could not be written: a full disk.
-WRITE_FAILED_EXIT = 7
+# pytest's own codes are 0-5; IMPORT_FAILED_EXIT and WRITE_FAILED_EXIT (fanin.model.exits) are the plugin's own.
 
 
 def _cannot_write(exc: OSError) -> None:
@@ -553,7 +551,7 @@ def _describe_cell_for_html(config: pytest.Config) -> None:
             "lock": str(lock) if lock else "none",
             "reference": str(recorder.reference_path) if recorder.reference_path else "none",
             "network isolation": os.environ.get("FANIN_NETWORK_ISOLATION", "in-process block only"),
-            "postgresql": os.environ.get("FANIN_POSTGRES_VERSION", "not started"),
+            "postgresql": os.environ.get(environment.POSTGRES_VERSION, "not started"),
         }
     )
 

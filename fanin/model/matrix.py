@@ -21,10 +21,14 @@ from fanin.model.errors import FaninError
 from fanin.model.source import INSTALLED, REPO_ROOT, shown
 
 # FANIN_MATRIX points at another matrix file (a trial matrix, or the tests' broken ones).
-MATRIX_FILE = Path(os.environ.get("FANIN_MATRIX", REPO_ROOT / "reference" / "matrix.toml"))
-LOCKS = REPO_ROOT / "reference" / "locks"
-REFERENCE_RESULTS = REPO_ROOT / "reference" / "results"
-_RENDERED = REPO_ROOT / "reference"  # an installed fanin never writes into its own package: see REPORTS below
+# The layout of reference/, in one place: the data fanin vouches for and what is rendered from it.
+REFERENCE = REPO_ROOT / "reference"
+MATRIX_FILE = Path(os.environ.get("FANIN_MATRIX", REFERENCE / "matrix.toml"))
+LOCKS = REFERENCE / "locks"
+REFERENCE_RESULTS = REFERENCE / "results"
+BISECT_FINDINGS = REFERENCE / "bisect.json"
+MITIGATIONS = REFERENCE / "mitigations.toml"
+_RENDERED = REFERENCE  # an installed fanin never writes into its own package: see REPORTS below
 REFERENCE_REPORT = _RENDERED / "REPORT.md"
 REFERENCE_CHECKLIST = _RENDERED / "CHECKLIST.md"
 # FANIN_REPORTS moves everything local runs write (results, logs, html) elsewhere, e.g. a CI artifacts dir.

@@ -26,13 +26,13 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from fanin.model import compare
+from fanin.model import compare, exits
 from fanin.model.errors import EnvironmentFault, FaninError
-from fanin.model.matrix import Cell, Matrix
+from fanin.model.matrix import MITIGATIONS, Cell, Matrix
 from fanin.model.results import HAZARDS, Observation, ResultSet
 from fanin.model.source import REPO_ROOT, SUITES
 from fanin.project import here
-from fanin.run import isolation, one_cell
+from fanin.run import isolation
 from fanin.run.identity import load_reference
 
 # How a finding was established (audit contract v2), in the words the Markdown uses.
@@ -42,7 +42,7 @@ CERTAINTY = {
     "static": "read from the graph's structure",
     "possible": "possible: writers unknown (run with --input)",
 }
-INCOMPLETE = one_cell.NOT_RUN  # exit 3: no silent/loud finding, but the dry run failed or writers are unknown
+INCOMPLETE = exits.NOT_RUN  # exit 3: no silent/loud finding, but the dry run failed or writers are unknown
 DRY_RUN = "ran the graph once on your input"
 # How a node's writes are known, in the words of the "Keys each node writes" line.
 WRITES_HOW = {
@@ -135,7 +135,7 @@ def inspect(
         done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     except subprocess.TimeoutExpired:
         raise EnvironmentFault(f"loading and inspecting {target} took more than 300 s") from None
-    if done.returncode == one_cell.BAD_INPUT and "fanin: error:" in done.stderr:
+    if done.returncode == exits.BAD_INPUT and "fanin: error:" in done.stderr:
         raise FaninError(done.stderr.strip().splitlines()[-1].removeprefix("fanin: error: "))
     lines = [line for line in done.stdout.strip().splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
@@ -150,7 +150,7 @@ def inspect(
 
 
 def _mitigations() -> dict[str, dict[str, Any]]:
-    path = REPO_ROOT / "reference" / "mitigations.toml"
+    path = MITIGATIONS
     return tomllib.loads(path.read_text(encoding="utf-8")).get("probe", {}) if path.exists() else {}
 
 
@@ -401,10 +401,10 @@ def markdown(audits: list[Audit]) -> str:
 def exit_code(audits: list[Audit], fail_on: list[str]) -> int:
     """1 when a finding's hazard is in fail_on; else 3 when the audit is incomplete; else 0."""
     if any(f.hazard in fail_on for a in audits for f in a.findings):
-        return one_cell.CHANGED
+        return exits.CHANGED
     if any(a.incomplete for a in audits):
         return INCOMPLETE
-    return one_cell.SAME
+    return exits.SAME
 
 
 def run(

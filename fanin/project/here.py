@@ -36,7 +36,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 from tabulate import tabulate
 
-from fanin.model import compare
+from fanin.model import compare, exits
 from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.model.matrix import REPORTS, Cell, Framework, Matrix
 from fanin.model.results import OK, ResultSet, load
@@ -150,7 +150,7 @@ def run(matrix: Matrix, python: str | None = None, out: Path | None = None) -> i
                 f"probe --here runs pytest in this environment: pip install pytest pytest-timeout ({needed} is missing)"
             )
     where = output_dir(out)
-    code = one_cell.SAME
+    code = exits.SAME
     day = _dt.datetime.now(_dt.UTC).date().isoformat() + "T00:00:00Z"
     verdicts: list[Verdict] = []
     for found in find(matrix, python):
@@ -176,7 +176,7 @@ def run(matrix: Matrix, python: str | None = None, out: Path | None = None) -> i
         with one_cell.signals_end_children(), log.open("w", encoding="utf-8") as handle:
             outcome = one_cell.run_cell(spec, handle)
         compared_with = f"{found.baseline.id} ({_short(found.why)})"
-        if outcome.code not in (one_cell.SAME, one_cell.CHANGED):
+        if outcome.code not in (exits.SAME, exits.CHANGED):
             print(f"fanin: {cell.id}: NOT RUN: {outcome.reason} (log: {shown(log)})")
             verdicts.append(Verdict(found.framework.package, found.version, compared_with, "NOT RUN (see above)"))
             code = max(code, outcome.code)
@@ -241,7 +241,7 @@ def _compare(framework: Framework, base: ResultSet, here: ResultSet) -> tuple[in
     covered = [change for change in changes if change.probe_id not in set_aside]
     observed = len(here.observations) - len(aside)
     header = f"{base.cell} (reference) -> {here.framework} {here.version} installed here"
-    code = one_cell.SAME
+    code = exits.SAME
     if covered:
         code = gate(header, covered, observed, details=True)
     if aside:

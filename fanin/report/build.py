@@ -32,7 +32,7 @@ from packaging.version import InvalidVersion, Version
 
 from fanin.model import compare, js_source, markers
 from fanin.model.errors import FaninError
-from fanin.model.matrix import Matrix
+from fanin.model.matrix import BISECT_FINDINGS, REFERENCE, Matrix
 from fanin.model.results import (
     HARMFUL,
     HAZARDS,
@@ -47,7 +47,6 @@ from fanin.model.results import (
 )
 from fanin.model.source import REPO_ROOT, parse_file, probe_source_hash, shown
 
-REFERENCE = REPO_ROOT / "reference"
 UNREADABLE = "unreadable result set"
 NOT_OBSERVED = "not observed"
 
@@ -791,7 +790,7 @@ def load_dir(
 
 def bisect_findings(path: Path | None = None) -> dict[str, list[dict[str, Any]]]:
     """reference/bisect.json as data: per observation id, the releases `bisect` pinned."""
-    path = path or REFERENCE / "bisect.json"
+    path = path or REFERENCE / BISECT_FINDINGS.name  # beside the other data (tests point REFERENCE elsewhere)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -804,7 +803,7 @@ def bisect_findings(path: Path | None = None) -> dict[str, list[dict[str, Any]]]
 
 
 def _read_toml(name: str) -> dict[str, Any]:
-    path = REFERENCE / name
+    path = REFERENCE / name  # comparison.toml, checklist.toml, mitigations.toml
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -18,7 +18,8 @@ from typing import Any
 from fanin.model.source import REPO_ROOT
 
 # Servers the harness ran for the cell, recorded with their versions (set by fanin.run.services).
-_SERVICES = {"postgresql": "FANIN_POSTGRES_VERSION"}
+POSTGRES_VERSION = "FANIN_POSTGRES_VERSION"  # the variable that carries the server's version into the cell
+_SERVICES = {"postgresql": POSTGRES_VERSION}
 
 
 def installed_packages() -> dict[str, str]:

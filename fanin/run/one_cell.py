@@ -31,21 +31,21 @@ from typing import IO
 
 from fanin.model import markers
 from fanin.model.errors import FaninError
+from fanin.model.exits import (  # noqa: F401 - the codes, for callers of the runner
+    BAD_INPUT,
+    CHANGED,
+    IMPORT_FAILED_EXIT,
+    INTERRUPTED,
+    NOT_RUN,
+    SAME,
+    WRITE_FAILED_EXIT,
+)
 from fanin.model.results import PROBE_ERROR, TIMEOUT, Observation
 from fanin.model.source import REPO_ROOT, SUITES
 from fanin.run import isolation, lifetime, services
 from fanin.run import journal as journal_log
 
-# Exit codes of a cell run, and of the commands built on it (documented in the README).
-SAME = 0  # every observation as the reference says
-CHANGED = 1  # a behaviour changed, a probe is new or broken: look at the table
-BAD_INPUT = 2  # the command line or a file was wrong; nothing ran
-NOT_RUN = 3  # the cell could not run (install, import, services, interrupted); see its marker
-INTERRUPTED = 130
-
 DEFAULT_WATCHDOG = float(os.environ.get("FANIN_WATCHDOG_SECONDS", "90"))
-IMPORT_FAILED_EXIT = 6  # fanin.plugin's exit code when the framework does not import
-WRITE_FAILED_EXIT = 7  # fanin.plugin's exit code when the run's own files cannot be written (a full disk)
 
 
 @dataclass(frozen=True)

@@ -42,10 +42,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from fanin.model.errors import EnvironmentFault
+from fanin.run.environment import POSTGRES_VERSION
 from fanin.run.lifetime import Guardian
 
 POSTGRES_DSN = "FANIN_POSTGRES_DSN"
-POSTGRES_VERSION = "FANIN_POSTGRES_VERSION"
 POSTGRES_READY = "FANIN_POSTGRES_READY"  # a file: "ok" once the server answers, or why it did not start
 POSTGRES_TAG = "FANIN_POSTGRES_TAG"  # per cell run: part of every observation's database name
 SYSTEM_USER = "pgserver"  # PostgreSQL refuses to run as root; pgserver's own choice of user

@@ -16,14 +16,14 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from fanin.model import catalog, compare
+from fanin.model import catalog, compare, exits
 from fanin.model.errors import FaninError
-from fanin.model.matrix import Framework, Matrix
+from fanin.model.matrix import BISECT_FINDINGS, Framework, Matrix
 from fanin.model.results import Observation, probe_of, write_atomic
 from fanin.model.source import REPO_ROOT
 from fanin.versions import pypi
 
-FINDINGS = REPO_ROOT / "reference" / "bisect.json"
+FINDINGS = BISECT_FINDINGS
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ def run(args: list[str], matrix: Matrix) -> int:
         )
         with one_cell.signals_end_children():
             result = all_cells.run_one(cell, matrix, options)
-        if result.code not in (one_cell.SAME, one_cell.CHANGED):
+        if result.code not in (exits.SAME, exits.CHANGED):
             raise FaninError(f"{cell.id} could not run: {result.outcome.reason}")
         try:
             observation = load(result.results, expect_cell=cell.id).observations[bisect_plan.probe_id]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from packaging.version import Version
 
-from fanin.model import catalog, compare
+from fanin.model import catalog, compare, exits
 from fanin.model.errors import FaninError
 from fanin.model.matrix import REPORTS, Cell, Matrix
 from fanin.model.results import Observation, ResultFileError, ResultSet, load, probe_of
@@ -96,7 +96,7 @@ def _observer(rng: Range, matrix: Matrix, between: dict[str, pypi.Release]) -> C
             pytest_args=("-q",),
         )
         result = all_cells.run_one(cell, matrix, options)
-        if result.code not in (one_cell.SAME, one_cell.CHANGED):
+        if result.code not in (exits.SAME, exits.CHANGED):
             raise FaninError(f"{cell.id} could not run: {result.outcome.reason}")
         try:
             seen[version] = load(result.results, expect_cell=cell.id)

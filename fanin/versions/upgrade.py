@@ -20,6 +20,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from fanin.model import exits
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Cell, Framework, Matrix
 from fanin.versions import pypi
@@ -179,7 +180,7 @@ def run(args: list[str], matrix: Matrix) -> int:
         with one_cell.signals_end_children():
             result = all_cells.run_one(side.cell, matrix, options)
         print(all_cells.describe(result, reference=REPORTS / "upgrade" / "none" / "-"))
-        if result.code not in (one_cell.SAME, one_cell.CHANGED):
+        if result.code not in (exits.SAME, exits.CHANGED):
             return result.code
         return load(result.results, expect_cell=side.cell.id)
 
@@ -202,11 +203,10 @@ def gate(header: str, changes: list, observed: int, details: bool = False) -> in
     """Print the gate's verdict (counts per kind of change, the table, optionally each before/after); its exit code."""
     from fanin.model import compare
     from fanin.report import markdown
-    from fanin.run import one_cell
 
     if not changes:
         print(f"{header}: no change in {observed} observations")
-        return one_cell.SAME
+        return exits.SAME
     counts = {label: sum(c.label == label for c in changes) for label in dict.fromkeys(c.label for c in changes)}
     print(f"{header}: " + ", ".join(f"{n} {label}" for label, n in counts.items()))
     print(markdown.changes(changes) + "\n")
@@ -214,4 +214,4 @@ def gate(header: str, changes: list, observed: int, details: bool = False) -> in
         for change in changes:
             if change.is_breaking:
                 print(compare.describe(change) + "\n")
-    return one_cell.CHANGED if any(change.gates for change in changes) else one_cell.SAME
+    return exits.CHANGED if any(change.gates for change in changes) else exits.SAME

@@ -16,13 +16,13 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from fanin.model import compare
+from fanin.model import compare, exits
 from fanin.model import matrix as paths
 from fanin.model.errors import EnvironmentFault
 from fanin.model.matrix import Cell, Framework, Matrix
 from fanin.model.staging import write_all
 from fanin.report import markdown, outputs
-from fanin.run import all_cells, one_cell
+from fanin.run import all_cells
 from fanin.run.identity import load_reference
 from fanin.versions import add_cell, bless, npm, pin_changes, pypi
 
@@ -66,7 +66,7 @@ def _bring_in(item: Due) -> str:
     matrix = paths.load()
     cells = [matrix.cell(cell_id) for cell_id in locked]
     results = all_cells.run_cells(cells, matrix, all_cells.Options(accept_new=True))
-    broken = [r for r in results if r.code not in (one_cell.SAME, one_cell.CHANGED)]
+    broken = [r for r in results if r.code not in (exits.SAME, exits.CHANGED)]
     if broken:
         raise EnvironmentFault(f"{', '.join(r.cell.id for r in broken)} could not run; see reports/logs/")
     bless.bless(matrix, locked)
@@ -86,7 +86,7 @@ def run(matrix: Matrix, dry_run: bool, body: Path, framework: str | None = None)
     items = due(matrix, framework)
     if not items:
         print("fanin: every framework's newest cell is its newest release (PyPI, npm)")
-        return one_cell.SAME
+        return exits.SAME
     for item in items:
         print(f"fanin: {item.line}")
     if dry_run:
@@ -95,10 +95,10 @@ def run(matrix: Matrix, dry_run: bool, body: Path, framework: str | None = None)
                 f"fanin: would add {matrix.cell_id(item.framework, item.release.version)}, re-lock {item.newest.id}"
                 " as released, probe and bless both, bisect, re-render the report and write the pull request's body"
             )
-        return one_cell.SAME
+        return exits.SAME
     sections = [_bring_in(item) for item in items]
     files, _ = outputs.reference(paths.load())
     files[body] = "# New framework releases in the fanin reference\n\n" + "\n".join(sections)
     write_all(files)
     print(f"fanin: wrote {body}")
-    return one_cell.SAME
+    return exits.SAME
