@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fanin.model import compare
+from fanin.model import focus as focus_model
 from fanin.model import matrix as matrix_paths
 from fanin.model.errors import FaninError
 from fanin.model.matrix import REPORTS, RUN_RESULTS, Cell, Matrix
@@ -26,7 +27,8 @@ from fanin.model.results import ResultSet, load
 from fanin.model.source import shown
 from fanin.model.staging import write_all
 from fanin.report import build as report
-from fanin.report import data, markdown, outputs
+from fanin.report import data, outputs
+from fanin.report.gate_table import changes_table
 from fanin.run import all_cells, identity, one_cell, shards, stability
 from fanin.run.one_cell import BAD_INPUT, NOT_RUN
 from fanin.versions import bless as fanin_bless
@@ -55,7 +57,7 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     focus = None
     if args.for_specs:
         specs = [matrix.named(word, args.python) for word in args.for_specs]
-        focus = outputs.resolve(specs, matrix)
+        focus = focus_model.resolve(specs, matrix)
         for line in focus.said:
             print(f"fanin: {line}")
     if args.compare:
@@ -142,7 +144,7 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
         if not changes:
             print(f"{header}: no change in {len(new.observations)} probes")
             continue
-        print(f"{header}:\n{markdown.changes(changes)}\n")
+        print(f"{header}:\n{changes_table(changes)}\n")
         if not args.quiet:
             for change in changes:
                 print(compare.describe(change) + "\n")

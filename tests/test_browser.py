@@ -25,7 +25,7 @@ from fanin.model import matrix
 from fanin.model.results import HAZARDS
 from fanin.model.source import REPO_ROOT
 from fanin.report import build as report
-from fanin.report import outputs
+from fanin.report import legend, outputs
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("FANIN_BROWSER") != "1", reason="run by ./noxw -s browser (needs Debian's chromium)"
@@ -46,7 +46,7 @@ FLAGS = (
     "--remote-debugging-pipe",
 )
 SHOTS = Path(os.environ.get("FANIN_REPORTS", REPO_ROOT / "reports")) / "browser"
-WORDS = [report.HAZARD_STYLES[h].word for h in HAZARDS]
+WORDS = [legend.HAZARD_STYLES[h].word for h in HAZARDS]
 
 
 class Browser:
@@ -271,7 +271,7 @@ def test_every_matrix_cell_states_its_hazard_in_words(browser: Browser, pages: P
     assert cells
     for css, word, tab in cells:
         if "h-none" in css:
-            assert word == report.NOT_OBSERVED
+            assert word == legend.NOT_OBSERVED
             continue
         assert word in WORDS, (css, word)
         assert css.split()[1] == "h-" + word.replace("/", ""), (css, word)

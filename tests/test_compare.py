@@ -104,7 +104,7 @@ def test_an_na_whose_reason_alone_changed_is_wording() -> None:
 
 def test_the_gate_table_reads_regressions_first_and_says_what_moved() -> None:
     """Regressions, then changed, fix, new coverage, wording; a row whose texts match names the value path that moved."""
-    from fanin.report import markdown
+    from fanin.report.gate_table import changes_table
 
     safe = Observation("ok", {"kept": ["a", "b"]}, "kept", "both kept", "safe")
     silent = Observation("ok", {"kept": ["a"]}, "lost", "b lost", "silent")
@@ -116,6 +116,6 @@ def test_the_gate_table_reads_regressions_first_and_says_what_moved() -> None:
         compare.classify("x/c/changed", safe, moved),
         compare.classify("x/d/regression", safe, silent),
     ]
-    table = markdown.changes(rows).splitlines()[2:]
+    table = changes_table(rows).splitlines()[2:]
     assert [line.split("|")[1].strip() for line in table] == ["regression", "changed", "fix", "wording"]
     assert 'value.kept[0]: "a"' in table[1] and 'value.kept[0]: "b"' in table[1]

@@ -14,7 +14,7 @@ import pytest
 from fanin.model import markers, matrix
 from fanin.model.results import Claim, Observation, ProbeInfo, ResultSet, load, save
 from fanin.model.source import REPO_ROOT
-from fanin.report import build as report
+from fanin.report import read
 
 pytest_plugins = ["pytester"]
 
@@ -167,7 +167,7 @@ def test_a_cell_that_cannot_install_is_reported_as_not_run_with_the_reason(tmp_p
     results = reports / "results" / "langgraph-0.0.99.json"
     assert not results.exists()
     assert markers.reason(results).startswith("install failed")
-    _, missing = report.load_dir(reports / "results", matrix.load(custom))
+    _, missing = read.load_dir(reports / "results", matrix.load(custom))
     assert missing["langgraph-0.0.99"].startswith("install failed")
 
 

@@ -13,7 +13,7 @@ import fanin.__main__ as cli
 from fanin.model import compare, matrix
 from fanin.model.results import load
 from fanin.report import build as report
-from fanin.report import html, markdown, outputs
+from fanin.report import html_compare, markdown, outputs, pages
 
 MATRIX = matrix.load()
 REFERENCE = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
@@ -27,7 +27,7 @@ def _pairs() -> list[tuple[str, str]]:
 def test_a_compare_page_is_exactly_what_compare_classifies(a: str, b: str) -> None:
     before, after = load(matrix.REFERENCE_RESULTS / f"{a}.json"), load(matrix.REFERENCE_RESULTS / f"{b}.json")
     expected = {c.probe_id: c for c in compare.diff(before, after)}
-    page = report.compare_page(REFERENCE, a, b)
+    page = pages.compare_page(REFERENCE, a, b)
     assert {e.observation_id: e.step.label for e in page.entries} == {pid: c.label for pid, c in expected.items()}
     for entry in page.entries:
         change = expected[entry.observation_id]
@@ -62,22 +62,22 @@ def test_the_summary_counts_each_direction_apart(tmp_path: Path) -> None:
         "langgraph/t/reworded": obs("loud", "E", value={"e": 1}, detail="two"),
     }
     write(tmp_path, result_set("langgraph-1.2.9", before, probes), result_set("langgraph-1.2.18", after, probes))
-    page = report.compare_page(report.build(tmp_path, MATRIX, reference=True), "langgraph-1.2.9", "langgraph-1.2.18")
+    page = pages.compare_page(report.build(tmp_path, MATRIX, reference=True), "langgraph-1.2.9", "langgraph-1.2.18")
     # n/a -> silent is new coverage, not one more silent probe
-    assert page.counts == (("regression", 1), ("fix", 1), ("new coverage", 1), ("changed", 1), ("wording", 1))
-    assert page.summary == "5 of 6 observations differ: 1 regression, 1 fix, 1 new coverage, 1 changed, 1 wording"
+    assert page.counts == (("regression", 1), ("changed", 1), ("fix", 1), ("new coverage", 1), ("wording", 1))
+    assert page.summary == "5 of 6 observations differ: 1 regression, 1 changed, 1 fix, 1 new coverage, 1 wording"
 
 
 def test_variants_that_changed_alike_share_a_row() -> None:
-    page = report.compare_page(REFERENCE, "langgraph-0.2.76", "langgraph-0.3.34")
+    page = pages.compare_page(REFERENCE, "langgraph-0.2.76", "langgraph-0.3.34")
     groups = {g.probe_id: g for g in page.grouped}
     assert groups["langgraph/interrupt/parallel-both"].variants == "all 6 variants"
     assert sum(len(g.observation_ids) for g in page.grouped) == len(page.entries)
 
 
 def test_compare_pages_show_before_and_after_of_the_changed_value_paths() -> None:
-    page = report.compare_page(REFERENCE, "langgraph-0.3.34", "langgraph-0.4.10")
-    text, page_html = markdown.compare_page(REFERENCE, page), html.compare_page(REFERENCE, page)
+    page = pages.compare_page(REFERENCE, "langgraph-0.3.34", "langgraph-0.4.10")
+    text, page_html = markdown.compare_page(REFERENCE, page), html_compare.compare_page(REFERENCE, page)
     assert text.startswith("# LangGraph 0.3.34 → LangGraph 0.4.10\n")
     assert f"**{page.summary}.**" in text and page.summary.startswith(f"{len(page.entries)} of ")
     assert "| value path | before | after |" in text and '<th scope="col">value path</th>' in page_html
@@ -121,7 +121,7 @@ def test_report_compare_writes_both_pages(tmp_path: Path, capsys: pytest.Capture
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written == ["compare-adk-1.0.0-adk-2.13.0.html", "compare-adk-1.0.0-adk-2.13.0.md"]
     text = (tmp_path / written[1]).read_text()
-    expected = report.compare_page(REFERENCE, "adk-1.0.0", "adk-2.13.0").summary
+    expected = pages.compare_page(REFERENCE, "adk-1.0.0", "adk-2.13.0").summary
     assert expected in text and "observations differ" in expected
     assert "fanin: wrote" in capsys.readouterr().out
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import fanin.__main__ as cli
+from fanin.model import focus as focus_model
 from fanin.model import matrix
 from fanin.model.results import NOT_APPLICABLE, ResultSet, load, save
 from fanin.model.source import REPO_ROOT
@@ -105,7 +106,7 @@ def test_bad_specs_are_one_line(reports: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_the_checklist_pastes_well(tmp_path: Path) -> None:
-    rep = outputs.for_versions(MATRIX, outputs.resolve([MATRIX.named("google-adk==1.15.1")], MATRIX))
+    rep = outputs.for_versions(MATRIX, focus_model.resolve([MATRIX.named("google-adk==1.15.1")], MATRIX))
     files = outputs.bundle(rep, tmp_path, "https://example.org/fanin")
     text = files[tmp_path / "CHECKLIST.md"]
     head = text.split("\n\n", 2)[1]
@@ -174,7 +175,7 @@ def _items(text: str) -> list[str]:
 
 
 def _adk_1_15_checklist(tmp_path: Path, replace: dict[str, ResultSet] | None = None) -> str:
-    focus = outputs.resolve([MATRIX.named("google-adk==1.15.1")], MATRIX)
+    focus = focus_model.resolve([MATRIX.named("google-adk==1.15.1")], MATRIX)
     rep = report.build(
         matrix.REFERENCE_RESULTS, MATRIX, reference=True, replace=replace, extra=focus.extra, focus=focus.cells
     )

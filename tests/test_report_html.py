@@ -8,12 +8,12 @@ from html.parser import HTMLParser
 
 from fanin.model import matrix
 from fanin.report import build as report
-from fanin.report import html, outputs
+from fanin.report import html, legend, outputs
 
 MATRIX = matrix.load()
 REFERENCE = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
 PAGE = html.page(REFERENCE)
-WORDS = {report.HAZARD_STYLES[h].word: h for h in report.HAZARD_STYLES}
+WORDS = {legend.HAZARD_STYLES[h].word: h for h in legend.HAZARD_STYLES}
 
 
 class Cells(HTMLParser):
@@ -58,7 +58,7 @@ def test_every_matrix_cell_states_its_hazard_in_words_and_opens_without_a_title(
     for cell in parser.cells:
         assert not cell["title"], "details are a <details>, reachable by keyboard and touch, never a title"
         if "h-none" in cell["class"]:
-            assert cell["text"] == report.NOT_OBSERVED
+            assert cell["text"] == legend.NOT_OBSERVED
             continue
         assert cell["word"] in WORDS, cell
         assert html.hazard_class(WORDS[cell["word"]]) in cell["class"].split()
@@ -68,7 +68,7 @@ def test_each_hazard_has_its_own_hue_and_border_style() -> None:
     hues = {bg for bg, _ in html.PALETTE.values()}
     bars = {tuple(border.split()[:2]) for hazard, (_, border) in html.PALETTE.items() if hazard != "n/a"}
     assert len(hues) == len(html.PALETTE) and len(bars) == len(html.PALETTE) - 1  # n/a has no bar
-    for hazard in report.HAZARD_STYLES:
+    for hazard in legend.HAZARD_STYLES:
         assert f".{html.hazard_class(hazard)} {{" in html.STYLE
 
 

@@ -10,16 +10,17 @@ import pytest
 from report_helpers import info, obs, result_set, write
 
 from fanin.model import js_source, matrix
+from fanin.model.errors import FaninError
 from fanin.model.source import REPO_ROOT, parse_file
 from fanin.report import build as report
-from fanin.report import markdown, outputs
+from fanin.report import links, markdown, outputs, sameness
 
 MATRIX = matrix.load()
 REFERENCE = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
 FILES, _ = outputs.reference(MATRIX)
 TEXT = FILES[matrix.REFERENCE_REPORT]
 # probes/<framework>.md: one file of probe sections per framework, beside REPORT.md
-PROBE_PAGES = {v.key: FILES[matrix.REFERENCE_REPORT.parent / report.probes_md(v.key)] for v in REFERENCE.frameworks}
+PROBE_PAGES = {v.key: FILES[matrix.REFERENCE_REPORT.parent / links.probes_md(v.key)] for v in REFERENCE.frameworks}
 SECTIONS = "\n".join(PROBE_PAGES.values())
 
 MAX_BYTES = 400_000  # the README's bound
@@ -38,7 +39,7 @@ def tables(text: str) -> list[list[str]]:
 
 
 def test_report_md_stays_within_its_size_bound() -> None:
-    for name, text in {"REPORT.md": TEXT, **{report.probes_md(k): page for k, page in PROBE_PAGES.items()}}.items():
+    for name, text in {"REPORT.md": TEXT, **{links.probes_md(k): page for k, page in PROBE_PAGES.items()}}.items():
         assert len(text.encode()) <= MAX_BYTES, (
             f"{name} is {len(text.encode())} bytes, the README promises ≤ {MAX_BYTES}"
         )
@@ -69,10 +70,13 @@ def test_matrix_columns_collapse_neighbouring_versions_that_observed_the_same() 
                     for variant in probe.variants:
                         first = variant.observations.get(group.columns[0].cell)
                         for column in group.columns[1:]:
-                            assert report._same(first, variant.observations.get(column.cell)), (topic.name, group.label)
+                            assert sameness.same_span(first, variant.observations.get(column.cell)), (
+                                topic.name,
+                                group.label,
+                            )
             for left, right in zip(topic.groups, topic.groups[1:], strict=False):
                 assert any(
-                    not report._same(
+                    not sameness.same_span(
                         v.observations.get(left.columns[-1].cell), v.observations.get(right.columns[0].cell)
                     )
                     for p in topic.probes
@@ -131,11 +135,11 @@ def test_with_a_base_url_every_probe_id_and_cite_line_is_a_permalink(tmp_path: P
     files = outputs.bundle(REFERENCE, tmp_path, base)
     text, page = files[tmp_path / "REPORT.md"], files[tmp_path / "matrix.html"]
     view = REFERENCE.frameworks[0]
-    sections = files[tmp_path / report.probes_md(view.key)]
+    sections = files[tmp_path / links.probes_md(view.key)]
     assert not re.search(r"\]\(#[a-z]+/", text + sections), "no relative probe link is left"
     assert not re.search(r'href="#[a-z]+/', page)
     probe = view.probes[0]
-    where = f"{base}/{report.probes_md(view.key)}#{probe.id}"
+    where = f"{base}/{links.probes_md(view.key)}#{probe.id}"
     assert f'### <a id="{probe.id}"></a>[`{probe.id}`]({where})' in sections
     assert f"{probe.cite.text} · {where}" in sections and f"]({where})" in text
     assert f"{probe.cite.text} · {base}/matrix.html#{probe.id}" in page
@@ -144,7 +148,7 @@ def test_with_a_base_url_every_probe_id_and_cite_line_is_a_permalink(tmp_path: P
 
 @pytest.mark.parametrize("bad", ["not a url", "example.org/fanin", 'https://x/"y'])
 def test_a_base_url_that_is_not_a_url_is_one_error(bad: str) -> None:
-    with pytest.raises(report.FaninError, match="base URL"):
+    with pytest.raises(FaninError, match="base URL"):
         outputs.base_url(bad)
 
 

@@ -43,6 +43,30 @@ class Direction(str, Enum):
 
 SAME, MINOR, BREAKING, NEW, MISSING = (Kind.SAME, Kind.WORDING, Kind.BEHAVIOUR, Kind.NEW, Kind.MISSING)
 
+# The words a change is said with (a direction where the behaviour moved, else the kind), in the
+# order a reader takes them in: what breaks first, then what moved, then what got better, then
+# text. The gate's table, the report's counts and the compare pages all use this one vocabulary.
+CHANGE_MEANINGS: dict[str, str] = {
+    Direction.REGRESSION.value: "the hazard got worse, or an observed probe became n/a",
+    Direction.CHANGED.value: "same hazard, another outcome or value",
+    Direction.FIX.value: "the hazard got better",
+    Direction.NEW_COVERAGE.value: "n/a before, observed now (the API appeared)",
+    Kind.WORDING.value: "only the label or detail text changed, or only the reason of an n/a in both",
+    Kind.NEW.value: "no observation before",
+    Kind.MISSING.value: "no observation after",
+}
+CHANGE_WORDS: tuple[str, ...] = tuple(CHANGE_MEANINGS)
+assert set(CHANGE_WORDS) == {d.value for d in Direction} | {k.value for k in Kind} - {
+    Kind.SAME.value,
+    Kind.BEHAVIOUR.value,
+}
+
+
+def change_order(word: str) -> int:
+    """Where a change word sorts in every table (unknown words last)."""
+    return CHANGE_WORDS.index(word) if word in CHANGE_WORDS else len(CHANGE_WORDS)
+
+
 _COMPARED = ("outcome", "hazard", "value")
 _HARM = {
     Hazard.SAFE.value: 0,

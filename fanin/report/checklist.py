@@ -7,7 +7,9 @@ so the reason an item matters is evidence, not opinion. Nothing is truncated.
 
 from __future__ import annotations
 
-from fanin.report.build import CHECKLIST_MD, HAZARD_STYLES, REPORT_MD, Answer, ChecklistMitigation, Report
+from fanin.report.legend import HAZARD_STYLES
+from fanin.report.links import CHECKLIST_MD, REPORT_MD
+from fanin.report.view import Answer, ChecklistMitigation, Report
 
 BLANK = "_…_"
 HINTS = {"Owner": "name, team", "Decision": "adopt / adopt with mitigations / do not adopt"}

@@ -10,15 +10,13 @@ only: every choice was made in fanin.report.build.
 from __future__ import annotations
 
 from html import escape
+from importlib import resources
 
 from fanin.model.results import Observation
-from fanin.report.build import (
-    CHANGE_MEANINGS,
-    CHANGED_MARK,
-    COMPARE_DIR,
-    HAZARD_STYLES,
-    MATRIX_HTML,
-    NOT_OBSERVED,
+from fanin.report.common import pretty_json
+from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES, NOT_OBSERVED
+from fanin.report.links import COMPARE_DIR, MATRIX_HTML
+from fanin.report.view import (
     Answer,
     CompareGroup,
     ComparePage,
@@ -28,9 +26,13 @@ from fanin.report.build import (
     Span,
     Step,
     VariantView,
-    fragment,
 )
-from fanin.report.common import pretty_json
+
+
+def _static(name: str) -> str:
+    """A stylesheet or script shipped beside this module (fanin/report/static/), inlined so the page stays one file."""
+    return resources.files("fanin.report").joinpath("static", name).read_text(encoding="utf-8")
+
 
 # Okabe-Ito hues (distinguishable with every common colour-vision deficiency), each hazard also
 # with its own border style, so the matrix reads in black-and-white print too.
@@ -44,82 +46,7 @@ PALETTE = {
     "n/a": ("#f1f1f1", "2px solid #f1f1f1"),
 }
 
-STYLE = """
-*,*::before,*::after{box-sizing:border-box}
-html{-webkit-text-size-adjust:100%}
-body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1600px;padding:1rem 2rem 4rem;
- color:#1d1d1f;background:#fff;overflow-wrap:break-word}
-h1{margin:.2rem 0}h2{margin-top:2.4rem;border-bottom:1px solid #bbb}h3{margin:0 0 .3rem}
-h1,h2,h3,h4{overflow-wrap:anywhere}
-h3 code{font-size:1.05rem}
-a{color:#0b57a8}
-code,pre{font:13px/1.4 ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace}
-code{overflow-wrap:anywhere}
-pre{background:#f6f8fa;border:1px solid #d9dde2;padding:.6rem;overflow:auto;max-width:100%;white-space:pre}
-.meta{color:#444}
-.wrap{max-width:100%;overflow:auto;margin:.6rem 0}
-table{border-collapse:separate;border-spacing:0}
-th,td{border:1px solid #c4c4c4;padding:.3rem .45rem;vertical-align:top;text-align:left}
-th{background:#f0f0f0}
-.toc ul{margin:.3rem 0;padding-left:1.2rem}.toc li{margin:.1rem 0}
-.toc .topics a{white-space:nowrap}
-.matrix-wrap{max-height:min(80vh,56rem);overflow:auto;border:1px solid #c4c4c4;position:relative}
-.matrix{font-size:13px;width:max-content}
-.matrix th,.matrix td{border-width:0 1px 1px 0}
-.matrix thead th{position:sticky;top:0;z-index:3;min-width:8.5rem;max-width:14rem}
-.matrix thead th.corner{left:0;z-index:4;width:15rem;min-width:15rem;max-width:15rem}
-.matrix tbody th[scope=row]{position:sticky;left:0;z-index:2;background:#fff;font-weight:400;width:15rem;min-width:15rem;max-width:15rem}
-.matrix tr.variant th[scope=row]{padding-left:1.3rem;background:#fafafa}
-.matrix tr.topic th{background:#e8e8e8;font-weight:600;position:static}
-.matrix tr.topic th span{position:sticky;left:.5rem}
-.matrix td.obs>details{position:sticky;left:calc(15rem + 6px);display:inline-block;max-width:17rem;vertical-align:top}
-.cmp{display:block;font-weight:400;font-size:12px}
-td.obs summary{cursor:pointer}
-td.obs details p{margin:.3rem 0 0}
-.hz{font-weight:700;text-transform:uppercase;font-size:11px;letter-spacing:.03em;margin-right:.3rem}
-.delta{font-weight:700;white-space:nowrap}
-td.h-none{color:#555;font-style:italic;background:#fff}
-td.h-na,.h-na .hz{color:#444}
-section.probe{border-top:1px solid #ddd;padding:.8rem .6rem;margin:0 -.6rem;scroll-margin-top:.5rem}
-section.probe:target,h4:target,tbody:target th,section:target>h2{outline:3px solid #0072b2;outline-offset:2px;background:#eef5fb}
-.cite{margin:.2rem 0 .4rem}
-.cite-line{display:inline-block;background:#f6f8fa;border:1px solid #d9dde2;padding:.1rem .35rem;user-select:all;white-space:normal}
-.nav{font-size:13px;margin:.2rem 0}
-.facts{padding-left:1.2rem}.facts li{margin:.15rem 0}
-.spans td.obs{min-width:10rem}
-.spans pre{margin:0;max-height:20rem}
-.legend td:first-child{min-width:9rem}
-form.pick{margin:.4rem 0;font-size:13px}
-form.pick select,form.pick button{font:inherit}
-.matrix.picked th.pick-col{outline:2px solid #0072b2;outline-offset:-2px}
-.matrix.picked-two .delta,.matrix.picked-two .cmp{display:none}
-@media (max-width:700px){
- body{padding:.5rem .6rem 3rem;font-size:14px}
- h1{font-size:1.35rem}
- .matrix thead th.corner,.matrix tbody th[scope=row]{width:9rem;min-width:9rem;max-width:9rem}
- .matrix td.obs>details{left:calc(9rem + 6px);max-width:12rem}
- .matrix thead th{min-width:7rem}
-}
-@media print{
- @page{size:landscape;margin:12mm}
- body{max-width:none;padding:0;font-size:9pt}
- .toc,form.pick,.nav,.cmp,.noprint{display:none!important}
- .wrap,.matrix-wrap{overflow:visible!important;max-height:none!important;border:0}
- .matrix{width:100%;table-layout:auto}
- .matrix thead{display:table-header-group}
- .matrix th,.matrix td,.matrix td.obs>details{position:static!important;max-width:none!important;width:auto!important}
- .matrix th,.matrix td{min-width:4.5rem!important}
- .matrix thead th.corner,.matrix tbody th[scope=row]{min-width:9rem!important}
- td,th,code{overflow-wrap:break-word;word-break:normal}
- pre{white-space:pre-wrap;overflow-wrap:anywhere}
- tr{break-inside:avoid}
- *{-webkit-print-color-adjust:exact;print-color-adjust:exact}
- details::details-content{content-visibility:visible;display:block}
- details>summary{list-style:none}
- section.probe:target{outline:0;background:none}
- a[href^="http"]::after{content:" <" attr(href) ">";font-size:7pt;color:#333}
-}
-"""
+STYLE = _static("report.css")
 STYLE += "".join(
     f".h-{css} {{background-color:{bg};border-left:{border}}}\n"
     for css, (bg, border) in ((h.replace("/", ""), PALETTE[h]) for h in PALETTE)
@@ -129,52 +56,14 @@ STYLE += (
     ".h-na{font-style:italic}\n"
 )
 
-SCRIPT = """
-(function(){
-function label(t,i){var h=t.querySelector('thead th[data-col="'+i+'"]');return h?h.firstChild.textContent:String(i);}
-document.querySelectorAll('form.pick').forEach(function(f){
- f.hidden=false;
- var t=document.getElementById(f.dataset.table),out=f.querySelector('output');
- function show(){t.classList.remove('picked','picked-two');
-  t.querySelectorAll('tr,th,td').forEach(function(e){e.hidden=false;});
-  t.querySelectorAll('[data-span]').forEach(function(e){e.colSpan=+e.dataset.span;e.removeAttribute('data-span');});
-  t.querySelectorAll('.pick-col').forEach(function(h){h.classList.remove('pick-col');});out.textContent='';}
- function keep(e,n){if(!e.hasAttribute('data-span'))e.dataset.span=e.colSpan;e.colSpan=n;}
- f.addEventListener('reset',show);
- f.addEventListener('submit',function(e){
-  e.preventDefault();show();
-  var a=+f.elements.a.value,b=+f.elements.b.value,lo=Math.min(a,b),hi=Math.max(a,b),
-   between=f.elements.between.checked,pages=JSON.parse(f.dataset.pages||'{}'),key=lo+'-'+hi;
-  if(a===b){out.textContent='pick two different versions';return;}
-  if(pages[key]&&f.elements.page.checked){location.href=pages[key];return;}
-  function shown(i){return between?lo<=i&&i<=hi:i===lo||i===hi;}
-  var cols=0,n=0,topic=null,seen=0;
-  t.querySelectorAll('thead th[data-col]').forEach(function(h){var on=shown(+h.dataset.col);h.hidden=!on;if(on)cols++;});
-  t.querySelectorAll('tbody tr').forEach(function(r){
-   if(r.classList.contains('topic')){if(topic)topic.hidden=!seen;topic=r;seen=0;keep(r.querySelector('th'),cols+1);return;}
-   var kept=[],kinds={};
-   r.querySelectorAll('td').forEach(function(c){var k=0;
-    for(var i=+c.dataset.from;i<=+c.dataset.to;i++){if(shown(i))k++;}
-    if(k){kept.push([c,k]);kinds[c.dataset.same]=1;}else c.hidden=true;});
-   if(Object.keys(kinds).length<2){r.hidden=true;return;}
-   kept.forEach(function(x){keep(x[0],x[1]);});n++;seen++;
-  });
-  if(topic)topic.hidden=!seen;
-  t.classList.add('picked');if(!between)t.classList.add('picked-two');
-  t.querySelectorAll('thead th[data-col="'+a+'"],thead th[data-col="'+b+'"]').forEach(function(h){h.classList.add('pick-col');});
-  out.textContent=between?n+' rows change from '+label(t,lo)+' to '+label(t,hi)+' ('+cols+' versions shown)'
-   :n+' rows differ between '+label(t,lo)+' and '+label(t,hi);
- });
-});
-})();
-"""
+SCRIPT = _static("report.js")
 
 
 def hazard_class(hazard: str) -> str:
     return "h-" + hazard.replace("/", "")
 
 
-def _observed(observation: Observation | None) -> str:
+def observed_cell(observation: Observation | None) -> str:
     """The hazard in words, then the label."""
     if observation is None:
         return f"<b class='hz'>{NOT_OBSERVED}</b>"
@@ -203,7 +92,7 @@ def _cell(rep: Report, probe: ProbeView, variant: VariantView, span: Span, start
         return f'<td class="obs h-none" {attrs}>{NOT_OBSERVED}</td>'
     section = _probe_link(rep, variant.observation_id, "section", source)
     return (
-        f'<td class="obs {hazard_class(o.hazard)}" {attrs}><details><summary>{_observed(o)}{_delta(span.change)}</summary>'
+        f'<td class="obs {hazard_class(o.hazard)}" {attrs}><details><summary>{observed_cell(o)}{_delta(span.change)}</summary>'
         f"<p>{escape(o.detail)}</p><p><code>{escape(o.outcome)}</code> · {escape(span.versions)} · {section}</p>"
         "</details></td>"
     )
@@ -312,7 +201,7 @@ def _summary(rep: Report) -> str:
     return "".join(out)
 
 
-def _group_link(rep: Report, group: CompareGroup, source: str) -> str:
+def group_link(rep: Report, group: CompareGroup, source: str) -> str:
     link = _probe_link(rep, group.anchor, group.probe_id, source)
     return link + (f" ({escape(group.variants)})" if group.variants else "")
 
@@ -320,7 +209,7 @@ def _group_link(rep: Report, group: CompareGroup, source: str) -> str:
 def _step_list(rep: Report, page: ComparePage, source: str) -> str:
     by_word: dict[str, list[str]] = {}
     for group in page.grouped:
-        by_word.setdefault(group.step.label, []).append(_group_link(rep, group, source))
+        by_word.setdefault(group.step.label, []).append(group_link(rep, group, source))
     return "; ".join(f"{escape(word)}: {', '.join(links)}" for word, links in by_word.items()) or "—"
 
 
@@ -359,12 +248,12 @@ def _changes(rep: Report, source: str) -> str:
     return "".join(out) or "<p>Only one version per framework: nothing to compare.</p>"
 
 
-def _answer(rep: Report, answer: Answer, source: str) -> str:
+def answer_cell(rep: Report, answer: Answer, source: str) -> str:
     link = _probe_link(rep, rep.anchor(answer.probe_id), answer.probe_id, source)
     if answer.observation is None:
         return f"<div>not probed yet ({link} has no observation)</div>"
     o = answer.observation
-    return f'<div class="{hazard_class(o.hazard)} answer">{_observed(o)} — {link}</div>'
+    return f'<div class="{hazard_class(o.hazard)} answer">{observed_cell(o)} — {link}</div>'
 
 
 def _comparison(rep: Report, source: str) -> str:
@@ -375,7 +264,9 @@ def _comparison(rep: Report, source: str) -> str:
     rows = []
     for q in rep.comparison:
         cells = "".join(
-            "<td>" + ("".join(_answer(rep, a, source) for a in q.answers.get(v.key, ())) or "no probe cited") + "</td>"
+            "<td>"
+            + ("".join(answer_cell(rep, a, source) for a in q.answers.get(v.key, ())) or "no probe cited")
+            + "</td>"
             for v in views
         )
         rows.append(f'<tr><th scope="row">{escape(q.question)}</th>{cells}</tr>')
@@ -420,7 +311,7 @@ def _variant_block(rep: Report, probe: ProbeView, variant: VariantView, source: 
         facts.append(f"<li><strong>Wording changed:</strong> {escape(wording)}</li>")
     parts.append(f'<ul class="facts">{"".join(facts)}</ul>')
     rows = "".join(
-        f'<tr><th scope="row">{escape(s.versions)}</th><td class="obs {hazard_class(s.observation.hazard)}">{_observed(s.observation)}</td>'
+        f'<tr><th scope="row">{escape(s.versions)}</th><td class="obs {hazard_class(s.observation.hazard)}">{observed_cell(s.observation)}</td>'
         f"<td><code>{escape(s.observation.outcome)}</code></td><td>{escape(s.observation.detail)}</td>"
         f"<td><details><summary>value</summary><pre>{escape(pretty_json(s.observation.value, width=60))}</pre></details></td></tr>"
         for s in variant.observed_spans
@@ -467,7 +358,7 @@ def _probe(rep: Report, view: FrameworkView, probe: ProbeView, source: str) -> s
         if m.probe_id and m.observation is not None and m.column is not None:
             text += (
                 f"; with it, {_probe_link(rep, m.probe_id, m.probe_id, source)} observes at {escape(m.column.label)}: "
-                f'<span class="{hazard_class(m.observation.hazard)}">{_observed(m.observation)}</span>'
+                f'<span class="{hazard_class(m.observation.hazard)}">{observed_cell(m.observation)}</span>'
             )
         elif m.probe_id:
             text += f"; {_probe_link(rep, m.probe_id, m.probe_id, source)} has no observation yet"
@@ -492,7 +383,7 @@ def _probe(rep: Report, view: FrameworkView, probe: ProbeView, source: str) -> s
             continue
         facts.append(
             f"<li><strong>On Python {escape(step.after_column.python)}</strong> (<code>{escape(step.after_column.cell)}</code>): "
-            f"{_observed(step.after)} — {escape(step.label)} against Python {escape(step.before_column.python)}</li>"
+            f"{observed_cell(step.after)} — {escape(step.label)} against Python {escape(step.before_column.python)}</li>"
         )
     parts.append(f'<ul class="facts">{"".join(facts)}</ul>')
     parts.append(_variant_block(rep, probe, probe.default, source))
@@ -561,7 +452,7 @@ def _legend() -> str:
     )
 
 
-def _document(title: str, body: list[str], script: bool = False) -> str:
+def document(title: str, body: list[str], script: bool = False) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -644,87 +535,4 @@ def page(rep: Report, source: str = MATRIX_HTML) -> str:
         body += [_probe(rep, view, probe, source) for probe in view.probes]
         body.append("</section>")
     body.append("</main>")
-    return _document(rep.title, body, script=True)
-
-
-def _step_details(step: Step) -> str:
-    fields = "".join(
-        f"<li>{escape(name)}: <code>{escape(str(getattr(step.before, name)))}</code> → "
-        f"<code>{escape(str(getattr(step.after, name)))}</code></li>"
-        for name in ("outcome", "hazard", "label", "detail")
-        if name in step.fields and step.before is not None and step.after is not None
-    )
-    values = "".join(
-        f"<tr><td><code>{escape(path)}</code></td><td><code>{escape(b)}</code></td><td><code>{escape(a)}</code></td></tr>"
-        for path, b, a in step.values
-    )
-    table = (
-        '<div class="wrap"><table><thead><tr><th scope="col">value path</th><th scope="col">before</th>'
-        f'<th scope="col">after</th></tr></thead><tbody>{values}</tbody></table></div>'
-        if values
-        else ""
-    )
-    first = f"<p>First changed in {escape(step.first_changed)} (bisected).</p>" if step.first_changed else ""
-    return f"{first}<ul>{fields}</ul>{table}"
-
-
-def compare_page(rep: Report, page_: ComparePage) -> str:
-    source = f"{COMPARE_DIR}/{page_.name}.html"
-    matrix = rep.links.href(MATRIX_HTML, "", source)
-    # Landmarks and headings as assistive technology reads them (checked with axe-core in the browser session).
-    body = [
-        "<header>",
-        f"<h1>{escape(page_.title)}</h1>",
-        (
-            f'<p class="meta">Rendered by <code>python -m fanin report</code> from <code>{escape(rep.source)}</code>; '
-            f"observations of {escape(rep.reference_date)}. <strong>{escape(page_.summary)}.</strong></p>"
-        ),
-        f'<nav class="nav"><a href="{escape(matrix)}">↑ the matrix</a></nav>',
-        "</header>",
-        "<main>",
-    ]
-    if page_.across_frameworks:
-        rows = "".join(
-            f'<tr><th scope="row">{escape(q.question)}</th>'
-            f"<td>{''.join(_answer(rep, a, source) for a in q.answers.get(page_.a.framework, ())) or 'no probe cited'}</td>"
-            f"<td>{''.join(_answer(rep, a, source) for a in q.answers.get(page_.b.framework, ())) or 'no probe cited'}</td>"
-            f"<td>{escape(q.verdict)}</td></tr>"
-            for q in page_.questions
-        )
-        body += [
-            "<p>Each side is the most harmful of the cited probes' observations, compared with compare's order of harm.</p>",
-            (
-                f'<div class="wrap"><table><thead><tr><th scope="col">question</th><th scope="col">{escape(page_.a_name)} '
-                f'{escape(page_.a.label)}</th><th scope="col">{escape(page_.b_name)} {escape(page_.b.label)}</th>'
-                f'<th scope="col">compared</th></tr></thead><tbody>{rows}</tbody></table></div>'
-            ),
-            "</main>",
-        ]
-        return _document(page_.title, body)
-    if not page_.entries:
-        body += ["<p>No observation differs.</p>", "</main>"]
-        return _document(page_.title, body)
-    rows = "".join(
-        f'<tr><th scope="row">{escape(g.step.label)}</th><td>{_group_link(rep, g, source)}</td>'
-        + "".join(
-            f'<td class="obs {hazard_class(o.hazard)}">{_observed(o)}</td>' if o is not None else "<td>—</td>"
-            for o in (g.step.before, g.step.after)
-        )
-        + f'<td><a href="#{escape(fragment(g.anchor))}">values</a></td></tr>'
-        for g in page_.grouped
-    )
-    body.append(
-        "<p>Variants of a probe that changed alike share a row.</p>"
-        '<div class="wrap"><table><thead><tr><th scope="col">change</th><th scope="col">observation</th>'
-        f'<th scope="col">{escape(page_.a.label)}</th><th scope="col">{escape(page_.b.label)}</th><th scope="col">values</th>'
-        f"</tr></thead><tbody>{rows}</tbody></table></div>"
-    )
-    body.append("<h2>Each change, value by value</h2>")
-    for group in page_.grouped:
-        variants = f"<p>Variants: {escape(group.variants)}.</p>" if group.variants else ""
-        body.append(
-            f'<section class="probe" id="{escape(group.anchor)}"><h3><code>{escape(group.probe_id)}</code>: '
-            f"{escape(group.step.label)}</h3>{variants}{_step_details(group.step)}</section>"
-        )
-    body.append("</main>")
-    return _document(page_.title, body)
+    return document(rep.title, body, script=True)

@@ -10,16 +10,10 @@ import itertools
 
 from tabulate import tabulate
 
-from fanin.model import compare
 from fanin.model.results import Hazard, Observation
-from fanin.report import build as report_model
-from fanin.report.build import (
-    CHANGE_MEANINGS,
-    CHANGED_MARK,
-    COMPARE_DIR,
-    HAZARD_STYLES,
-    MATRIX_HTML,
-    REPORT_MD,
+from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES
+from fanin.report.links import COMPARE_DIR, MATRIX_HTML, REPORT_MD, probes_md
+from fanin.report.view import (
     Answer,
     CompareGroup,
     ComparePage,
@@ -29,7 +23,6 @@ from fanin.report.build import (
     Step,
     TopicView,
     VariantView,
-    probes_md,
 )
 
 LABEL_WIDTH = 48
@@ -216,7 +209,7 @@ def _comparison(rep: Report, source: str) -> str:
 
 def _runtimes(rep: Report, source: str) -> str:
     out = []
-    for python, node, pairs in report_model.runtime_pairs(rep):
+    for python, node, pairs in rep.runtime_pairs:
         py_at = python.focus.label if python.focus else "?"
         js_at = node.focus.label if node.focus else "?"
         rows = [
@@ -392,7 +385,7 @@ def _contents(rep: Report) -> str:
         items.append(f"[{view.name} matrix](#{view.anchor})" + (f": {topics}" if topics else ""))
     names = " vs ".join(v.name for v in rep.frameworks)
     items.append(f"[{names}](#comparison)")
-    if report_model.runtime_pairs(rep):
+    if rep.runtime_pairs:
         items.append("[Python vs JavaScript](#runtimes)")
     if any(v.twins for v in rep.frameworks):
         items.append("[Python twins](#twins)")
@@ -473,7 +466,7 @@ def report(rep: Report, source: str = REPORT_MD) -> str:
         "",
         _comparison(rep, source),
     ]
-    if report_model.runtime_pairs(rep):
+    if rep.runtime_pairs:
         parts += [
             '## <a id="runtimes"></a>Python vs JavaScript',
             "",
@@ -586,44 +579,3 @@ def compare_page(rep: Report, page: ComparePage) -> str:
 
 
 # --- the gate's table -----------------------------------------------------------------------
-
-
-def divergence(before: str, after: str) -> tuple[str, str]:
-    """Drop the words two texts share at the start, so a table shows where they differ."""
-    shared = 0
-    for a, b in zip(before, after, strict=False):
-        if a != b:
-            break
-        shared += 1
-    cut = before.rfind(" ", 0, shared) + 1 if shared < min(len(before), len(after)) else shared
-    if cut <= 0:
-        return before, after
-    return "…" + before[cut:], "…" + after[cut:]
-
-
-# The gate's reading order: what breaks first, then what moved, then what got better, then text.
-GATE_ORDER = ("regression", "changed", "fix", "new coverage", "wording", "new", "missing")
-
-
-def _what_moved(change: compare.Change) -> tuple[str, str]:
-    """Before/after where the hazard and detail read the same: the first outcome or value path that differs."""
-    assert change.before is not None and change.after is not None
-    if change.before.outcome != change.after.outcome:
-        return f"outcome {change.before.outcome}", f"outcome {change.after.outcome}"
-    for path, before, after in compare.value_differences(change.before.value, change.after.value):
-        return f"{path}: {compare.compact(before)}", f"{path}: {compare.compact(after)}"
-    return f"label {change.before.label}", f"label {change.after.label}"
-
-
-def changes(rows: list[compare.Change]) -> str:
-    """The gate's table: regressions first; one line per changed probe, before and after, from where they differ."""
-    table = []
-    for change in sorted(rows, key=lambda c: (GATE_ORDER.index(c.label) if c.label in GATE_ORDER else 99, c.probe_id)):
-        before = f"[{change.before.hazard}] {change.before.detail}" if change.before else "—"
-        after = f"[{change.after.hazard}] {change.after.detail}" if change.after else "—"
-        if change.before and change.after and before == after:
-            before, after = _what_moved(change)
-        elif change.before and change.after:
-            before, after = divergence(before, after)
-        table.append([change.label, change.probe_id, label(before, 64), label(after, 64)])
-    return tabulate(table, headers=["change", "probe", "before", "after"], tablefmt="github")

@@ -15,18 +15,16 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
-
+from fanin.model import focus as focus_model
 from fanin.model import matrix as paths
 from fanin.model.errors import FaninError
-from fanin.model.matrix import Framework, Matrix
-from fanin.model.results import ResultFileError, ResultSet, load
-from fanin.model.source import REPO_ROOT, shown
+from fanin.model.matrix import Matrix
+from fanin.model.results import ResultSet
+from fanin.model.source import REPO_ROOT
 from fanin.report import build as report
-from fanin.report import checklist, data, html, markdown
+from fanin.report import checklist, data, html, html_compare, links, markdown, pages, view
 
 BASE_URL_ENV = "FANIN_BASE_URL"
 
@@ -45,24 +43,24 @@ def base_url(option: str | None) -> str:
 
 def _places(report_md: Path, checklist_md: Path, matrix_html: Path, compare_dir: Path) -> tuple[tuple[str, str], ...]:
     return (
-        (report.REPORT_MD, report_md.as_posix()),
-        (report.PROBES_DIR, (report_md.parent / report.PROBES_DIR).as_posix()),  # probes/<key>.md beside REPORT.md
-        (report.CHECKLIST_MD, checklist_md.as_posix()),
-        (report.MATRIX_HTML, matrix_html.as_posix()),
-        (report.COMPARE_DIR, compare_dir.as_posix()),
+        (links.REPORT_MD, report_md.as_posix()),
+        (links.PROBES_DIR, (report_md.parent / links.PROBES_DIR).as_posix()),  # probes/<key>.md beside REPORT.md
+        (links.CHECKLIST_MD, checklist_md.as_posix()),
+        (links.MATRIX_HTML, matrix_html.as_posix()),
+        (links.COMPARE_DIR, compare_dir.as_posix()),
     )
 
 
-def _probe_pages(rep: report.Report, directory: Path) -> dict[Path, str]:
+def _probe_pages(rep: view.Report, directory: Path) -> dict[Path, str]:
     """probes/<key>.md beside REPORT.md, one per framework with a probe."""
-    return {directory / report.probes_md(v.key): markdown.probe_page(rep, v) for v in rep.frameworks if v.probes}
+    return {directory / links.probes_md(v.key): markdown.probe_page(rep, v) for v in rep.frameworks if v.probes}
 
 
-def _compare_files(rep: report.Report, directory: Path, pages: Sequence[report.ComparePage]) -> dict[Path, str]:
+def _compare_files(rep: view.Report, directory: Path, pages: Sequence[view.ComparePage]) -> dict[Path, str]:
     files: dict[Path, str] = {}
     for page in pages:
         files[directory / f"{page.name}.md"] = markdown.compare_page(rep, page)
-        files[directory / f"{page.name}.html"] = html.compare_page(rep, page)
+        files[directory / f"{page.name}.html"] = html_compare.compare_page(rep, page)
     return files
 
 
@@ -74,8 +72,8 @@ def reference(
     places = _places(
         paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST, paths.REPORTS / "matrix.html", paths.REPORTS / "compare"
     )
-    committed = rep.with_links(report.Links("", places, REPO_ROOT.as_posix()), inline_reproducers=False)
-    published = rep.with_links(report.Links(base, places, "" if base else REPO_ROOT.as_posix()))
+    committed = rep.with_links(links.Links("", places, REPO_ROOT.as_posix()), inline_reproducers=False)
+    published = rep.with_links(links.Links(base, places, "" if base else REPO_ROOT.as_posix()))
     files = {
         paths.REFERENCE_REPORT: markdown.report(committed),
         paths.REFERENCE_CHECKLIST: checklist.checklist(committed),
@@ -91,7 +89,7 @@ def committed(path: Path) -> bool:
     """Is this rendered file part of the reference (REPORT.md, CHECKLIST.md, probes/, schema/), not a local page?"""
     home = paths.REFERENCE_REPORT.parent
     return path in (paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST) or path.parent in (
-        home / report.PROBES_DIR,
+        home / links.PROBES_DIR,
         home / "schema",
     )
 
@@ -104,7 +102,7 @@ def local_run(matrix: Matrix, source: Path | None = None, base: str = "") -> tup
     rep = report.build(source, matrix, reference=False)
     run = paths.REPORTS / "run"
     places = _places(run / "REPORT.md", run / "CHECKLIST.md", run / "matrix.html", run / "compare")
-    rep = rep.with_links(report.Links(base, places, "" if base else REPO_ROOT.as_posix()))
+    rep = rep.with_links(links.Links(base, places, "" if base else REPO_ROOT.as_posix()))
     pages = report.run_pages(sorted(p.stem for p in source.glob("*.json")), paths.REPORTS / "junit", run)
     rep = dataclasses.replace(rep, run_pages=pages)
     files = {run / "REPORT.md": markdown.report(rep), run / "matrix.html": html.page(rep)}
@@ -113,10 +111,10 @@ def local_run(matrix: Matrix, source: Path | None = None, base: str = "") -> tup
     return files, rep.unreadable
 
 
-def bundle(rep: report.Report, out: Path, base: str = "") -> dict[Path, str]:
+def bundle(rep: view.Report, out: Path, base: str = "") -> dict[Path, str]:
     """REPORT.md, CHECKLIST.md, matrix.html and compare/ in one directory, reproducers inline."""
     places = _places(out / "REPORT.md", out / "CHECKLIST.md", out / "matrix.html", out / "compare")
-    rep = rep.with_links(report.Links(base, places, ""), inline_reproducers=True)
+    rep = rep.with_links(links.Links(base, places, ""), inline_reproducers=True)
     files = {
         out / "REPORT.md": markdown.report(rep),
         out / "CHECKLIST.md": checklist.checklist(rep),
@@ -127,71 +125,15 @@ def bundle(rep: report.Report, out: Path, base: str = "") -> dict[Path, str]:
     return files
 
 
-def compare(rep: report.Report, a: str, b: str, out: Path, base: str = "") -> dict[Path, str]:
+def compare(rep: view.Report, a: str, b: str, out: Path, base: str = "") -> dict[Path, str]:
     """DIR/compare-<a>-<b>.md and .html; probe links lead to reference/REPORT.md and reports/matrix.html."""
-    page = report.compare_page(rep, a, b)
+    page = pages.compare_page(rep, a, b)
     places = _places(paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST, paths.REPORTS / "matrix.html", out)
-    rep = rep.with_links(report.Links(base, places, ""))
+    rep = rep.with_links(links.Links(base, places, ""))
     return _compare_files(rep, out, [page])
 
 
-# --- report --for -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Focus:
-    """The versions a report speaks of, and the local result sets it needs for versions outside the reference."""
-
-    cells: dict[str, str]  # framework key -> cell id
-    extra: dict[str, tuple[ResultSet, str]]  # cell id -> (local result set, where it was read)
-    said: tuple[str, ...]  # one line per version: where its observations come from
-    specs: tuple[str, ...] = ()  # `package==version`, as asked
-
-
-def resolve(specs: Sequence[tuple[Framework, str, str]], matrix: Matrix, source: Path | None = None) -> Focus:
-    """Each (framework, version, Python) as a reference cell when it is one, else a local result set; one clear error if neither."""
-    source = source or paths.REFERENCE_RESULTS
-    cells: dict[str, str] = {}
-    extra: dict[str, tuple[ResultSet, str]] = {}
-    said = []
-    asked = []
-    for framework, version, python in specs:
-        if version == "latest":
-            raise FaninError(f"report --for needs an exact version, not {framework.package}==latest")
-        if framework.key in cells:
-            raise FaninError(f"report --for names {framework.package} twice; give one version per framework")
-        cell_id = matrix.cell_id(framework, version, python)
-        on = "" if python == matrix.default_python else f" on Python {python}"
-        asked.append(f"{framework.package}=={version}{on}")
-        in_matrix = any(c.id == cell_id for c in matrix.cells)
-        if in_matrix and (source / f"{cell_id}.json").is_file():
-            cells[framework.key] = cell_id
-            said.append(f"{framework.package}=={version}{on}: reference cell {cell_id}")
-            continue
-        candidates = [paths.RUN_RESULTS / f"{cell_id}.json", paths.REPORTS / "upgrade" / f"{cell_id}.json"]
-        found = next((p for p in candidates if p.is_file()), None)
-        if found is None:
-            raise FaninError(
-                f"no result set for {framework.package}=={version}: "
-                + ("its cell has no reference yet" if in_matrix else "not a reference cell")
-                + f", and neither {shown(candidates[0])} nor {shown(candidates[1])} exists; "
-                f"run ./noxw -s upgrade -- {framework.package}=={version} first"
-            )
-        try:
-            rs = load(found, expect_cell=cell_id)
-        except ResultFileError as exc:
-            raise FaninError(str(exc)) from None
-        installed = {canonicalize_name(k): v for k, v in rs.environment.get("packages", {}).items()}
-        seen = installed.get(canonicalize_name(framework.package), rs.version)
-        if (rs.framework, rs.version, seen) != (framework.key, version, version):
-            raise FaninError(f"{shown(found)}: holds {rs.framework} {rs.version} (installed {seen}), not {version}")
-        cells[framework.key] = cell_id
-        extra[cell_id] = (rs, shown(found))
-        said.append(f"{framework.package}=={version}: local result set {shown(found)} (not in the reference)")
-    return Focus(cells, extra, tuple(said), tuple(asked))
-
-
-def for_versions(matrix: Matrix, focus: Focus, source: Path | None = None) -> report.Report:
+def for_versions(matrix: Matrix, focus: focus_model.Focus, source: Path | None = None) -> view.Report:
     title = "fanin report at " + ", ".join(focus.specs)
     rep = report.build(source or paths.REFERENCE_RESULTS, matrix, reference=True, extra=focus.extra, focus=focus.cells)
     return rep.retitled(title)

@@ -19,7 +19,8 @@ from fanin.model.matrix import Cell, Matrix
 from fanin.model.results import PROBE_ERROR, ResultFileError, ResultSet, dumps, load
 from fanin.model.source import shown
 from fanin.model.staging import write_all
-from fanin.report import markdown, outputs
+from fanin.report import outputs
+from fanin.report.gate_table import changes_table
 from fanin.run import identity
 
 
@@ -68,7 +69,7 @@ def check(cell: Cell, force: bool, declared: list[catalog.DeclaredProbe]) -> Acc
         )
     try:
         changes = compare.diff(load(cell.reference_path, expect_cell=cell.id), run)
-        note = f"blessing {len(changes)} change(s)" + (f"\n{markdown.changes(changes)}" if changes else "")
+        note = f"blessing {len(changes)} change(s)" + (f"\n{changes_table(changes)}" if changes else "")
     except ResultFileError as exc:
         note = f"new reference with {len(run.observations)} probes (replacing: {exc})"
     return Accepted(cell, run, note)

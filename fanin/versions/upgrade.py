@@ -202,14 +202,14 @@ def run(args: list[str], matrix: Matrix) -> int:
 def gate(header: str, changes: list, observed: int, details: bool = False) -> int:
     """Print the gate's verdict (counts per kind of change, the table, optionally each before/after); its exit code."""
     from fanin.model import compare
-    from fanin.report import markdown
+    from fanin.report.gate_table import changes_table
 
     if not changes:
         print(f"{header}: no change in {observed} observations")
         return exits.SAME
     counts = {label: sum(c.label == label for c in changes) for label in dict.fromkeys(c.label for c in changes)}
     print(f"{header}: " + ", ".join(f"{n} {label}" for label, n in counts.items()))
-    print(markdown.changes(changes) + "\n")
+    print(changes_table(changes) + "\n")
     if details:
         for change in changes:
             if change.is_breaking:

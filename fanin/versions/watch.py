@@ -21,7 +21,8 @@ from fanin.model import matrix as paths
 from fanin.model.errors import EnvironmentFault
 from fanin.model.matrix import Cell, Framework, Matrix
 from fanin.model.staging import write_all
-from fanin.report import markdown, outputs
+from fanin.report import outputs
+from fanin.report.gate_table import changes_table
 from fanin.run import all_cells
 from fanin.run.identity import load_reference
 from fanin.versions import add_cell, bless, npm, pin_changes, pypi
@@ -78,7 +79,7 @@ def _bring_in(item: Due) -> str:
     title = f"## {item.framework.package} {item.newest.version} → {item.release.version}"
     if not changes:
         return f"{title}\n\nNo fan-in behaviour changed ({len(after.observations)} observations).\n"
-    return f"{title}\n\n{markdown.changes(changes)}\n"
+    return f"{title}\n\n{changes_table(changes)}\n"
 
 
 def run(matrix: Matrix, dry_run: bool, body: Path, framework: str | None = None) -> int:

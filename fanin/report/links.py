@@ -1,0 +1,80 @@
+"""The documents a report is made of and every link between them (relative, or permalinks with a base URL)."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from urllib.parse import quote
+
+# The documents a report is made of, by their place in a published bundle (`report --out DIR`).
+REPORT_MD = "REPORT.md"
+
+
+PROBES_DIR = "probes"  # one Markdown file of probe sections per framework, beside REPORT.md
+
+
+def probes_md(framework: str) -> str:
+    """The document holding a framework's probe sections (`probes/langgraph.md`)."""
+    return f"{PROBES_DIR}/{framework}.md"
+
+
+CHECKLIST_MD = "CHECKLIST.md"
+
+
+MATRIX_HTML = "matrix.html"
+
+
+COMPARE_DIR = "compare"
+
+
+def fragment(anchor: str) -> str:
+    """An anchor as a URL fragment: ids keep their slashes; brackets and other signs are escaped."""
+    return quote(anchor, safe="/,-_.~")
+
+
+@dataclass(frozen=True)
+class Links:
+    """Every href a report holds. With a base URL each is absolute (a permalink); else relative.
+
+    `places` says where each document is written, as a path relative to one common root, so
+    relative links between documents in different directories (reference/REPORT.md,
+    reports/matrix.html, reports/compare/) resolve. `repo` is the checkout's place, for links
+    to a probe's source file; "" when the documents are not beside the checkout.
+    """
+
+    base_url: str = ""
+    places: tuple[tuple[str, str], ...] = ()
+    repo: str = ""
+
+    def _place(self, document: str) -> str:
+        places = dict(self.places)
+        head, _, rest = document.partition("/")
+        if document in places:
+            return places[document]
+        if rest and head in places:
+            return f"{places[head]}/{rest}"
+        return document
+
+    def href(self, document: str, anchor: str = "", source: str = "") -> str:
+        """A link from `source` (a document) to `anchor` in `document`."""
+        tail = f"#{fragment(anchor)}" if anchor else ""
+        if self.base_url:
+            return f"{self.base_url.rstrip('/')}/{document}{tail}"
+        if document == source:
+            return tail or "#"
+        start = posixpath.dirname(self._place(source)) or "."
+        return posixpath.relpath(self._place(document), start) + tail
+
+    def probe(self, anchor: str, source: str) -> str:
+        """A probe's section: in its framework's probes/<key>.md from Markdown, in the HTML page from HTML."""
+        if source.endswith(".html"):
+            return self.href(MATRIX_HTML, anchor, source)
+        return self.href(probes_md(anchor.split("/", 1)[0]) if "/" in anchor else REPORT_MD, anchor, source)
+
+    def source_file(self, path: str, lines: tuple[int, int] | None, source: str) -> str:
+        """A probe's file in the checkout (GitHub line anchors); "" when the checkout is not reachable."""
+        if not self.repo:
+            return ""
+        start = posixpath.dirname(self._place(source)) or "."
+        target = posixpath.relpath(posixpath.join(self.repo, path), start)
+        return target + (f"#L{lines[0]}-L{lines[1]}" if lines else "")

@@ -1,0 +1,210 @@
+"""Compare pages and answers: a probe's observation at a column, two cells side by side, a question asked of two frameworks."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from fanin.model import compare
+from fanin.model.errors import FaninError
+from fanin.model.results import (
+    NOT_APPLICABLE,
+    Observation,
+    ResultSet,
+    probe_of,
+)
+from fanin.report.legend import CHANGE_WORDS
+from fanin.report.sameness import same_behaviour
+from fanin.report.view import (
+    Answer,
+    Column,
+    CompareEntry,
+    ComparePage,
+    FrameworkView,
+    Question,
+    Report,
+    RuntimePair,
+    Step,
+)
+
+
+def step_between(
+    observation_id: str,
+    before_column: Column | None,
+    after_column: Column | None,
+    before: Observation | None,
+    after: Observation | None,
+    bisected: Mapping[str, list[dict[str, Any]]],
+) -> Step | None:
+    if (
+        before is not None
+        and after is not None
+        and (before.label, before.detail) == (after.label, after.detail)
+        and same_behaviour(before, after)
+    ):
+        return None  # what compare would call the same, without making its JSON twice again
+    change = compare.classify(observation_id, before, after)
+    if change.kind == compare.SAME:
+        return None
+    values: tuple[tuple[str, str, str], ...] = ()
+    if before is not None and after is not None and "value" in change.fields:
+        values = tuple(
+            (path, compare.compact(b), compare.compact(a))
+            for path, b, a in compare.value_differences(before.value, after.value)
+        )
+    first, skipped = "", tuple[str, ...]()
+    if before_column and after_column and change.is_breaking:
+        for entry in bisected.get(observation_id, []):
+            if (entry.get("good"), entry.get("bad")) == (before_column.version, after_column.version):
+                first = str(entry.get("first_changed", ""))
+                skipped = tuple(str(v) for v in entry.get("skipped_yanked", []))
+    return Step(
+        observation_id,
+        before_column,
+        after_column,
+        before,
+        after,
+        change.label,
+        change.gates,
+        change.fields,
+        values,
+        first,
+        skipped,
+    )
+
+
+def worst_of(observations: Iterable[Observation], probe_id: str) -> Observation | None:
+    """The most harmful of some observations, by compare's own order of harm (n/a only when all are)."""
+    found = list(observations)
+    applicable = [o for o in found if o.outcome != NOT_APPLICABLE] or found
+    worst: Observation | None = None
+    for observation in applicable:
+        if worst is None or compare.classify(probe_id, worst, observation).direction == compare.Direction.REGRESSION:
+            worst = observation
+    return worst
+
+
+def versions_page(
+    name: str,
+    a: Column,
+    b: Column,
+    by_cell: Mapping[str, ResultSet],
+    bisected: Mapping[str, list[dict[str, Any]]],
+) -> ComparePage:
+    before, after = by_cell[a.cell], by_cell[b.cell]
+    ids = sorted(set(before.observations) | set(after.observations))
+    entries = []
+    for oid in ids:
+        step = step_between(oid, a, b, before.observations.get(oid), after.observations.get(oid), bisected)
+        if step is not None:
+            entries.append(CompareEntry(step))
+    order = {word: index for index, word in enumerate(CHANGE_WORDS)}
+    entries.sort(key=lambda e: (order.get(e.step.label, len(order)), e.observation_id))
+    return ComparePage(a, b, name, name, tuple(entries), (), len(ids), Counter(probe_of(i) for i in ids))
+
+
+def answers_at(view: FrameworkView | None, probe_ids: Sequence[str], column: Column | None) -> tuple[Answer, ...]:
+    answers = []
+    for pid in probe_ids:
+        probe = view.probe(probe_of(pid)) if view else None
+        variant = next((v for v in probe.variants if v.observation_id == pid), None) if probe else None
+        observation = variant.observations.get(column.cell) if variant and column else None
+        cite = (
+            dataclasses.replace(probe.cite, version=column.version, date=column.date, commit=column.commit)
+            if probe and column
+            else None
+        )
+        answers.append(Answer(pid, column if observation else None, observation, cite if observation else None))
+    return tuple(answers)
+
+
+def runtime_pairs(rep: Report) -> tuple[tuple[FrameworkView, FrameworkView, tuple[RuntimePair, ...]], ...]:
+    """Python vs JavaScript: a Node framework keyed `<key>js` lines up every probe id its Python `<key>` also has."""
+    views = {v.key: v for v in rep.frameworks}
+    found = []
+    for node in rep.frameworks:
+        python = views.get(node.key[:-2]) if node.key.endswith("js") else None
+        if python is None:
+            continue
+        pairs = []
+        for probe in node.probes:
+            case = probe.id.split("/", 1)[1]
+            if python.probe(f"{python.key}/{case}") is None:
+                continue
+            (py_answer,) = answers_at(python, [f"{python.key}/{case}"], python.focus)
+            (js_answer,) = answers_at(node, [probe.id], node.focus)
+            pairs.append(RuntimePair(case, py_answer, js_answer))
+        found.append((python, node, tuple(pairs)))
+    return tuple(found)
+
+
+def _question_verdict(a_name: str, b_name: str, a: Sequence[Answer], b: Sequence[Answer], question: str) -> str:
+    """Compare's classifier over the most harmful answer of each side, said between frameworks."""
+    worst_a = worst_of([x.observation for x in a if x.observation], question)
+    worst_b = worst_of([x.observation for x in b if x.observation], question)
+    if worst_a is None or worst_b is None:
+        return "not comparable: a side has no observation"
+    change = compare.classify(question, worst_a, worst_b)
+    direction = change.direction
+    if direction is None:
+        return "same"
+    if direction == compare.Direction.NEW_COVERAGE:
+        return f"only {b_name} applies"
+    if direction == compare.Direction.REGRESSION and worst_b.outcome == NOT_APPLICABLE:
+        return f"only {a_name} applies"
+    if direction == compare.Direction.REGRESSION:
+        return f"{b_name} more harmful"
+    if direction == compare.Direction.FIX:
+        return f"{a_name} more harmful"
+    return "same hazard, other behaviour"
+
+
+def compare_page(report: Report, a: str, b: str) -> ComparePage:
+    """The page for two cells the report holds: one framework, or two (then its comparison questions)."""
+    found: dict[str, tuple[FrameworkView, Column]] = {}
+    for view in report.frameworks:
+        for cell in (a, b):
+            column = view.column(cell)
+            if column is not None:
+                found[cell] = (view, column)
+    for cell in (a, b):
+        if cell not in found:
+            known = ", ".join(c.cell for v in report.frameworks for c in (*v.columns, *(t.column for t in v.twins)))
+            raise FaninError(f"no cell {cell!r} in this report; known cells: {known}")
+    if a == b:
+        raise FaninError(f"compare names {a!r} twice; give two different cells")
+    (view_a, col_a), (view_b, col_b) = found[a], found[b]
+    if view_a.key == view_b.key:
+        for page in (*view_a.steps, *(t.page for t in view_a.twins)):
+            if (page.a.cell, page.b.cell) == (a, b):
+                return page
+        return page_from_views(view_a, col_a, col_b)
+    questions = []
+    for question in report.comparison:
+        ans_a = answers_at(view_a, [x.probe_id for x in question.answers.get(view_a.key, ())], col_a)
+        ans_b = answers_at(view_b, [x.probe_id for x in question.answers.get(view_b.key, ())], col_b)
+        verdict = _question_verdict(view_a.name, view_b.name, ans_a, ans_b, question.question)
+        questions.append(Question(question.question, {view_a.key: ans_a, view_b.key: ans_b}, verdict))
+    return ComparePage(col_a, col_b, view_a.name, view_b.name, (), tuple(questions), len(questions))
+
+
+def page_from_views(view: FrameworkView, a: Column, b: Column) -> ComparePage:
+    """Two cells of one framework that are not neighbours: every variant's observation at each."""
+    entries = []
+    compared = 0
+    counts: Counter[str] = Counter()
+    for probe in view.probes:
+        for variant in probe.variants:
+            before, after = variant.observations.get(a.cell), variant.observations.get(b.cell)
+            if before is None and after is None:
+                continue
+            compared += 1
+            counts[probe.id] += 1
+            step = step_between(variant.observation_id, a, b, before, after, {})
+            if step is not None:
+                entries.append(CompareEntry(step))
+    order = {word: index for index, word in enumerate(CHANGE_WORDS)}
+    entries.sort(key=lambda e: (order.get(e.step.label, len(order)), e.observation_id))
+    return ComparePage(a, b, view.name, view.name, tuple(entries), (), compared, counts)
