@@ -3,11 +3,14 @@
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from fanin.model import matrix
+from fanin.model.catalog import declared_node
 from fanin.model.errors import FaninError
 from fanin.model.results import Observation
-from fanin.versions import first_release, pypi
+from fanin.model.source import REPO_ROOT
+from fanin.versions import first_release, npm, pypi, registry
 
 MATRIX = matrix.load()
 OLD = Observation("n/a", {"reason": "no defer"}, "n/a", "n/a: no defer", "n/a")
@@ -40,6 +43,22 @@ def test_plan_lists_the_unyanked_releases_in_between(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(pypi, "releases", lambda package, timeout=20.0, prereleases=False: RELEASES)
     plan = first_release.plan(["langgraph", "langgraph/same-key/no-reducer", "0.3.34", "0.4.10"], MATRIX)
     assert [r.version for r in plan.between] == ["0.4.0", "0.4.1", "0.4.2", "0.4.9"]
+
+
+def test_a_node_framework_is_bisected_over_npm_releases(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`npm view … time` (recorded), not PyPI: the releases between, its lock a package-lock.json, its probes by file."""
+    recorded = REPO_ROOT / "tests" / "data" / "npm" / "langchain-langgraph.time.json"
+    monkeypatch.setattr(npm, "_npm", lambda args, cwd=None, step="npm": recorded.read_text())
+    monkeypatch.setattr(pypi, "releases", lambda *a, **k: pytest.fail("a Node framework asked PyPI"))
+    plan = first_release.plan(["langgraphjs", "langgraphjs/join/list-edge", "1.0.2", "1.1.0"], MATRIX)
+    assert plan.good.version == "1.0.2" and plan.bad.version == "1.1.0"
+    assert plan.between and all(Version("1.0.2") < Version(r.version) < Version("1.1.0") for r in plan.between)
+    assert not any(r.prerelease for r in plan.between)
+    framework = MATRIX.framework("langgraphjs")
+    cell = MATRIX.make_cell(framework, "1.0.5", MATRIX.default_python, "as-released", "2025-01-01T00:00:00Z")
+    assert registry.lock_path(cell, Path("/w")) == Path("/w/locks/langgraphjs-1.0.5/package-lock.json")
+    probe = next(p for p in declared_node() if p.id == "langgraphjs/join/list-edge")
+    assert registry.target(probe, framework) == str(REPO_ROOT / probe.file)
 
 
 @pytest.mark.parametrize("first_new", ["0.4.0", "0.4.1", "0.4.2", "0.4.9", "0.4.10"])

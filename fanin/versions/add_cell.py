@@ -19,7 +19,7 @@ from fanin.model.errors import FaninError
 from fanin.model.matrix import MATRIX_FILE, Matrix, parse
 from fanin.model.source import shown
 from fanin.model.staging import write_all
-from fanin.versions import locking, npm, pypi
+from fanin.versions import locking, registry
 from fanin.versions.upgrade import parse_spec
 
 
@@ -27,8 +27,7 @@ def add(args: list[str], matrix: Matrix, python: str | None = None, today: _dt.d
     """Write the new cell (and re-date the previous newest), lock what changed; returns the ids locked."""
     name, wanted = parse_spec(args)
     framework = matrix.framework(name)
-    registry = npm if framework.runtime == "node" else pypi  # a Node cell's releases come from npm
-    release = registry.resolve(framework.package, wanted)
+    release = registry.resolve(framework, wanted)  # PyPI, or npm for a Node framework
     python = python or matrix.default_python
     new = matrix.make_cell(framework, release.version, python, "as-released", release.as_released)
     if any(cell.id == new.id for cell in matrix.cells):
@@ -57,7 +56,7 @@ def add(args: list[str], matrix: Matrix, python: str | None = None, today: _dt.d
         table["exclude_newer"].comment(f"released {release.uploaded[:16].replace('T', ' ')} UTC")
     demoted = []
     if becomes_newest and newest is not new:
-        previous = registry.resolve(framework.package, newest.version)
+        previous = registry.resolve(framework, newest.version)
         for raw in cells:
             if raw["framework"] == framework.key and raw["version"] == newest.version:
                 raw["resolution"] = "as-released"

@@ -20,8 +20,7 @@ from fanin.model import catalog, compare, exits
 from fanin.model.errors import FaninError
 from fanin.model.matrix import BISECT_FINDINGS, Framework, Matrix
 from fanin.model.results import Observation, probe_of, write_atomic
-from fanin.model.source import REPO_ROOT
-from fanin.versions import pypi
+from fanin.versions import pypi, registry
 
 FINDINGS = BISECT_FINDINGS
 
@@ -44,7 +43,7 @@ def plan(args: list[str], matrix: Matrix) -> BisectPlan:
         )
     name, probe_id, good, bad = args
     framework = matrix.framework(name)
-    declared = {oid for p in catalog.declared() for oid in p.observation_ids()}
+    declared = {oid for p in (*catalog.declared(), *catalog.declared_node()) for oid in p.observation_ids()}
     if probe_id not in declared:
         raise FaninError(
             f"no probe {probe_id!r} in suites/; `python -m fanin cells` lists cells, REPORT.md lists probes"
@@ -62,8 +61,8 @@ def plan(args: list[str], matrix: Matrix) -> BisectPlan:
         )
     if Version(good) > Version(bad):
         raise FaninError(f"the versions are in the wrong order: good {good} is newer than bad {bad}; give GOOD first")
-    good_release, bad_release = pypi.resolve(framework.package, good), pypi.resolve(framework.package, bad)
-    in_range = [r for r in pypi.releases(framework.package) if Version(good) < Version(r.version) < Version(bad)]
+    good_release, bad_release = registry.resolve(framework, good), registry.resolve(framework, bad)
+    in_range = [r for r in registry.releases(framework) if Version(good) < Version(r.version) < Version(bad)]
     between = tuple(r for r in in_range if not r.yanked)
     skipped = tuple(r for r in in_range if r.yanked)
     return BisectPlan(framework, probe_id, good_release, bad_release, between, skipped)
@@ -132,17 +131,19 @@ def run(args: list[str], matrix: Matrix) -> int:
     from fanin.versions import locking
 
     bisect_plan = plan(args, matrix)
-    declared = next(p for p in catalog.declared() if p.id == probe_of(bisect_plan.probe_id))
+    declared = next(
+        p for p in (*catalog.declared(), *catalog.declared_node()) if p.id == probe_of(bisect_plan.probe_id)
+    )
     releases = {r.version: r for r in (bisect_plan.good, *bisect_plan.between, bisect_plan.bad)}
     work = REPORTS / "bisect"
-    target = f"{REPO_ROOT / declared.file}::{declared.function}"
+    target = registry.target(declared, bisect_plan.framework)
 
     def observe(version: str) -> Observation:
         release = releases[version]
         cell = matrix.make_cell(
             bisect_plan.framework, version, matrix.default_python, "as-released", release.as_released
         )
-        lock_path = work / "locks" / f"{cell.id}.txt"
+        lock_path = registry.lock_path(cell, work)
         locking.lock(cell, matrix, lock_path)
         options = all_cells.Options(
             lock=lock_path,

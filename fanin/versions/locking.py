@@ -80,8 +80,10 @@ def resolve(cell: Cell, matrix: Matrix, uv: str | None = None) -> str:
 
 def lock(cell: Cell, matrix: Matrix, output: Path, uv: str | None = None) -> None:
     """Resolve, then write atomically: a failed resolution leaves the old lock intact."""
-    if cell.framework.runtime == "node":  # package.json + package-lock.json (fanin.versions.npm)
-        write_all(resolve_files(cell, matrix))
+    if cell.framework.runtime == "node":  # package.json + package-lock.json (fanin.versions.npm), beside `output`
+        from fanin.versions import npm
+
+        write_all(npm.resolve_files(cell, matrix, output.parent))
         return
     write_atomic(output, resolve(cell, matrix, uv))
 

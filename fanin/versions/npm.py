@@ -126,8 +126,11 @@ def _install(directory: Path, cell: Cell, manifest: str) -> dict[str, object]:
     return lock
 
 
-def resolve_files(cell: Cell, matrix: Matrix) -> dict[Path, str]:
-    """package.json, package-lock.json (and the .npmrc beside them) of a Node cell, resolved as of its date."""
+def resolve_files(cell: Cell, matrix: Matrix, out_dir: Path | None = None) -> dict[Path, str]:
+    """package.json, package-lock.json (and the .npmrc beside them) of a Node cell, resolved as of its date.
+
+    Written to `out_dir` (default: the cell's reference/locks/<cell>/; an upgrade or bisect keeps its own).
+    """
     if cell.framework.runtime != "node":
         raise FaninError(f"{cell.id} is not a Node cell")
     with tempfile.TemporaryDirectory(prefix="fanin-npm-") as tmp:
@@ -145,7 +148,7 @@ def resolve_files(cell: Cell, matrix: Matrix) -> dict[Path, str]:
             pinned[companion] = str(entry["version"])
         manifest = _manifest(cell, pinned)
         _install(directory, cell, manifest)
-        out = lock_dir(cell)
+        out = out_dir or lock_dir(cell)
         files = {
             out / "package.json": manifest,
             out / "package-lock.json": (directory / "package-lock.json").read_text(encoding="utf-8"),

@@ -20,9 +20,8 @@ from fanin.model import catalog, compare, exits
 from fanin.model.errors import FaninError
 from fanin.model.matrix import REPORTS, Cell, Matrix
 from fanin.model.results import Observation, ResultFileError, ResultSet, load, probe_of
-from fanin.model.source import REPO_ROOT
 from fanin.run import all_cells, one_cell
-from fanin.versions import locking, pypi
+from fanin.versions import locking, pypi, registry
 from fanin.versions.first_release import findings, record, search
 
 
@@ -58,14 +57,9 @@ def pending(matrix: Matrix, framework: str | None = None) -> list[Range]:
 
 def _observer(rng: Range, matrix: Matrix, between: dict[str, pypi.Release]) -> Callable[[str], ResultSet]:
     """Memoised: one lock, install and probe run per release for all the range's changed probes."""
-    declared = {p.id: p for p in catalog.declared()}
+    declared = {p.id: p for p in (*catalog.declared(), *catalog.declared_node())}
     targets = tuple(
-        sorted(
-            {
-                f"{REPO_ROOT / declared[probe_of(oid)].file}::{declared[probe_of(oid)].function}"
-                for oid in rng.observation_ids
-            }
-        )
+        sorted({registry.target(declared[probe_of(oid)], rng.good.framework) for oid in rng.observation_ids})
     )
     work = REPORTS / "bisect"
     seen: dict[str, ResultSet] = {}
@@ -84,7 +78,7 @@ def _observer(rng: Range, matrix: Matrix, between: dict[str, pypi.Release]) -> C
             cell = matrix.make_cell(
                 rng.good.framework, version, matrix.default_python, "as-released", release.as_released
             )
-            lock = work / "locks" / f"{cell.id}.txt"
+            lock = registry.lock_path(cell, work)
             if not lock.exists():
                 locking.lock(cell, matrix, lock)
         options = all_cells.Options(
@@ -120,7 +114,7 @@ def run(matrix: Matrix, framework: str | None = None) -> int:
         package = rng.good.framework.package
         in_range = [
             r
-            for r in pypi.releases(package)
+            for r in registry.releases(rng.good.framework)
             if Version(rng.good.version) < Version(r.version) < Version(rng.bad.version)
         ]
         between = {r.version: r for r in in_range if not r.yanked}

@@ -23,7 +23,7 @@ from packaging.version import InvalidVersion, Version
 from fanin.model import exits
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Cell, Framework, Matrix
-from fanin.versions import pypi
+from fanin.versions import pypi, registry
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def plan(args: list[str], matrix: Matrix, today: _dt.date | None = None) -> Upgr
     name, wanted = parse_spec(words)
     framework = matrix.framework(name)
     day = today or _dt.datetime.now(_dt.UTC).date()
-    release = pypi.resolve(framework.package, wanted)
+    release = registry.resolve(framework, wanted)
     target_side = _side(matrix, framework, release, as_released=False, today=day, python=python)
     if not target_side.in_reference:  # a version outside the matrix is resolved as of today
         stamp = day.isoformat() + "T23:59:59Z"
@@ -143,7 +143,7 @@ def plan(args: list[str], matrix: Matrix, today: _dt.date | None = None) -> Upgr
         except InvalidVersion:
             raise FaninError(f"--from {base_version!r} is not a version like 2.8.0") from None
         base_side = _side(
-            matrix, framework, pypi.resolve(framework.package, base_version), as_released=True, today=day, python=python
+            matrix, framework, registry.resolve(framework, base_version), as_released=True, today=day, python=python
         )
         if Version(base_side.cell.version) == Version(release.version):
             raise FaninError(
@@ -172,7 +172,7 @@ def run(args: list[str], matrix: Matrix) -> int:
     def observe(side: Side) -> ResultSet | int:
         if side.in_reference:
             return load_reference(side.cell.reference_path, side.cell)
-        lock_path = REPORTS / "locks" / f"{side.cell.id}.txt"
+        lock_path = registry.lock_path(side.cell, REPORTS)
         locking.lock(side.cell, matrix, lock_path)
         options = all_cells.Options(
             lock=lock_path, results_dir=REPORTS / "upgrade", reference_dir=REPORTS / "upgrade" / "none", accept_new=True

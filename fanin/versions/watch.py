@@ -25,7 +25,7 @@ from fanin.report import outputs
 from fanin.report.gate_table import changes_table
 from fanin.run import all_cells
 from fanin.run.identity import load_reference
-from fanin.versions import add_cell, bless, npm, pin_changes, pypi
+from fanin.versions import add_cell, bless, pin_changes, pypi, registry
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,7 @@ def due(matrix: Matrix, framework: str | None = None) -> list[Due]:
         if not matrix.of(key):
             continue
         newest = max((c for c in matrix.of(key) if c.python == matrix.default_python), key=lambda c: Version(c.version))
-        registry = npm.releases if fw.runtime == "node" else pypi.releases  # each runtime's own registry
-        installable = [r for r in registry(fw.package) if not r.yanked and not r.prerelease]
+        installable = [r for r in registry.releases(fw) if not r.yanked and not r.prerelease]  # PyPI or npm
         if installable and Version(installable[-1].version) > Version(newest.version):
             found.append(Due(fw, newest, installable[-1]))
     return found
