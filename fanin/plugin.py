@@ -14,13 +14,10 @@ import importlib
 import inspect
 import json
 import os
-import re
 import signal
 import sys
 import threading
 import time
-import traceback
-from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -43,8 +40,10 @@ from fanin.model.results import (
 )
 from fanin.model.source import INSTALLED, shown
 from fanin.probe import FrameworkRaised, MissingService, NotApplicable, Observer, ProbeTimeout, Vacuous
-from fanin.run import environment, lifetime, netblock
+from fanin.run import companions, environment, html_extras, lifetime, netblock
 from fanin.run import journal as journal_log
+from fanin.run import recorder as recorder_mod
+from fanin.run.recorder import Recorder
 
 # pytest's own codes are 0-5; IMPORT_FAILED_EXIT and WRITE_FAILED_EXIT (fanin.model.exits) are the plugin's own.
 
@@ -83,88 +82,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-@dataclass
-class Recorder:
-    """Per-session state: the reference, what each probe saw, and how it compared."""
-
-    cell: str
-    framework: str | None
-    reference: ResultSet | None
-    reference_path: Path | None
-    reference_error: str | None
-    accept_new: bool
-    probes: dict[str, ProbeInfo] = field(default_factory=dict)
-    observations: dict[str, Observation] = field(default_factory=dict)
-    changes: dict[str, compare.Change] = field(default_factory=dict)
-    collected: set[str] = field(default_factory=set)  # every probe found, before -k/-m deselection
-    collection_errors: list[str] = field(default_factory=list)  # files that did not load: a broken probe
-    journal: Path | None = None
-    resumed: journal_log.State = field(default_factory=journal_log.State)
-    running: str | None = None
-    started: float = field(default_factory=time.monotonic)
-    # probe --here: the registry's companions by canonical name (requirement as written), and per observation
-    # those it tried to import while they were not installed (the environment's gap, not the framework's).
-    companions: dict[str, str] | None = None
-    not_installed: dict[str, list[str]] = field(default_factory=dict)
-
-    def vanished(self) -> list[str]:
-        """Probes the reference holds that no longer exist in the suite: the reference is stale."""
-        if self.reference is None:
-            return []
-        framework = self.framework or self.reference.framework
-        return sorted(
-            pid for pid in self.reference.observations if pid.startswith(f"{framework}/") and pid not in self.collected
-        )
-
-
 recorder_key = pytest.StashKey[Recorder]()
-NOT_INSTALLED = "not-installed"  # the journal event that keeps `Recorder.not_installed` across a resume
 
 
-def canonical_name(requirement: str) -> str:
-    """A distribution's name as PyPI compares them (PEP 503), from a requirement such as `psycopg[binary]`."""
-    match = re.match(r"[A-Za-z0-9._-]+", requirement.strip())
-    return re.sub(r"[-_.]+", "-", match.group(0) if match else requirement).lower()
-
-
-class FailedImports:
-    """A finder at the end of `sys.meta_path`: it is asked only for modules no other finder found,
-    so it sees every failed import (and `importlib.util.find_spec` that found nothing), and finds nothing."""
-
-    def __init__(self) -> None:
-        self.names: list[str] = []
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
-        self.names.append(fullname)
-        return None
-
-
-def missing_companions(modules: list[str], companions: dict[str, str]) -> list[str]:
-    """The companions (not installed here) that these failed imports belong to.
-
-    A module belongs to a companion when a dotted prefix of it, joined by dashes, is the companion's
-    name (`langgraph.checkpoint.postgres.aio` -> langgraph-checkpoint-postgres, `psycopg` -> psycopg):
-    how each registered companion names its modules, so an uninstalled one is known without its files.
-    """
-    found = set()
-    for module in set(modules):
-        parts = module.split(".")
-        for end in range(len(parts), 0, -1):
-            name = canonical_name("-".join(parts[:end]))
-            if name in companions and not _installed(name):
-                found.add(companions[name])
-    return sorted(found)
-
-
-def _installed(name: str) -> bool:
-    try:
-        metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        return False
-    return True
-
-
-_failed_imports = FailedImports()
+_failed_imports = companions.FailedImports()
 attempts_key = pytest.StashKey[netblock.Attempts]()
 change_key = pytest.StashKey[compare.Change]()
 
@@ -200,35 +121,21 @@ def pytest_configure(config: pytest.Config) -> None:
         journal=config.getoption("fanin_journal"),
     )
     recorder = config.stash[recorder_key]
-    companions = config.getoption("fanin_companions")
-    if companions is not None:
-        recorder.companions = {canonical_name(c): c.strip() for c in companions.split(",") if c.strip()}
+    registered = config.getoption("fanin_companions")
+    if registered is not None:
+        recorder.companions = {companions.canonical_name(c): c.strip() for c in registered.split(",") if c.strip()}
         if _failed_imports not in sys.meta_path:
             sys.meta_path.append(_failed_imports)
     if recorder.journal is not None:
         if config.getoption("fanin_resume"):
             recorder.resumed = journal_log.read(recorder.journal)
-            recorder.not_installed = _resumed_not_installed(recorder.journal)
+            recorder.not_installed = companions.resumed_not_installed(recorder.journal)
         else:
             recorder.journal.unlink(missing_ok=True)
     config.stash[attempts_key] = netblock.Attempts()
     netblock.install(config.stash[attempts_key])
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _terminate)
-
-
-def _resumed_not_installed(journal: Path) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    if not journal.exists():
-        return found
-    for line in journal.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if entry.get("event") == NOT_INSTALLED:
-            found[entry["id"]] = list(entry["companions"])
-    return found
 
 
 _signals_seen: list[str] = []
@@ -243,7 +150,7 @@ def _terminate(signum: int, frame: Any) -> None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """A framework that does not import in this cell is one line naming the error, never 60 collection errors."""
-    _describe_cell_for_html(session.config)
+    html_extras.describe_cell(session.config, session.config.stash[recorder_key])
     module = session.config.getoption("fanin_import")
     if not module:
         return
@@ -399,20 +306,22 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
             hazard="loud",
         )
     except MissingService as exc:
-        observer.observation = _probe_error(str(exc), None)
+        observer.observation = recorder_mod.probe_error(str(exc), None)
     except Exception as exc:
         failure = exc
-        observer.observation = _probe_error(f"{type(exc).__name__}: {normalize_message(str(exc))}", exc)
+        observer.observation = recorder_mod.probe_error(f"{type(exc).__name__}: {normalize_message(str(exc))}", exc)
     if attempts.seen and failure is None:
-        observer.observation = _probe_error(f"network blocked: {', '.join(attempts.seen)}", None)
+        observer.observation = recorder_mod.probe_error(f"network blocked: {', '.join(attempts.seen)}", None)
     if observer.observation is None:
-        observer.observation = _probe_error("the probe returned without recording an observation", None)
+        observer.observation = recorder_mod.probe_error("the probe returned without recording an observation", None)
     if recorder.companions:
-        missing = missing_companions(_failed_imports.names, recorder.companions)
+        missing = companions.missing(_failed_imports.names, recorder.companions)
         if missing:
             recorder.not_installed[observer.observation_id] = missing
             if recorder.journal is not None:
-                journal_log.append(recorder.journal, NOT_INSTALLED, id=observer.observation_id, companions=missing)
+                journal_log.append(
+                    recorder.journal, companions.NOT_INSTALLED, id=observer.observation_id, companions=missing
+                )
     _remember(pyfuncitem, info, observer.observation_id, observer.observation)
     if failure is not None:
         raise failure
@@ -468,16 +377,6 @@ def pytest_timeout_cancel_timer(item: pytest.Item) -> bool | None:
     return True
 
 
-def _probe_error(message: str, exc: BaseException | None) -> Observation:
-    value: dict[str, Any] = {"error": message}
-    if exc is not None:
-        frames = traceback.extract_tb(exc.__traceback__)
-        value["where"] = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
-    return Observation(
-        outcome=PROBE_ERROR, value=value, label="probe-error", detail=f"probe-error: {message}", hazard="n/a"
-    )
-
-
 def _remember(item: pytest.Item, info: ProbeInfo, observation_id: str, observation: Observation) -> None:
     recorder = item.config.stash[recorder_key]
     item.stash[change_key] = _record(recorder, info, observation_id, observation)
@@ -511,7 +410,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         ("fanin_observation", json.dumps(change.after.to_json(), sort_keys=True, ensure_ascii=False)),
         ("fanin_change", change.label),
     ]
-    _html_extras(report, change)
+    html_extras.add_observation(report, change)
     if not report.passed:
         return
     if change.kind in (compare.Kind.NEW, compare.Kind.WORDING):
@@ -519,41 +418,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if change.kind == compare.NEW and not item.config.stash[recorder_key].accept_new:
         report.outcome = "failed"
         report.longrepr = f"no reference observation for this cell\n{compare.describe(change)}"
-
-
-def _html_extras(report: pytest.TestReport, change: compare.Change) -> None:
-    """With pytest-html loaded, the cell's page shows each observation and, for a change, its before/after."""
-    try:
-        from pytest_html import extras
-    except ImportError:
-        return
-    assert change.after is not None
-    added = [extras.json(change.after.to_json(), name=f"observation {change.probe_id}")]
-    if change.kind not in (compare.Kind.SAME, compare.Kind.NEW):
-        added.append(extras.text(compare.describe(change), name="before / after"))
-    report.extras = [*getattr(report, "extras", []), *added]  # type: ignore[attr-defined]  # pytest-html reads it
-
-
-def _describe_cell_for_html(config: pytest.Config) -> None:
-    """pytest-html's Environment table shows the cell (pytest-metadata's stash), when those plugins are loaded."""
-    try:
-        from pytest_metadata.plugin import metadata_key
-    except ImportError:
-        return
-    if metadata_key not in config.stash:
-        return
-    recorder = config.stash[recorder_key]
-    lock = config.getoption("fanin_lock")
-    config.stash[metadata_key].update(
-        {
-            "fanin cell": recorder.cell,
-            "framework": f"{config.getoption('fanin_package') or recorder.framework}",
-            "lock": str(lock) if lock else "none",
-            "reference": str(recorder.reference_path) if recorder.reference_path else "none",
-            "network isolation": os.environ.get("FANIN_NETWORK_ISOLATION", "in-process block only"),
-            "postgresql": os.environ.get(environment.POSTGRES_VERSION, "not started"),
-        }
-    )
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:

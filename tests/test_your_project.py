@@ -218,15 +218,15 @@ def test_a_missing_companion_does_not_hide_a_probe_that_ran_to_another_value(
 
 
 def test_the_plugin_names_a_failed_import_by_its_companion_only_when_that_companion_is_not_installed() -> None:
-    from fanin import plugin
+    from fanin.run import companions
 
-    companions = {
-        plugin.canonical_name(c): c for c in ("langgraph-checkpoint-postgres", "psycopg[binary]", "packaging")
+    registered = {
+        companions.canonical_name(c): c for c in ("langgraph-checkpoint-postgres", "psycopg[binary]", "packaging")
     }
     modules = ["langgraph.checkpoint.postgres.aio", "psycopg", "packaging.nope", "orjson", "langgraph.nope"]
     # packaging is installed here: its failed submodule is not an environment gap
-    assert plugin.missing_companions(modules, companions) == ["langgraph-checkpoint-postgres", "psycopg[binary]"]
-    finder = plugin.FailedImports()
+    assert companions.missing(modules, registered) == ["langgraph-checkpoint-postgres", "psycopg[binary]"]
+    finder = companions.FailedImports()
     sys.meta_path.append(finder)
     try:
         assert importlib.util.find_spec("fanin_no_such_module") is None
