@@ -33,7 +33,7 @@ from fanin.run.venvs import pins
 
 STAND_IN = Path(__file__).with_name("repro_obs.py")
 # What the probe files import from fanin; the stand-in defines each of them (Observer trimmed).
-FANIN_NAMES = ("Claim", "Observer", "probe")
+FANIN_NAMES = ("Claim", "Observer", "harm", "probe")
 IMPORTED = Path("<an import line>")  # imports bind names too: the same line from two files is one binding
 ALWAYS = ("__init__", "record")  # the runner reads `obs.observation`, which `record` sets
 

@@ -7,7 +7,7 @@ from typing import Annotated, TypedDict
 from langgraph.graph import START, StateGraph
 
 import lg_persist
-from fanin.probe import Claim, Observer, probe
+from fanin.probe import Claim, Observer, harm, probe
 
 INTERRUPTS_DOC = "https://docs.langchain.com/oss/python/langgraph/interrupts"
 PENDING_WRITES_DOC = "https://docs.langchain.com/oss/python/langgraph/persistence#pending-writes"
@@ -249,7 +249,7 @@ def test_parallel_both(obs: Observer) -> None:
     graded = {form: _grade_resume_form(form, forms[form]) for form in RESUME_FORMS}
     accepted = [form for form in RESUME_FORMS if graded[form][1] is not None]
     if accepted:
-        hazard = max((graded[form][1] for form in accepted), key=_HARM_ORDER.index)
+        hazard = max((graded[form][1] for form in accepted), key=harm)
     else:  # no form is accepted: every resume raises, or none reaches a node
         hazard = "loud" if any(r.get("raises") for f in forms.values() for r in f.get("resumes", [])) else "silent"
     for form in RESUME_FORMS:
@@ -272,9 +272,6 @@ def _forms_label(readings: dict[str, str]) -> str:
     parts = [f"{_FORM_SHORT[form]}:{reading.split(' ')[0]}" for form, reading in readings.items()]
     label = "resumes " + " ".join(parts)
     return label if len(label) <= 40 else " ".join(parts)[:40]
-_HARM_ORDER = ("safe", "order-coupled", "loud", "silent")
-
-
 def _grade_resume_form(form: str, seen: dict) -> tuple[str, str | None, str]:
     """(short reading, hazard or None when the version does not accept this form, what happened).
 
