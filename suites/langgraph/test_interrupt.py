@@ -2,6 +2,7 @@
 
 import operator
 import threading
+from collections.abc import Callable
 from typing import Annotated, TypedDict
 
 from langgraph.graph import START, StateGraph
@@ -11,6 +12,26 @@ from fanin.probe import Claim, Observer, harm, probe
 
 INTERRUPTS_DOC = "https://docs.langchain.com/oss/python/langgraph/interrupts"
 PENDING_WRITES_DOC = "https://docs.langchain.com/oss/python/langgraph/persistence#pending-writes"
+
+
+def fan_in(schema: type, branches: dict[str, Callable], runs: dict[str, int]) -> StateGraph:
+    """The shape the parallel interrupt probes ask in: START fans out to `branches`, a list edge joins them.
+
+    The join counts its runs in `runs["join"]` and appends "join" to `items`.
+    """
+
+    def join(state) -> dict:  # unannotated: the graph's own schema is its input
+        runs["join"] += 1
+        return {"items": ["join"]}
+
+    builder = StateGraph(schema)
+    for name, node in branches.items():
+        builder.add_node(name, node)
+    builder.add_node("join", join)
+    for name in branches:
+        builder.add_edge(START, name)
+    builder.add_edge(list(branches), "join")
+    return builder
 
 
 @probe(
@@ -60,17 +81,7 @@ def test_parallel_sibling(obs: Observer) -> None:
         answer = interrupt("approve?")
         return {"items": [f"asker:{answer}"]}
 
-    def join(state: State) -> dict:
-        runs["join"] += 1
-        return {"items": ["join"]}
-
-    builder = StateGraph(State)
-    builder.add_node("sibling", sibling)
-    builder.add_node("asker", asker)
-    builder.add_node("join", join)
-    builder.add_edge(START, "sibling")
-    builder.add_edge(START, "asker")
-    builder.add_edge(["sibling", "asker"], "join")
+    builder = fan_in(State, {"sibling": sibling, "asker": asker}, runs)
     config = {"configurable": {"thread_id": "parallel-sibling"}}
 
     with lg_persist.checkpointer(obs) as saver:
@@ -167,17 +178,7 @@ def test_parallel_both(obs: Observer) -> None:
 
         return node
 
-    def join(state: State) -> dict:
-        runs["join"] += 1
-        return {"items": ["join"]}
-
-    builder = StateGraph(State)
-    builder.add_node("a", asker("a"))
-    builder.add_node("b", asker("b"))
-    builder.add_node("join", join)
-    builder.add_edge(START, "a")
-    builder.add_edge(START, "b")
-    builder.add_edge(["a", "b"], "join")
+    builder = fan_in(State, {"a": asker("a"), "b": asker("b")}, runs)
 
     forms: dict[str, dict] = {}
     with lg_persist.checkpointer(obs) as saver:
