@@ -103,7 +103,7 @@ def requirements(cell: Cell) -> list[str]:
 
 
 def _inline_kit_imports(text: str, where: Path) -> str:
-    """`from lg_kit import ThreadTurns` inside a function: the definition is inlined above, so the line is a `pass`."""
+    """`from gates import ThreadTurns` inside a function: the definition is inlined above, so the line is a `pass`."""
     lines = text.splitlines()
     for node in ast.walk(ast.parse(textwrap.dedent(text))):
         if isinstance(node, ast.ImportFrom) and node.col_offset and node.module and support_module(node.module, where):
