@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
+from fanin.model.compare import harm
 from fanin.model.results import (
     NOT_APPLICABLE,
     OK,
@@ -34,7 +35,7 @@ from fanin.model.results import (
 )
 from fanin.model.source import INSTALLED, REPO_ROOT, probe_source_hash
 
-__all__ = ["Claim", "Observer", "probe"]
+__all__ = ["Claim", "Observer", "harm", "probe"]  # harm: the legend's order of harm, for kits that rank
 
 # The harness sets this to a libpq DSN (without dbname) of the PostgreSQL server it runs for the cell.
 POSTGRES_ENV = "FANIN_POSTGRES_DSN"

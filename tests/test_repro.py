@@ -22,8 +22,9 @@ from packaging.utils import canonicalize_name
 
 from fanin.__main__ import main
 from fanin.model import catalog, matrix
+from fanin.model.compare import harm
 from fanin.model.errors import FaninError
-from fanin.model.results import NOT_APPLICABLE, canonical, load, normalize_message
+from fanin.model.results import HAZARDS, NOT_APPLICABLE, canonical, load, normalize_message
 from fanin.model.source import REPO_ROOT
 from fanin.project import audit
 from fanin.report import outputs
@@ -171,6 +172,10 @@ def test_the_stand_in_canonicalises_as_fanin_does() -> None:
     assert repro_obs._plain(value) == canonical(value)
     message = "  took 1.5 s\n at 0xdeadbeef  "
     assert repro_obs._message(message) == normalize_message(message)
+
+
+def test_the_stand_in_ranks_harm_as_fanin_does() -> None:
+    assert {h: repro_obs.harm(h) for h in HAZARDS} == {h: harm(h) for h in HAZARDS}
 
 
 def test_variants_are_chosen_by_id_or_by_values() -> None:

@@ -257,7 +257,7 @@ def reached(
     ) -> None:
         bindings = parse_file(where).bindings
         pending.extend((where, name) for name in uses)
-        for module, name in imports:  # `from lg_kit import ThreadTurns` inside a function
+        for module, name in imports:  # `from gates import ThreadTurns` inside a function
             kit = support_module(module, where)
             if kit is not None and name != "*":
                 pending.append((kit, name))

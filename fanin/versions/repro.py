@@ -33,7 +33,7 @@ from fanin.run.venvs import pins
 
 STAND_IN = Path(__file__).with_name("repro_obs.py")
 # What the probe files import from fanin; the stand-in defines each of them (Observer trimmed).
-FANIN_NAMES = ("Claim", "Observer", "probe")
+FANIN_NAMES = ("Claim", "Observer", "harm", "probe")
 IMPORTED = Path("<an import line>")  # imports bind names too: the same line from two files is one binding
 ALWAYS = ("__init__", "record")  # the runner reads `obs.observation`, which `record` sets
 
@@ -103,7 +103,7 @@ def requirements(cell: Cell) -> list[str]:
 
 
 def _inline_kit_imports(text: str, where: Path) -> str:
-    """`from lg_kit import ThreadTurns` inside a function: the definition is inlined above, so the line is a `pass`."""
+    """`from gates import ThreadTurns` inside a function: the definition is inlined above, so the line is a `pass`."""
     lines = text.splitlines()
     for node in ast.walk(ast.parse(textwrap.dedent(text))):
         if isinstance(node, ast.ImportFrom) and node.col_offset and node.module and support_module(node.module, where):

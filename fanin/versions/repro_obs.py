@@ -66,6 +66,14 @@ def probe(id, **declared):
     return mark
 
 
+_HARM = {"safe": 0, "order-coupled": 1, "loud": 2, "nondeterministic": 2, "hangs": 3, "silent": 4}
+
+
+def harm(hazard):
+    """fanin's order of harm (`fanin.model.compare.harm`; tests/test_repro.py checks they agree); n/a ranks with safe."""
+    return _HARM.get(hazard, 0)
+
+
 class NotApplicable(BaseException):
     """What the probe is about does not exist in the installed version."""
 

@@ -33,7 +33,7 @@ from google.adk.agents import BaseAgent, LlmAgent, ParallelAgent, SequentialAgen
 from google.adk.sessions import InMemorySessionService
 
 from fanin.probe import Claim, Observer, probe
-from adk_mitigation import judge, words
+from mitigation import judge, words
 
 PARALLEL_AGENT_DOC = "https://google.github.io/adk-docs/agents/workflow-agents/parallel-agents/"
 STATE_DOC = "https://google.github.io/adk-docs/sessions/state/"
@@ -445,11 +445,11 @@ async def test_child_exception_mitigated(obs: Observer) -> None:
         service = InMemorySessionService()
         await service.create_session(app_name=APP, user_id=USER, session_id="s1")
         result = await obs.attempt_async(lambda: run_turn(ParallelAgent(name="fanout", sub_agents=branches), service, "s1"))
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
         if "raises" in result:
             runs[",".join(order)] = {"raises": result["raises"]}
             continue
+        if turns.vacuous:
+            obs.vacuous(turns.vacuous)
         state = await stored_state(service, "s1")
         writes = {"result_a": {"failed": "RuntimeError"}, "result_b": "B", "result_c": "C"}
         runs[",".join(order)] = {

@@ -12,7 +12,7 @@ from gates import Turns
 from adk_kit import run_workflow
 
 from fanin.probe import Claim, Observer, probe
-from adk_mitigation import judge, words
+from mitigation import judge, words
 
 JOIN_NODE_SOURCE = "https://github.com/google/adk-python/blob/main/src/google/adk/workflow/_join_node.py"
 FAN_IN_SAMPLE = (
@@ -90,10 +90,10 @@ async def test_join_input_schema_mitigated(obs: Observer) -> None:
             ],
         )
         result = await obs.attempt_async(lambda: run_workflow(workflow))
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
         if "raises" in result:
             return {"raises": result["raises"]}
+        if turns.vacuous:
+            obs.vacuous(turns.vacuous)
         made = {"market": {"score": 1}, **({"risk": risk_output} if risk_output is not None else {})}
         used = received[0] if len(received) == 1 else {}
         return {
@@ -148,10 +148,10 @@ async def test_join_none_output_mitigated(obs: Observer) -> None:
             edges=[("START", (gated(turns, "market", {"price": 10}), gated(turns, "risk", None)), JoinNode(name="join"), collect)],
         )
         result = await obs.attempt_async(lambda: run_workflow(workflow))
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
         if "raises" in result:
             return {"raises": result["raises"]}
+        if turns.vacuous:
+            obs.vacuous(turns.vacuous)
         decision = received[0] if len(received) == 1 else {}
         made = {"market": {"price": 10}}  # risk returned None: no result
         wrong = [f"collect ran {len(received)} times"] if len(received) != 1 else []
@@ -199,10 +199,10 @@ async def test_join_renamed_node_mitigated(obs: Observer) -> None:
             edges=[("START", (gated(turns, MARKET, {"price": 10}), risk_node), JoinNode(name="join"), collect)],
         )
         result = await obs.attempt_async(lambda: run_workflow(workflow))
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
         if "raises" in result:
             return {"raises": result["raises"]}
+        if turns.vacuous:
+            obs.vacuous(turns.vacuous)
         read = received[0] if len(received) == 1 else {}
         made = {"market": {"price": 10}, "risk": {"score": 3}}
         wrong = [f"collect ran {len(received)} times"] if len(received) != 1 else []
@@ -247,10 +247,10 @@ async def test_plain_fan_in_mitigated(obs: Observer) -> None:
             edges=[("START", (gated(turns, "market", {"price": 10}), gated(turns, "risk", {"score": 3})), JoinNode(name="join"), collect)],
         )
         result = await obs.attempt_async(lambda: run_workflow(workflow))
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
         if "raises" in result:
             return {"raises": result["raises"]}
+        if turns.vacuous:
+            obs.vacuous(turns.vacuous)
         made = {"market": {"price": 10}, "risk": {"score": 3}}
         every = [r for r in received if isinstance(r, dict)]
         return {

@@ -10,8 +10,9 @@ plumbing that several probes need the same way:
   of the model (create_deep_agent, the `task` tool, LangGraph's fan-in) is the
   real deepagents code.
 - `task_call`, `tool_call`: tool calls as a model emits them.
-- `ThreadTurns`: force the order in which *sync* subagents (LangGraph runs each
-  `task` call in its thread pool) go on, without sleeping.
+- Subagents are ordered with `gates.ThreadTurns` in their scripted model's steps only: LangGraph
+  folds the `task` results in the order of the tool calls whatever the finishing order, and its
+  per-task stream updates can lag behind a task's end, so they are not used as a signal.
 - `task_of`, `answered`: what a subagent run was asked, and how its own tools answered.
 - `replies`, `file_texts`: what the parent received, as plain data.
 """
@@ -139,54 +140,3 @@ def file_texts(files: dict[str, Any] | None) -> dict[str, str]:
         content = data.get("content") if isinstance(data, dict) else data
         out[path] = "\n".join(content) if isinstance(content, list) else content
     return out
-
-
-class ThreadTurns:
-    """Let sync subagents (each `task` call runs in LangGraph's thread pool) go on one at a time.
-
-    Each subagent's scripted model calls `turns.arrive(name)` in the step the probe
-    wants to order: it blocks until it is that subagent's turn. The first name in
-    `order` is released by the last arrival, so all of them are proven to be in
-    flight together (their `task` calls share one superstep). `turns.done(name)`,
-    from the same step once it has decided its reply, releases the next one.
-
-    Only the model steps are ordered: LangGraph folds the `task` results in the
-    order of the tool calls whatever the finishing order, and its per-task stream
-    updates can lag behind a task's end, so they are not used as a signal.
-
-    If not every subagent arrives within `patience` seconds (the framework ran them
-    one by one), everyone is released and `vacuous` says why: the probe then records
-    `vacuous`. The delay only breaks a deadlock; it never decides an order.
-    """
-
-    def __init__(self, order: list[str], patience: float = 5.0) -> None:
-        self.order = list(order)
-        self.patience = patience
-        self.arrived: list[str] = []
-        self.acted: list[str] = []
-        self.vacuous: str | None = None
-        self._lock = threading.Lock()
-        self._events = {name: threading.Event() for name in self.order}
-
-    def arrive(self, name: str) -> None:
-        with self._lock:
-            self.arrived.append(name)
-            if set(self.arrived) >= set(self.order):
-                self._events[self.order[0]].set()
-        if not self._events[name].wait(self.patience):
-            missing = sorted(set(self.order) - set(self.arrived))
-            self.vacuous = f"subagents {missing} were never in flight while {name} waited"
-            for event in self._events.values():
-                event.set()
-
-    def done(self, name: str) -> None:
-        with self._lock:
-            self.acted.append(name)
-        position = self.order.index(name)
-        if position + 1 < len(self.order):
-            self._events[self.order[position + 1]].set()
-
-    def turn(self, name: str) -> None:
-        """`arrive` then `done`: wait for this subagent's turn, then hand it to the next."""
-        self.arrive(name)
-        self.done(name)

@@ -3,6 +3,7 @@
 from langchain_core.messages import HumanMessage
 
 import da_kit
+from gates import ThreadTurns
 from fanin.probe import Claim, Observer, probe
 
 SUBAGENT_TESTS = (
@@ -48,7 +49,7 @@ def test_parallel_files(obs: Observer) -> None:
         for me in ("A", "B")
     }
     listed = ["A", "B"]
-    turns = da_kit.ThreadTurns(list(reversed(listed)))  # the writer listed last replies first
+    turns = ThreadTurns(list(reversed(listed)))  # the writer listed last replies first
     tools_answered: dict[str, dict[str, str]] = {}
 
     def writer(messages):

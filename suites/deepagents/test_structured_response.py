@@ -4,6 +4,7 @@ from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
 import da_kit
+from gates import ThreadTurns
 from fanin.probe import Claim, Observer, probe
 
 SUBAGENT_TESTS = (
@@ -35,7 +36,7 @@ def test_structured_response(obs: Observer) -> None:
         verdict: str
 
     topics = ["alpha", "beta"]
-    turns = da_kit.ThreadTurns(topics)
+    turns = ThreadTurns(topics)
 
     def answer(messages):
         # Both runs of the analyst share this model: the reply depends only on the task it was given.

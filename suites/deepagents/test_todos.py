@@ -3,6 +3,7 @@
 from langchain_core.messages import HumanMessage
 
 import da_kit
+from gates import ThreadTurns
 from fanin.probe import Claim, Observer, probe
 
 SUBAGENT_TESTS = (
@@ -28,7 +29,7 @@ def test_parallel_todos(obs: Observer) -> None:
     TodoListMiddleware = obs.need("langchain.agents.middleware", "TodoListMiddleware")
 
     parts = ["A", "B"]
-    turns = da_kit.ThreadTurns(parts)
+    turns = ThreadTurns(parts)
     tools_answered: dict[str, dict[str, str]] = {}
 
     def planner(messages):

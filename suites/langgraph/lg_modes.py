@@ -8,7 +8,7 @@ Plumbing only, so that one probe function can state its scenario once and observ
   inside `asyncio.run` (LangGraph runs them as asyncio tasks on the event loop).
 
 What a probe observes (the graph, the writes, what it records) stays in the probe. In `sync` mode
-`node` is the identity, `invoke` / `stream` are the plain calls and `Gate` is `lg_kit.ThreadTurns`, so
+`node` is the identity, `invoke` / `stream` are the plain calls and `Gate` is `gates.ThreadTurns`, so
 a probe's default (sync) variant observes exactly what it did before it had an async variant.
 
 - `node(obs, fn)`: `fn` itself in `sync` mode; in `async` mode an `async def` with `fn`'s signature
@@ -16,7 +16,7 @@ a probe's default (sync) variant observes exactly what it did before it had an a
 - `invoke(obs, graph, input, ...)`: `invoke`, or `asyncio.run(ainvoke(...))`.
 - `stream(obs, graph, input, ..., on_chunk=...)`: every chunk of `stream` / `astream`, in order;
   `on_chunk` sees each one as it arrives (gates are released from there).
-- `Gate(obs, order)`: `lg_kit.ThreadTurns` for sync nodes, `gates.Turns` for async ones, behind one
+- `Gate(obs, order)`: `gates.ThreadTurns` for sync nodes, `gates.Turns` for async ones, behind one
   interface: `gate.node(name, fn)` makes a node that waits for its turn before running `fn`,
   `gate.finished(name)` releases the next one, `gate.acted` / `gate.vacuous` as in both kits.
 - `Hold(obs, names, held, patience)`: keep some tasks in flight (until cancelled, or `patience` runs
@@ -31,8 +31,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from gates import Turns
-from lg_kit import ThreadTurns
+from gates import ThreadTurns, Turns
 
 
 def node(obs, fn: Callable) -> Callable:
@@ -98,7 +97,7 @@ def stream(
 class Gate:
     """Force the order in which gated nodes finish, in either mode, without sleeping.
 
-    Sync mode uses `lg_kit.ThreadTurns` (a node blocks its worker thread until its turn); async mode
+    Sync mode uses `gates.ThreadTurns` (a node blocks its worker thread until its turn); async mode
     uses `gates.Turns` (a node awaits its turn on the event loop). Either way every gated node must
     be in flight before the first is released, and the next is released by `finished(name)`, which
     the probe calls when the previous node's update chunk arrives. Make one Gate per run.
@@ -133,10 +132,7 @@ class Gate:
         """`name`'s writes exist: release the next node in the order (unknown names are ignored)."""
         if name not in self.order:
             return
-        if self.mode == "async":
-            self._turns.done(name)
-        else:
-            self._turns.finished(name)
+        self._turns.done(name)
 
     @property
     def acted(self) -> list[str]:

@@ -33,7 +33,7 @@ DURABILITY_DOC = "https://docs.langchain.com/oss/python/langgraph/durable-execut
     modes=("sync", "async"),
 )
 def test_durability_modes(obs: Observer) -> None:
-    from lg_kit import ThreadTurns
+    from gates import ThreadTurns
 
     class State(TypedDict):
         items: Annotated[list, operator.add]
@@ -77,7 +77,7 @@ def test_durability_modes(obs: Observer) -> None:
             mode, update = chunk
             if mode == "updates":
                 for name in update:
-                    turns.finished(name)
+                    turns.done(name)
 
         # "custom" beside "updates" makes the loop wait on its output queue too, so ok's update reaches
         # on_chunk (which releases flaky) even while the loop waits for flaky.
@@ -160,7 +160,7 @@ def test_durability_modes(obs: Observer) -> None:
 )
 def test_retry_policy(obs: Observer) -> None:
     RetryPolicy = obs.need("langgraph.types", "RetryPolicy")
-    from lg_kit import ThreadTurns
+    from gates import ThreadTurns
 
     class State(TypedDict):
         items: Annotated[list, operator.add]
@@ -205,7 +205,7 @@ def test_retry_policy(obs: Observer) -> None:
         mode, update = chunk
         if mode == "updates":
             for name in update:
-                turns.finished(name)
+                turns.done(name)
 
     with obs.framework(value=lambda: {"runs": runs, "join_saw": join_saw}):
         # "custom" beside "updates": the loop also wakes on its output queue, so ok's update reaches on_chunk

@@ -8,6 +8,7 @@ from langgraph.graph import START, StateGraph
 import lg_modes
 from fanin.probe import Claim, Observer, probe
 
+
 @probe(
     "langgraph/fold-order/node-names",
     title="Three retrievers fanned out from one node append to one operator.add list: which order?",
@@ -30,9 +31,11 @@ def test_node_names(obs: Observer) -> None:
     class State(TypedDict):
         items: Annotated[list, operator.add]
 
+    # Each set is chosen so that its candidate orders all differ (sorted by code point, sorted ignoring
+    # case, the order the nodes were added): what the fold matches names one rule, never several.
     name_sets = {
-        "add order reversed": ["retriever_c", "retriever_b", "retriever_a"],
-        "verify_a / analyze_b": ["verify_a", "analyze_b", "rank_c"],
+        "add order reversed": ["retriever_c", "Retriever_b", "retriever_a"],
+        "verify_a / analyze_b": ["verify_a", "analyze_b", "Rank_c"],
         "KBSearch / search_docs": ["search_docs", "KBSearch", "Web"],
         "2_retriever / a_retriever": ["a_retriever", "B_retriever", "2_retriever"],
     }
@@ -47,6 +50,13 @@ def test_node_names(obs: Observer) -> None:
 
     observed = {}
     for case, names in name_sets.items():
+        candidates = {
+            "by name (code point)": sorted(names),
+            "by name (case-insensitive)": sorted(names, key=str.lower),
+            "by add order": list(names),
+        }
+        if len({tuple(order) for order in candidates.values()}) != len(candidates):
+            raise AssertionError(f"{case}: two candidate orders coincide, so the set cannot tell them apart")
         builder = StateGraph(State)
         builder.add_node("plan", lg_modes.node(obs, lambda state: {"items": []}))
         builder.add_edge(START, "plan")
@@ -57,24 +67,23 @@ def test_node_names(obs: Observer) -> None:
             items = lg_modes.invoke(obs, builder.compile(), {"items": []})["items"]
         if len({steps[name] for name in names}) != 1:
             obs.vacuous(f"{case}: the retrievers did not share one superstep: {steps}")
-        if items == sorted(names):
-            rule = "by name (code point)"
-        elif items == sorted(names, key=str.lower):
-            rule = "by name (case-insensitive)"
-        elif items == names:
-            rule = "by add order"
-        else:
-            rule = "other"
-        observed[case] = {"added": names, "items": items, "rule": rule}
+        rule = next((rule for rule, order in candidates.items() if items == order), "other")
+        lost = sorted(set(names) - set(items))
+        observed[case] = {"added": names, "items": items, "rule": rule, **({"lost": lost} if lost else {})}
     rules = {case["rule"] for case in observed.values()}
     rule = rules.pop() if len(rules) == 1 else "mixed"
+    lost = [f"{case}: {name}" for case, seen in observed.items() for name in seen.get("lost", [])]
+    # Every write kept in a fold whose order follows the names (or the code): the result is coupled to that order.
+    hazard = "silent" if lost else "order-coupled"
     obs.record(
         observed,
-        label=f"order: {rule}",
-        detail=f"fold order {rule} in every name set"
+        label=f"lost {len(lost)} writes" if lost else f"order: {rule}",
+        detail=f"writes lost: {lost}"
+        if lost
+        else f"fold order {rule} in every name set"
         if rule != "mixed"
         else f"fold order differs by name set: {[c['rule'] for c in observed.values()]}",
-        hazard="order-coupled",
+        hazard=hazard,
     )
 
 
@@ -224,11 +233,12 @@ def test_across_supersteps(obs: Observer) -> None:
     if steps.get("z_shallow") == steps.get("a_deep"):
         obs.vacuous(f"the writers ran in the same superstep: {steps}")
     items = final["items"]
-    by_step = sorted(items, key=lambda name: steps[name])
-    rule = "by superstep" if items == by_step else "by name" if items == sorted(items) else "other"
+    # The shallow writer's name sorts last, so "by superstep" and "by name" are different orders here.
+    rule = "by superstep" if items == ["z_shallow", "a_deep"] else "by name" if items == ["a_deep", "z_shallow"] else "other"
+    lost = sorted({"z_shallow", "a_deep"} - set(items))
     obs.record(
-        {"final": final, "writer_steps": steps},
-        label=f"order: {rule}",
+        {"final": final, "writer_steps": steps, **({"lost": lost} if lost else {})},
+        label=f"lost {', '.join(lost)}" if lost else f"order: {rule}",
         detail=f"items {items} with writer steps {dict(sorted(steps.items()))}",
-        hazard="order-coupled",
+        hazard="silent" if lost else "order-coupled",
     )

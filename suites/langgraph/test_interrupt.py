@@ -2,15 +2,36 @@
 
 import operator
 import threading
+from collections.abc import Callable
 from typing import Annotated, TypedDict
 
 from langgraph.graph import START, StateGraph
 
 import lg_persist
-from fanin.probe import Claim, Observer, probe
+from fanin.probe import Claim, Observer, harm, probe
 
 INTERRUPTS_DOC = "https://docs.langchain.com/oss/python/langgraph/interrupts"
 PENDING_WRITES_DOC = "https://docs.langchain.com/oss/python/langgraph/persistence#pending-writes"
+
+
+def fan_in(schema: type, branches: dict[str, Callable], runs: dict[str, int]) -> StateGraph:
+    """The shape the parallel interrupt probes ask in: START fans out to `branches`, a list edge joins them.
+
+    The join counts its runs in `runs["join"]` and appends "join" to `items`.
+    """
+
+    def join(state) -> dict:  # unannotated: the graph's own schema is its input
+        runs["join"] += 1
+        return {"items": ["join"]}
+
+    builder = StateGraph(schema)
+    for name, node in branches.items():
+        builder.add_node(name, node)
+    builder.add_node("join", join)
+    for name in branches:
+        builder.add_edge(START, name)
+    builder.add_edge(list(branches), "join")
+    return builder
 
 
 @probe(
@@ -60,17 +81,7 @@ def test_parallel_sibling(obs: Observer) -> None:
         answer = interrupt("approve?")
         return {"items": [f"asker:{answer}"]}
 
-    def join(state: State) -> dict:
-        runs["join"] += 1
-        return {"items": ["join"]}
-
-    builder = StateGraph(State)
-    builder.add_node("sibling", sibling)
-    builder.add_node("asker", asker)
-    builder.add_node("join", join)
-    builder.add_edge(START, "sibling")
-    builder.add_edge(START, "asker")
-    builder.add_edge(["sibling", "asker"], "join")
+    builder = fan_in(State, {"sibling": sibling, "asker": asker}, runs)
     config = {"configurable": {"thread_id": "parallel-sibling"}}
 
     with lg_persist.checkpointer(obs) as saver:
@@ -167,17 +178,7 @@ def test_parallel_both(obs: Observer) -> None:
 
         return node
 
-    def join(state: State) -> dict:
-        runs["join"] += 1
-        return {"items": ["join"]}
-
-    builder = StateGraph(State)
-    builder.add_node("a", asker("a"))
-    builder.add_node("b", asker("b"))
-    builder.add_node("join", join)
-    builder.add_edge(START, "a")
-    builder.add_edge(START, "b")
-    builder.add_edge(["a", "b"], "join")
+    builder = fan_in(State, {"a": asker("a"), "b": asker("b")}, runs)
 
     forms: dict[str, dict] = {}
     with lg_persist.checkpointer(obs) as saver:
@@ -249,7 +250,7 @@ def test_parallel_both(obs: Observer) -> None:
     graded = {form: _grade_resume_form(form, forms[form]) for form in RESUME_FORMS}
     accepted = [form for form in RESUME_FORMS if graded[form][1] is not None]
     if accepted:
-        hazard = max((graded[form][1] for form in accepted), key=_HARM_ORDER.index)
+        hazard = max((graded[form][1] for form in accepted), key=harm)
     else:  # no form is accepted: every resume raises, or none reaches a node
         hazard = "loud" if any(r.get("raises") for f in forms.values() for r in f.get("resumes", [])) else "silent"
     for form in RESUME_FORMS:
@@ -272,9 +273,6 @@ def _forms_label(readings: dict[str, str]) -> str:
     parts = [f"{_FORM_SHORT[form]}:{reading.split(' ')[0]}" for form, reading in readings.items()]
     label = "resumes " + " ".join(parts)
     return label if len(label) <= 40 else " ".join(parts)[:40]
-_HARM_ORDER = ("safe", "order-coupled", "loud", "silent")
-
-
 def _grade_resume_form(form: str, seen: dict) -> tuple[str, str | None, str]:
     """(short reading, hazard or None when the version does not accept this form, what happened).
 

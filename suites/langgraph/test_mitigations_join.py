@@ -7,97 +7,18 @@ is how often the join ran; what it saw is shown beside it.
 """
 
 import operator
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
 import lg_modes
 from fanin.probe import Claim, Observer, probe
+from mitigation import judge, words
 
 DEFER_DOC = "https://docs.langchain.com/oss/python/langgraph/graph-api-control-flow#defer-node-execution"
 NO_DEFER = "StateGraph.add_node has no parameter 'defer' in this version"
+JOINED = "join runs once, sees every write"
 
-# Worst last: a write lost with no error outranks a stopped run, which outranks an order dependence.
-
-RANK = ("safe", "order-coupled", "nondeterministic", "loud", "silent")
-
-
-def judge(variants: dict[str, dict[str, dict]]) -> tuple[dict, str]:
-    """The value and hazard of a mitigation observed in several variants and runs.
-
-    `variants[variant][run]` is `{"made": [...], "kept": [...], "result": {...}}` (optionally `"wrong"`:
-    what went wrong although no write is missing, e.g. a join that ran twice; `"observed"`: shown, not
-    compared) or `{"raises": "Name"}`; a variant the version
-    cannot build is `{"n/a": reason}`. Writes are named `variant | run | write`. A variant is silent if
-    a write is missing from (or wrong in) a run's final state, loud if a run raised, order-coupled if
-    its runs' results differ, safe otherwise; the probe is its worst variant.
-    """
-    made: list[str] = []
-    kept: list[str] = []
-    lost: list[str] = []
-    wrong: list[str] = []
-    shown: dict[str, Any] = {}
-    hazards: dict[str, str] = {}
-    judged_wrong = False
-    for variant, runs in variants.items():
-        if "n/a" in runs:
-            shown[variant] = runs
-            continue
-        found = ["safe"]
-        results = []
-        for run, seen in runs.items():
-            if "raises" in seen:
-                found.append("loud")
-                results.append(seen)
-                continue
-            tag = " | ".join([*([variant] if len(variants) > 1 else []), *([run] if len(runs) > 1 else [])])
-            named = {w: f"{tag} | {w}" if tag else w for w in seen["made"] + seen.get("wrong", [])}
-            made += [named[w] for w in seen["made"]]
-            kept += [named[w] for w in seen["made"] if w in seen["kept"]]
-            missing = [named[w] for w in seen["made"] if w not in seen["kept"]]
-            lost += missing
-            judged_wrong = judged_wrong or "wrong" in seen
-            wrong += [named[w] for w in seen.get("wrong", [])]
-            found.append("silent" if missing or seen.get("wrong") else "safe")
-            results.append(seen["result"])
-        same = all(result == results[0] for result in results)  # here: the same join run count in every run
-        if not same:
-            found.append("order-coupled")
-        hazards[variant] = max(found, key=RANK.index)
-        shown[variant] = {
-            "hazard": hazards[variant],
-            **({"order_independent": same} if len(runs) > 1 else {}),
-            "runs": {
-                run: seen if "raises" in seen else {**seen["result"], **seen.get("observed", {})} for run, seen in runs.items()
-            },
-        }
-    hazard = max(hazards.values(), key=RANK.index) if hazards else "n/a"
-    value = {"writes": {"made": made, "kept": kept}, "lost": lost, **({"wrong": wrong} if judged_wrong else {})}
-    return {**value, "variants": shown}, hazard
-
-
-def words(value: dict, hazard: str) -> tuple[str, str]:
-    """A label (at most 40 characters) and a detail line for a judged mitigation."""
-    variants = {k: v for k, v in value["variants"].items() if "n/a" not in v}
-    total, kept = len(value["writes"]["made"]), len(value["writes"]["kept"])
-    if hazard == "safe":
-        label = "join runs once, sees every write"
-    elif len(variants) == 1:
-        label = {
-            "order-coupled": "all kept, order-coupled",
-            "loud": "raises",
-            "silent": f"lost or wrong: {total - kept + len(value.get('wrong', []))} of {total}",
-        }.get(hazard, hazard)
-    else:
-        unsafe = [f"{name.split()[0]}: {v['hazard']}" for name, v in variants.items() if v["hazard"] != "safe"]
-        label = "; ".join(unsafe) + ("; rest safe" if len(unsafe) < len(variants) else "")
-    label = label if len(label) <= 40 else label[:39] + "…"
-    detail = f"{kept} of {total} writes kept" + (f", {len(value['wrong'])} wrong" if value.get("wrong") else "") + "; "
-    detail += "; ".join(
-        f"{name}: n/a ({v['n/a']})" if "n/a" in v else f"{name}: {v['hazard']}, results {list(v['runs'].values())}"
-        for name, v in value["variants"].items()
-    )
-    return label, detail
 
 
 def has_defer() -> bool:
@@ -166,7 +87,7 @@ def test_separate_edges_mitigated(obs: Observer) -> None:
             "separate edges, defer=True on join": {"run": run("defer")} if has_defer() else {"n/a": NO_DEFER},
         }
     value, hazard = judge(variants)
-    label, detail = words(value, hazard)
+    label, detail = words(value, hazard, safe=JOINED)
     obs.record(value, label=label, detail=detail, hazard=hazard)
 
 
@@ -220,7 +141,7 @@ def test_unequal_depth_docs_example_mitigated(obs: Observer) -> None:
             "separate edges, defer=True on d": {"run": run("defer")} if has_defer() else {"n/a": NO_DEFER},
         }
     value, hazard = judge(variants)
-    label, detail = words(value, hazard)
+    label, detail = words(value, hazard, safe=JOINED)
     obs.record(value, label=label, detail=detail, hazard=hazard)
 
 
@@ -283,7 +204,7 @@ def test_unselected_branch_mitigated(obs: Observer) -> None:
             else {"n/a": NO_DEFER},
         }
     value, hazard = judge(variants)
-    label, detail = words(value, hazard)
+    label, detail = words(value, hazard, safe=JOINED)
     obs.record(value, label=label, detail=detail, hazard=hazard)
 
 
@@ -352,7 +273,7 @@ def test_defer_after_defer_mitigated(obs: Observer) -> None:
             "deferred j1, list edge [j1, c3] -> j2": {"run": run("list edge")},
         }
     value, hazard = judge(variants)
-    label, detail = words(value, hazard)
+    label, detail = words(value, hazard, safe=JOINED)
     obs.record(value, label=label, detail=detail, hazard=hazard)
 
 
@@ -411,5 +332,5 @@ def test_empty_mitigated(obs: Observer) -> None:
     with obs.framework():
         variants = {"join name as the fallback": {"no jobs": run([]), "two jobs": run(["j1", "j2"])}}
     value, hazard = judge(variants)
-    label, detail = words(value, hazard)
+    label, detail = words(value, hazard, safe=JOINED)
     obs.record(value, label=label, detail=detail, hazard=hazard)

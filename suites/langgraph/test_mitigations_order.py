@@ -15,7 +15,8 @@ from langgraph.graph import START, StateGraph
 
 import lg_modes
 from fanin.probe import Claim, Observer, probe
-from lg_mitigation import judge, kept_of, NAMINGS, words
+from lg_mitigation import kept_of, NAMINGS
+from mitigation import judge, words
 
 STABLE_SORTING = "https://langchain-ai.github.io/langgraph/how-tos/branching/#stable-sorting"
 REDUCERS_DOC = "https://docs.langchain.com/oss/python/langgraph/graph-api#reducers"
@@ -70,9 +71,9 @@ def test_add_mitigated(obs: Observer) -> None:
         builder.add_node("read", lambda state: {"ordered": by_key(state["items"])})
         builder.add_edge(list(naming), "read")
         outcome = obs.attempt(lambda: builder.compile().invoke({"items": [], "ordered": []}))
-        obs.require_same_step(steps, expected=len(naming))
         if "raises" in outcome:
             return outcome
+        obs.require_same_step(steps, expected=len(naming))
         ordered = outcome["returned"]["ordered"]
         return {"made": [f"{n}:{i}" for n, i in naming.items()], "kept": kept_of(naming, ordered), "result": ordered}
 
@@ -121,9 +122,9 @@ def test_metadata_before_reducer_mitigated(obs: Observer) -> None:
         graph = builder.compile()
         channels.add(type(graph.channels["items"]).__name__)
         outcome = obs.attempt(lambda: graph.invoke({"items": [], "ordered": []}))
-        obs.require_same_step(steps, expected=len(naming))
         if "raises" in outcome:
             return outcome
+        obs.require_same_step(steps, expected=len(naming))
         ordered = outcome["returned"]["ordered"]
         return {"made": [f"{n}:{i}" for n, i in naming.items()], "kept": kept_of(naming, ordered), "result": ordered}
 
@@ -177,9 +178,9 @@ def test_node_names_mitigated(obs: Observer) -> None:
         builder.add_node("join", lg_modes.node(obs, lambda state: {"ordered": by_key(state["items"])}))
         builder.add_edge(names, "join")
         outcome = obs.attempt(lambda: lg_modes.invoke(obs, builder.compile(), {"items": [], "ordered": []}))
-        obs.require_same_step(steps, expected=len(names))
         if "raises" in outcome:
             return outcome
+        obs.require_same_step(steps, expected=len(names))
         ordered = outcome["returned"]["ordered"]
         # compared across name sets: the intended position of each item, in the order the join produced
         positions = [names.index(name) if name in names else name for name in ordered]
@@ -228,9 +229,9 @@ def test_rename_mitigated(obs: Observer) -> None:
         builder.add_node("join", lg_modes.node(obs, lambda state: {"ordered": by_key(state["items"])}))
         builder.add_edge([name for name, _ in writers], "join")
         outcome = obs.attempt(lambda: lg_modes.invoke(obs, builder.compile(), {"items": [], "ordered": []}))
-        obs.require_same_step(steps, expected=len(writers))
         if "raises" in outcome:
             return outcome
+        obs.require_same_step(steps, expected=len(writers))
         ordered = outcome["returned"]["ordered"]
         made = dict(writers)
         return {"made": [f"{n}:{i}" for n, i in made.items()], "kept": kept_of(made, ordered), "result": ordered}
@@ -288,12 +289,12 @@ def test_completion_time_mitigated(obs: Observer) -> None:
                 obs, builder.compile(), {"items": [], "ordered": []}, stream_mode=["updates", "values"], on_chunk=release
             )
         )
+        if "raises" in outcome:
+            return outcome
         if turns.vacuous:
             obs.vacuous(turns.vacuous)
         if turns.acted != order:
             obs.vacuous(f"the nodes finished as {turns.acted}, not {order}")
-        if "raises" in outcome:
-            return outcome
         ordered = [data for mode, data in outcome["returned"] if mode == "values"][-1]["ordered"]
         return {"made": [f"{n}:{i}" for n, i in naming.items()], "kept": kept_of(naming, ordered), "result": ordered}
 
@@ -355,10 +356,10 @@ def test_across_supersteps_mitigated(obs: Observer) -> None:
         builder.add_node("read", lg_modes.node(obs, lambda state: {"ordered": by_key(state["items"])}))
         builder.add_edge(list(names.values()), "read")
         outcome = obs.attempt(lambda: lg_modes.invoke(obs, builder.compile(), {"items": [], "ordered": []}))
-        if steps.get(names["z"]) == steps.get(names["a"]):
-            obs.vacuous(f"the writers ran in the same superstep: {steps}")
         if "raises" in outcome:
             return outcome
+        if steps.get(names["z"]) == steps.get(names["a"]):
+            obs.vacuous(f"the writers ran in the same superstep: {steps}")
         ordered = outcome["returned"]["ordered"]
         made = {name: item for item, name in names.items()}
         return {"made": [f"{n}:{i}" for n, i in made.items()], "kept": kept_of(made, ordered), "result": ordered}
@@ -419,12 +420,12 @@ def test_order_mitigated(obs: Observer) -> None:
                 obs, builder.compile(), {"items": [], "ordered": []}, stream_mode=["updates", "values"], on_chunk=release
             )
         )
+        if "raises" in outcome:
+            return outcome
         if turns.vacuous:
             obs.vacuous(turns.vacuous)
         if sorted(turns.acted) != sorted(x for _, x, _ in sends):
             obs.vacuous(f"not every Send task finished under the gate: {turns.acted}")
-        if "raises" in outcome:
-            return outcome
         ordered = [data for mode, data in outcome["returned"] if mode == "values"][-1]["ordered"]
         made = {f"{node}({x})": x for node, x, _ in sends}
         return {"made": [f"{n}:{x}" for n, x in made.items()], "kept": kept_of(made, ordered), "result": ordered}
@@ -492,9 +493,9 @@ def test_pull_before_push_mitigated(obs: Observer) -> None:
             builder.add_edge("fan", "zz_edge")
             builder.add_edge("zz_edge", "read")
         outcome = obs.attempt(lambda: lg_modes.invoke(obs, builder.compile(), {"items": [], "ordered": []}))
-        obs.require_same_step(steps, expected=3)
         if "raises" in outcome:
             return outcome
+        obs.require_same_step(steps, expected=3)
         ordered = outcome["returned"]["ordered"]
         made = {"zz_edge": "zz_edge"} if edge_writer else {}
         made.update({f"aa_send({x})": x for x in sent})

@@ -241,32 +241,41 @@ def test_full_state_return(obs: Observer) -> None:
         a_result: str
         b_result: str
 
-    steps: dict[str, int] = {}
+    # Both namings: were the writes folded by name with the last one kept, the sibling's b_result would
+    # survive when the sibling's name sorts last and be lost when it sorts first, so one naming cannot pass by luck.
+    namings = {"a retries, b is its sibling": ("a", "b"), "b retries, a is its sibling": ("b", "a")}
+    runs: dict[str, dict] = {}
+    for case, (retrier, sibling_name) in namings.items():
+        steps: dict[str, int] = {}
 
-    def retrying(state: State, config) -> State:
-        steps["a"] = config["metadata"]["langgraph_step"]
-        state["attempts"] += 1
-        state["a_result"] = "A"
-        return state
+        def retrying(state: State, config) -> State:
+            steps[retrier] = config["metadata"]["langgraph_step"]
+            state["attempts"] += 1
+            state["a_result"] = "A"
+            return state
 
-    def sibling(state: State, config) -> dict:
-        steps["b"] = config["metadata"]["langgraph_step"]
-        return {"b_result": "B"}
+        def sibling(state: State, config) -> dict:
+            steps[sibling_name] = config["metadata"]["langgraph_step"]
+            return {"b_result": "B"}
 
-    builder = StateGraph(State)
-    builder.add_node("a", lg_modes.node(obs, retrying))
-    builder.add_node("b", lg_modes.node(obs, sibling))
-    builder.add_edge(START, "a")
-    builder.add_edge(START, "b")
-    graph = builder.compile()
+        builder = StateGraph(State)
+        builder.add_node(retrier, lg_modes.node(obs, retrying))
+        builder.add_node(sibling_name, lg_modes.node(obs, sibling))
+        builder.add_edge(START, retrier)
+        builder.add_edge(START, sibling_name)
+        graph = builder.compile()
 
-    with obs.framework(value=lambda: {"writer_steps": steps}):
-        final = lg_modes.invoke(obs, graph, {"attempts": 0, "a_result": "", "b_result": ""})
-    obs.require_same_step(steps, expected=2, what="writers")
-    kept = final["b_result"] == "B"
+        with obs.framework(value=lambda: {**runs, "raised in": case, "writer_steps": steps}):
+            final = lg_modes.invoke(obs, graph, {"attempts": 0, "a_result": "", "b_result": ""})
+        obs.require_same_step(steps, expected=2, what="writers")
+        runs[case] = {"final": final, "writer_steps": steps}
+    made = {"attempts": 1, "a_result": "A", "b_result": "B"}  # the retrier's two changes, the sibling's one write
+    lost = [f"{case} | {key}={value}" for case, run in runs.items() for key, value in made.items() if run["final"][key] != value]
     obs.record(
-        {"final": final, "writer_steps": steps},
-        label="sibling kept" if kept else f"sibling lost: b_result={final['b_result']!r}",
-        detail=f"no error; final state {final}",
-        hazard="safe" if kept else "silent",
+        {**runs, "lost": lost},
+        label=f"lost: {', '.join(sorted({w.split(' | ')[1] for w in lost}))}" if lost else "every write kept",
+        detail=f"no error; lost {lost}; final states {[run['final'] for run in runs.values()]}"
+        if lost
+        else f"no error; every write kept in both namings: {[run['final'] for run in runs.values()]}",
+        hazard="silent" if lost else "safe",
     )

@@ -20,7 +20,7 @@ from fanin.probe import Claim, Observer, probe
 )
 def test_updates_attribution(obs: Observer) -> None:
     Send = obs.need("langgraph.types", "Send")
-    from lg_kit import ThreadTurns
+    from gates import ThreadTurns
 
     class State(TypedDict):
         items: Annotated[list, operator.add]
@@ -54,8 +54,8 @@ def test_updates_attribution(obs: Observer) -> None:
             chunks.append(chunk)
             for update in chunk.values():
                 for item in (update or {}).get("items", []):
-                    turns.finished(item)
-                    send_turns.finished(item)
+                    turns.done(item)
+                    send_turns.done(item)
     if turns.vacuous or send_turns.vacuous:
         obs.vacuous(turns.vacuous or send_turns.vacuous)
     one_writer_each = all(len(chunk) == 1 for chunk in chunks)
