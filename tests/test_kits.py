@@ -1,0 +1,104 @@
+"""The probe kits every framework shares (suites/gates.py, suites/mitigation.py): framework-free, so tested here.
+
+A gate that gives up must say what happened, and the mitigation verdict must rank by the harness's
+order of harm, with a raise graded as an outcome (loud), never lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import threading
+from types import ModuleType
+
+import pytest
+
+from fanin.model.compare import harm
+from fanin.model.source import SUITES
+
+
+def _kit(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"fanin_test_{name}", SUITES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gates = _kit("gates")
+mitigation = _kit("mitigation")
+
+
+def _kept(*writes: str, result: object = "r") -> dict:
+    return {"made": list(writes), "kept": list(writes), "result": result}
+
+
+@pytest.mark.parametrize(
+    ("runs", "hazard"),
+    [
+        ({"x": _kept("a"), "y": _kept("a")}, "safe"),
+        ({"x": _kept("a", result=1), "y": _kept("a", result=2)}, "order-coupled"),
+        ({"x": _kept("a"), "y": {"raises": "InvalidUpdateError"}}, "loud"),
+        ({"x": {"hangs": "never ended"}, "y": {"raises": "ValueError"}}, "hangs"),
+        ({"x": {"made": ["a", "b"], "kept": ["a"], "result": "r"}, "y": {"hangs": "never ended"}}, "silent"),
+    ],
+)
+def test_the_verdict_is_the_worst_run_by_the_harness_order_of_harm(runs: dict, hazard: str) -> None:
+    value, found = mitigation.judge({"variant": runs})
+    assert found == hazard
+    assert value["variants"]["variant"]["hazard"] == hazard
+    assert value["wrong"] == [] and set(value) == {"writes", "lost", "wrong", "variants"}
+
+
+def test_the_probe_is_its_worst_variant_and_n_a_variants_are_shown_not_ranked() -> None:
+    variants = {"one": {"x": {"raises": "E"}}, "two": {"x": _kept("a")}, "three": {"n/a": "no such API"}}
+    value, hazard = mitigation.judge(variants)
+    assert hazard == max(["loud", "safe"], key=harm) == "loud"
+    assert value["variants"]["three"] == {"n/a": "no such API"}
+    assert mitigation.judge({"only": {"n/a": "no such API"}})[1] == "n/a"
+
+
+def test_runs_are_shown_as_their_result_beside_what_was_observed() -> None:
+    seen = {**_kept("a", result=[1]), "observed": {"finished": ["a"]}}
+    value, _ = mitigation.judge({"v": {"x": seen}})
+    assert value["variants"]["v"]["runs"] == {"x": {"result": [1], "finished": ["a"]}}
+
+
+def test_turns_says_a_predecessor_never_finished_rather_than_that_nobody_was_in_flight() -> None:
+    async def scenario() -> str | None:
+        turns = gates.Turns(["a", "b"], patience=0.05)
+        first = asyncio.create_task(turns.wait("a"))  # released, but never calls done("a")
+        await turns.wait("b")
+        await first
+        return turns.vacuous
+
+    reason = asyncio.run(scenario())
+    assert reason is not None and "['a'] never finished" in reason and "never in flight" not in reason
+
+
+def test_turns_says_which_branches_were_never_in_flight() -> None:
+    async def scenario() -> str | None:
+        turns = gates.Turns(["a", "b"], patience=0.05)
+        await turns.wait("a")
+        return turns.vacuous
+
+    assert asyncio.run(scenario()) == "branches ['b'] were never in flight while a waited"
+
+
+def test_thread_turns_orders_threads_and_names_a_predecessor_that_never_finished() -> None:
+    turns = gates.ThreadTurns(["b", "a"], patience=5.0)
+    threads = [threading.Thread(target=turns.turn, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert turns.acted == ["b", "a"] and turns.vacuous is None
+
+    stuck = gates.ThreadTurns(["a", "b"], patience=0.05)
+    first = threading.Thread(target=stuck.arrive, args=("a",))  # arrives, never calls done("a")
+    first.start()
+    stuck.arrive("b")
+    first.join()
+    assert stuck.vacuous is not None and "['a'] never finished" in stuck.vacuous
+    stuck.done("not-gated")  # names outside the order are ignored (a stream chunk names every node)
+    assert "not-gated" not in stuck.acted
