@@ -10,6 +10,7 @@
     ./noxw -s lock -- [CELL ...]            re-resolve cell locks with uv
     ./noxw -s bisect -- FRAMEWORK PROBE GOOD BAD   first release where a probe's observation changed
     ./noxw -t repeat -- 20                  every cell 20 times (hash seeds 0..19), then the stability table
+    ./noxw -s sensitivity                   patched framework copies: every probe must notice its patch
     ./noxw -s bench                         benchmarks/results.json, and RESULTS.md rendered from it
     ./noxw -s browser                       the report pages in headless chromium (apt-get install -y chromium)
 
@@ -197,6 +198,12 @@ def bench(session: nox.Session) -> None:
     """Measure floors, the warm matrix, a cold cell, upgrades, bisect, probe --here, audit, the report, growth:
     writes benchmarks/results.json and benchmarks/RESULTS.md rendered from it."""
     fanin(session, group="bench", program=(str(ROOT / "benchmarks" / "bench.py"),))
+
+
+@nox.session
+def sensitivity(session: nox.Session) -> None:
+    """Patch copies of cell venvs (reference/sensitivity.toml); fail unless each patch moves its probes' hazard or label."""
+    fanin(session, "sensitivity", *session.posargs)
 
 
 @nox.session
