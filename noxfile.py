@@ -1,7 +1,7 @@
 """fanin's sessions: thin wiring from reference/matrix.toml to `python -m fanin`; the logic lives in fanin/.
 
     ./noxw                                  every cell (in parallel), then the report (the main job)
-    ./noxw -s tests                         lint, types, harness tests, then every cell against the reference
+    ./noxw -s tests                         lint, types, harness tests, every cell against the reference, sensitivity
     ./noxw -s selftest                      the harness tests alone
     ./noxw -s "probe(langgraph-1.2.18)"     one cell;  -t smoke / -t langgraph / -t adk for groups
     ./noxw -s upgrade -- langgraph==1.2.20  a version outside the matrix, diffed with the newest reference
@@ -243,9 +243,11 @@ def browser(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The CI command: lint and type gates, the harness's tests, then every cell must reproduce its reference."""
+    """The CI command: lint and type gates, the harness's tests, every cell must reproduce its reference,
+    and every probe named in reference/sensitivity.toml must notice its patch."""
     lint(session)
     typecheck(session)
     selftest(session)
     browser(session)
     matrix(session)
+    sensitivity(session)

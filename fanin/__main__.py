@@ -350,7 +350,7 @@ def cmd_sensitivity(args: argparse.Namespace, matrix: Matrix) -> int:
         patches = [p for p in patches if p.id in args.patch]
     for patch in patches:
         matrix.cell(patch.cell)  # an unknown cell is bad input before anything is copied
-    outcome = sensitivity.run(patches, matrix)
+    outcome = sensitivity.run(patches, matrix, all_cells.jobs(args.jobs or 0))
     missed = [m for m in outcome.moves if not m.moved]
     print(
         f"fanin: sensitivity: {len(patches)} patches, {len(outcome.moves) - len(missed)} of {len(outcome.moves)}"
@@ -493,6 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="patch copies of cell venvs (reference/sensitivity.toml): each patch must move its probes' hazard or label",
     )
     sen.add_argument("--patch", action="append", metavar="ID", help="only this patch (repeatable)")
+    sen.add_argument("--jobs", type=int, help="cells side by side (default: FANIN_JOBS or the number of cores)")
     sen.add_argument("--table", action="store_true", help="print the README's table of what each probe is sensitive to")
     sen.set_defaults(func=cmd_sensitivity)
 

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,10 +98,15 @@ def targets(probe_ids: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, list
     return nodes, {p: declared[p].observation_ids() for p in probe_ids}
 
 
-def check(patches: list[Patch], observe: Observe, say: Callable[[str], None] = print) -> list[Move]:
-    """Per cell: the baseline of every named probe, then each patch; a verdict per (patch, probe)."""
-    moves: list[Move] = []
-    for cell in dict.fromkeys(p.cell for p in patches):
+def check(patches: list[Patch], observe: Observe, say: Callable[[str], None] = print, jobs: int = 1) -> list[Move]:
+    """Per cell: the baseline of every named probe, then each patch; a verdict per (patch, probe).
+
+    Cells run side by side (`jobs`, one per core by default from the CLI); a cell's patches one after another,
+    since they share its venv copy.
+    """
+
+    def one_cell(cell: str) -> list[Move]:
+        moves: list[Move] = []
         mine = [p for p in patches if p.cell == cell]
         probes = tuple(dict.fromkeys(probe for p in mine for probe in p.probes))
         _, variants = targets(probes)
@@ -116,7 +122,11 @@ def check(patches: list[Patch], observe: Observe, say: Callable[[str], None] = p
                 move = verdict(patch.id, probe, variants[probe], baseline, seen)
                 moves.append(move)
                 say(f"fanin: {patch.id} -> {probe}: {'moved' if move.moved else 'NOT MOVED'}: {move.why}")
-    return moves
+        return moves
+
+    cells = list(dict.fromkeys(p.cell for p in patches))
+    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(cells)))) as pool:
+        return [move for moves in pool.map(one_cell, cells) for move in moves]
 
 
 class CellCopies:
@@ -174,13 +184,14 @@ class CellCopies:
             shutil.rmtree(copy, ignore_errors=True)
 
 
-def run(patches: list[Patch], matrix: Matrix) -> Outcome:
-    """Every patch against its probes, in venv copies removed afterwards."""
+def run(patches: list[Patch], matrix: Matrix, jobs: int = 1) -> Outcome:
+    """Every patch against its probes, `jobs` cells at a time, in venv copies removed afterwards."""
     started = time.monotonic()
     copies = CellCopies(matrix)
+    venvs.uv_binary()  # found once, in this thread, before any cell thread needs it
     try:
         with one_cell.signals_end_children():
-            moves = check(patches, copies.observe)
+            moves = check(patches, copies.observe, jobs=jobs)
     finally:
         copies.close()
     return Outcome(moves, time.monotonic() - started)
