@@ -30,7 +30,7 @@ from fanin.model.sensitivity import Move, Patch, PatchError, apply, verdict
 from fanin.model.source import REPO_ROOT
 from fanin.run import one_cell, pythons, venvs
 
-WORK = REPO_ROOT / ".fanin" / "sensitivity"  # the venv copies (git-ignored with .fanin/)
+WORK = venvs.VENVS.parent / "sensitivity"  # the venv copies, beside the venvs (.fanin/ or the user cache)
 RESULTS = REPORTS / "sensitivity"
 
 Observe = Callable[[str, Patch | None, tuple[str, ...]], dict[str, Observation]]
