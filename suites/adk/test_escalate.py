@@ -1,4 +1,5 @@
-"""Escalation inside a ParallelAgent branch: are the siblings cancelled, does the pipeline go on?"""
+"""Escalation inside a ParallelAgent branch: what it stops (the siblings, an enclosing loop), which branch
+writes land, whether the escalating event reaches the runner, and what the fan-in after it sees."""
 
 from typing import Any
 
