@@ -1,7 +1,7 @@
 """fanin's sessions: thin wiring from reference/matrix.toml to `python -m fanin`; the logic lives in fanin/.
 
     ./noxw                                  every cell (in parallel), then the report (the main job)
-    ./noxw -s tests                         lint, types, harness tests, then every cell against the reference
+    ./noxw -s tests                         lint, types, harness tests, every cell against the reference, sensitivity
     ./noxw -s selftest                      the harness tests alone
     ./noxw -s "probe(langgraph-1.2.18)"     one cell;  -t smoke / -t langgraph / -t adk for groups
     ./noxw -s upgrade -- langgraph==1.2.20  a version outside the matrix, diffed with the newest reference
@@ -10,6 +10,7 @@
     ./noxw -s lock -- [CELL ...]            re-resolve cell locks with uv
     ./noxw -s bisect -- FRAMEWORK PROBE GOOD BAD   first release where a probe's observation changed
     ./noxw -t repeat -- 20                  every cell 20 times (hash seeds 0..19), then the stability table
+    ./noxw -s sensitivity                   patched framework copies: every probe must notice its patch
     ./noxw -s bench                         benchmarks/results.json, and RESULTS.md rendered from it
     ./noxw -s browser                       the report pages in headless chromium (apt-get install -y chromium)
 
@@ -200,6 +201,12 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session
+def sensitivity(session: nox.Session) -> None:
+    """Patch copies of cell venvs (reference/sensitivity.toml); fail unless each patch moves its probes' hazard or label."""
+    fanin(session, "sensitivity", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff: lint and format check."""
     fanin(session, "check", str(ROOT), group="lint", program=("-m", "ruff"))
@@ -236,9 +243,11 @@ def browser(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The CI command: lint and type gates, the harness's tests, then every cell must reproduce its reference."""
+    """The CI command: lint and type gates, the harness's tests, every cell must reproduce its reference,
+    and every probe named in reference/sensitivity.toml must notice its patch."""
     lint(session)
     typecheck(session)
     selftest(session)
     browser(session)
     matrix(session)
+    sensitivity(session)

@@ -335,6 +335,34 @@ def cmd_repro(args: argparse.Namespace, matrix: Matrix) -> int:
     return 0
 
 
+def cmd_sensitivity(args: argparse.Namespace, matrix: Matrix) -> int:
+    """Each patch of reference/sensitivity.toml must move its probes' hazard or label (see fanin.run.sensitivity)."""
+    from fanin.model import sensitivity as data
+    from fanin.report import sensitivity as table
+    from fanin.run import sensitivity
+
+    patches = data.load()
+    if args.table:
+        print(table.table(patches))
+        return 0
+    if args.patch:
+        unknown = sorted(set(args.patch) - {p.id for p in patches})
+        if unknown:
+            raise FaninError(f"no such patch in reference/sensitivity.toml: {', '.join(unknown)}")
+        patches = [p for p in patches if p.id in args.patch]
+    for patch in patches:
+        matrix.cell(patch.cell)  # an unknown cell is bad input before anything is copied
+    outcome = sensitivity.run(patches, matrix, all_cells.jobs(args.jobs or 0))
+    missed = [m for m in outcome.moves if not m.moved]
+    print(
+        f"fanin: sensitivity: {len(patches)} patches, {len(outcome.moves) - len(missed)} of {len(outcome.moves)}"
+        f" probe moves seen in {outcome.seconds:.1f} s"
+    )
+    for move in missed:
+        print(f"fanin: NOT SENSITIVE: {move.probe} under {move.patch}: {move.why}")
+    return one_cell.SAME if outcome.ok else one_cell.CHANGED
+
+
 def _bisect(args: argparse.Namespace, matrix: Matrix) -> int:
     if args.all:
         if len(args.words) > 1:
@@ -461,6 +489,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="every change between adjacent reference cells not yet pinned (optionally: FRAMEWORK)",
     )
     bis.set_defaults(func=_bisect)
+
+    sen = sub.add_parser(
+        "sensitivity",
+        help="patch copies of cell venvs (reference/sensitivity.toml): each patch must move its probes' hazard or label",
+    )
+    sen.add_argument("--patch", action="append", metavar="ID", help="only this patch (repeatable)")
+    sen.add_argument("--jobs", type=int, help="cells side by side (default: FANIN_JOBS or the number of cores)")
+    sen.add_argument("--table", action="store_true", help="print the README's table of what each probe is sensitive to")
+    sen.set_defaults(func=cmd_sensitivity)
 
     rpt = sub.add_parser("repeat", help="run one cell N times with different hash seeds (then `stability`)")
     rpt.add_argument("cell")

@@ -28,6 +28,7 @@ LOCKS = REFERENCE / "locks"
 REFERENCE_RESULTS = REFERENCE / "results"
 BISECT_FINDINGS = REFERENCE / "bisect.json"
 MITIGATIONS = REFERENCE / "mitigations.toml"
+SENSITIVITY = REFERENCE / "sensitivity.toml"  # patches each probe must notice (fanin sensitivity)
 _RENDERED = REFERENCE  # an installed fanin never writes into its own package: see REPORTS below
 REFERENCE_REPORT = _RENDERED / "REPORT.md"
 REFERENCE_CHECKLIST = _RENDERED / "CHECKLIST.md"

@@ -9,9 +9,25 @@ import lg_modes
 from fanin.probe import Claim, Observer, probe
 
 
+BRANCH_WRITES = ("a", "b2")  # the last write of each branch that fans in to `join`
 
-def _join_hazard(runs: list) -> str:
-    return "safe" if len(runs) == 1 else "silent"
+
+def _join_grade(join_runs: list, branches: tuple[str, ...] = BRANCH_WRITES) -> tuple[str, str]:
+    """The hazard of a join and a label, from what the join saw each time it ran, not from a run count.
+
+    A run of the join that did not see a branch's write computed from partial state and nothing
+    said so: silent (a write lost to that join run), also when a later run sees everything (the
+    early run's output has already gone on) and above all when it is the only run (then the
+    branch's write never reaches the join: a barrier that fires on the first arrival looks like a
+    healthy single run if only runs are counted). Not order-coupled: which write is missing
+    follows the graph's shape (branch depth counted in supersteps), identically on every run, not
+    an order the user does not control. A join that never ran, or ran twice on complete state
+    (its writes doubled), is silent too; one run that saw every branch is safe.
+    """
+    missed = [[name for name in branches if name not in run["saw"]] for run in join_runs]
+    partial = [f"run {i} without {', '.join(names)}" for i, names in enumerate(missed, 1) if names]
+    hazard = "safe" if len(join_runs) == 1 and not partial else "silent"
+    return hazard, ", ".join([f"join ×{len(join_runs)}", *partial])
 
 
 @probe(
@@ -55,11 +71,12 @@ def test_separate_edges(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"join_runs": join_runs}):
         final = lg_modes.invoke(obs, graph, {"items": []})
+    hazard, label = _join_grade(join_runs)
     obs.record(
         {"join_runs": join_runs, "final": final},
-        label=f"join ×{len(join_runs)}",
+        label=label,
         detail=f"join ran {len(join_runs)} times, seeing {[r['saw'] for r in join_runs]}",
-        hazard=_join_hazard(join_runs),
+        hazard=hazard,
     )
 
 
@@ -99,11 +116,12 @@ def test_list_edge(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"join_runs": join_runs}):
         final = lg_modes.invoke(obs, graph, {"items": []})
+    hazard, label = _join_grade(join_runs)
     obs.record(
         {"join_runs": join_runs, "final": final},
-        label=f"join ×{len(join_runs)}",
+        label=label,
         detail=f"join ran {len(join_runs)} times, seeing {[r['saw'] for r in join_runs]}",
-        hazard=_join_hazard(join_runs),
+        hazard=hazard,
     )
 
 
@@ -145,11 +163,12 @@ def test_defer(obs: Observer) -> None:
 
     with obs.framework(value=lambda: {"join_runs": join_runs}):
         final = lg_modes.invoke(obs, graph, {"items": []})
+    hazard, label = _join_grade(join_runs)
     obs.record(
         {"join_runs": join_runs, "final": final},
-        label=f"join ×{len(join_runs)}",
+        label=label,
         detail=f"join ran {len(join_runs)} times, seeing {[r['saw'] for r in join_runs]}",
-        hazard=_join_hazard(join_runs),
+        hazard=hazard,
     )
 
 
