@@ -440,3 +440,78 @@ def test_send_workers(obs: Observer) -> None:
         f" {answers}, final {final}, open after resume {again}",
         hazard="silent" if rerun or reopened or wrong else "safe",
     )
+
+
+@probe(
+    "langgraph/interrupt/single-node",
+    title="One node, alone in its superstep, calls interrupt(); the run is resumed with Command(resume=...): the"
+    " non-parallel control of the parallel interrupt probes (as a plain def node, and in async mode also as an"
+    " async def node)",
+    claim=Claim(
+        "A node calls interrupt(value) to pause; the run is resumed with Command(resume=answer) and interrupt()"
+        " returns the answer. The call needs the runnable context, which async execution before Python 3.11"
+        " does not propagate to the node's task.",
+        INTERRUPTS_DOC,
+        expect={"value.forms.def.final": ["asker:yes"], "value.forms.def.runs": 2},
+    ),
+    modes=("sync", "async"),
+)
+def test_single_node(obs: Observer) -> None:
+    """Memory only: the interrupt needs no checkpointer read before `get_config()`, which is where Python 3.10's
+    async failure happens; the parallel interrupt probes' sqlite and postgres variants show it on every backend."""
+    interrupt, Command = obs.need("langgraph.types", "interrupt", "Command")
+    from langgraph.checkpoint.memory import MemorySaver
+
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+
+    def build(form: str, runs: list) -> object:
+        def asker(state: State) -> dict:
+            runs.append("asker")
+            return {"items": [f"asker:{interrupt('approve?')}"]}
+
+        async def async_asker(state: State) -> dict:
+            runs.append("asker")
+            return {"items": [f"asker:{interrupt('approve?')}"]}
+
+        builder = StateGraph(State)
+        builder.add_node("asker", asker if form == "def" else async_asker)
+        builder.add_edge(START, "asker")
+        return builder.compile(checkpointer=MemorySaver())
+
+    forms_here = ("def",) if obs.mode == "sync" else ("def", "async def")
+    forms: dict[str, dict] = {}
+    for form in forms_here:
+        runs: list = []
+        run = lg_persist.driven(obs, build(form, runs))
+        config = {"configurable": {"thread_id": f"single-node-{form}"}}
+        first = obs.attempt(lambda: run.invoke({"items": []}, config))
+        if "raises" in first:
+            forms[form] = {"first_run": {"raises": first["raises"]}, "runs": len(runs)}
+            continue
+        opened = lg_persist.interrupts_of(run.get_state(config))
+        resumed = obs.attempt(lambda: run.invoke(Command(resume="yes"), config))
+        forms[form] = {
+            "first_run": "paused" if opened else "returned",
+            "opened": opened,
+            "resume": {"raises": resumed["raises"]} if "raises" in resumed else "returned",
+            "runs": len(runs),
+            "final": sorted((resumed.get("returned") or {}).get("items") or []),
+        }
+    raised = sorted({f[step]["raises"] for f in forms.values() for step in ("first_run", "resume")
+                     if isinstance(f.get(step), dict)})
+    answered = all(f.get("final") == ["asker:yes"] for f in forms.values())
+    obs.record(
+        {"forms": forms},
+        label=f"raises {', '.join(raised)}" if raised else "answered" if answered else "answer lost",
+        detail="; ".join(
+            f"{form} node: first run "
+            + (f"raises {f['first_run']['raises']}" if isinstance(f["first_run"], dict) else f["first_run"])
+            + (f", resume {'returns' if f['resume'] == 'returned' else 'raises ' + f['resume']['raises']}, final"
+               f" {f['final']}" if "resume" in f else "")
+            + f", node ran ×{f['runs']}"
+            for form, f in forms.items()
+        ),
+        hazard="loud" if raised else "safe" if answered else "silent",
+        outcome=f"raises:{raised[0]}" if raised else "ok",
+    )
