@@ -553,10 +553,13 @@ def second_request(variant: dict) -> Any:
 
 @probe(
     "adk/parallel-agent/resume",
-    title="A resumable app's fan-out of LlmAgents fails (or pauses on a long-running call) midway, then is resumed",
+    title="A resumable app's fan-out of LlmAgents fails (or pauses on a long-running call whose tool returns None)"
+    " midway, then is resumed",
     claim=Claim(
         "A resumable app resumes an invocation paused or failed midway from where it stopped: sub-agents that "
-        "finished are not run again, with at-least-once behaviour for the step that was cut.",
+        "finished are not run again, with at-least-once behaviour for the step that was cut. Here the paused "
+        "branch's long-running tool returns None (no interim result); the interim-result form is "
+        "adk/parallel-agent/resume-interim-result.",
         "https://google.github.io/adk-docs/runtime/resume/",
         expect={
             "value.failed.reran": ["b", "c"],
@@ -569,6 +572,33 @@ def second_request(variant: dict) -> Any:
     sources=("https://github.com/google/adk-python/issues/5064",),
 )
 async def test_resume(obs: Observer) -> None:
+    await resume_fan_out(obs, interim=None)
+
+
+@probe(
+    "adk/parallel-agent/resume-interim-result",
+    title="resume's paused case with a long-running tool that returns an interim result ({'status': 'pending'})"
+    " instead of None (the failed case is resume's alone)",
+    claim=Claim(
+        "A long-running tool may return an interim result before the final one arrives; a resumable app resumes"
+        " the paused invocation when the client sends the function response: finished sub-agents are not run"
+        " again.",
+        "https://google.github.io/adk-docs/tools/function-tools/#long-run-tool",
+        expect={
+            "value.paused.reran": ["a"],
+            "value.paused.stored_writes": {"a": 1, "b": 1, "c": 1},
+            "value.paused.final": {"result_a": "A-OUT", "result_b": "B-OUT", "result_c": "C-OUT"},
+        },
+    ),
+    sources=("https://google.github.io/adk-docs/runtime/resume/", "https://github.com/google/adk-python/issues/5064"),
+)
+async def test_resume_interim_result(obs: Observer) -> None:
+    await resume_fan_out(obs, interim={"status": "pending"})
+
+
+async def resume_fan_out(obs: Observer, interim: Any) -> None:
+    """resume's scenario; `interim` is what the long-running tool returns when called (None, or an interim
+    result): with None ADK has nothing to record as the call's response until the client answers."""
     App, ResumabilityConfig = obs.need("google.adk.apps", "App", "ResumabilityConfig")
     from adk_kit import FakeModel
     from google.adk.agents import LlmAgent
@@ -629,40 +659,57 @@ async def test_resume(obs: Observer) -> None:
         }
 
     # 1. Failed: a answers, then b's model call raises while c waits for its turn; resume by invocation id.
-    phase, log = {"attempt": 0}, []
-    turns = Turns(["a", "b", "c"])
-    fanout = ParallelAgent(name="fanout", sub_agents=[branch(n, turns, phase, log, fail_first=(n == "b")) for n in "abc"])
-    failed = await first_then_resume(fanout, log, phase, lambda first: None)
-    failed_turns = turns
+    #    (Only in resume: what the long-running tool returns plays no part in it.)
+    value: dict = {}
+    if interim is None:
+        phase, log = {"attempt": 0}, []
+        turns = Turns(["a", "b", "c"])
+        fanout = ParallelAgent(name="fanout", sub_agents=[branch(n, turns, phase, log, fail_first=(n == "b")) for n in "abc"])
+        value["failed"] = await first_then_resume(fanout, log, phase, lambda first: None)
+        obs.require_in_flight(turns)
 
     # 2. Paused: b and c answer, then a's model asks for a long-running tool, which pauses the invocation;
     #    resume by answering that call.
     phase, log = {"attempt": 0}, []
     turns = Turns(["b", "c", "a"])
 
-    def approve() -> None:
-        """Asks a human to approve; the answer comes later (a long-running tool returns nothing now)."""
+    if interim is None:
+
+        def approve() -> None:
+            """Asks a human to approve; the answer comes later (a long-running tool returns nothing now)."""
+
+    else:
+
+        def approve() -> dict:  # the same tool, with an interim result
+            """Asks a human to approve; the answer comes later (now: an interim result)."""
+            return dict(interim)
 
     a = branch("a", turns, phase, log, model=FakeModel(replies=[[("approve", {})], "A-OUT"], turns=turns, gate="a"),
                tools=[LongRunningFunctionTool(func=approve)])
     fanout = ParallelAgent(name="fanout", sub_agents=[a, branch("b", turns, phase, log), branch("c", turns, phase, log)])
 
+    before_resume: dict = {}
+
     def answer(first: list) -> Any:
+        before_resume["a_model_calls"] = len(a.model.requests)  # the first run is over: a paused, or answered?
         calls = [call for e in first for call in (e.get_function_calls() or []) if call.name == "approve"]
         return types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(
             id=calls[0].id if calls else "none", name="approve", response={"approved": True}))])
 
     paused = await first_then_resume(fanout, log, phase, answer)
     paused["a_model_calls"] = len(a.model.requests)
-    for t in (failed_turns, turns):
-        obs.require_in_flight(t)
-
-    value = {"failed": failed, "paused": paused}
+    if interim is not None:  # resume's value stays as it was; here: did the interim result pause a at all?
+        paused["a_model_calls_before_resume"] = before_resume.get("a_model_calls")
+    obs.require_in_flight(turns)
+    value["paused"] = paused
     problems = []
+    cut = {"failed": ("b", "c"), "paused": ("a",)}  # the steps the first run cut: at-least-once by the claim
+    again = [f"{name}: {n} (cut) written {k}x" for name, v in value.items() for n, k in v["stored_writes"].items()
+             if k > 1 and n in cut[name]]
     for name, v in value.items():
         if v["resume"] != "returned":
             problems.append(f"{name}: resume raises {v['resume']['raises']}")
-        problems += [f"{name}: {n} written {k}x" for n, k in v["stored_writes"].items() if k > 1]
+        problems += [f"{name}: {n} written {k}x" for n, k in v["stored_writes"].items() if k > 1 and n not in cut[name]]
         problems += [f"{name}: {n} never written" for n, k in v["stored_writes"].items() if k == 0]
         problems += [f"{name}: result_{n} is {v['final'].get(f'result_{n}')!r}" for n, k in v["stored_writes"].items()
                      if k and v["final"].get(f"result_{n}") != f"{n.upper()}-OUT"]
@@ -672,10 +719,15 @@ async def test_resume(obs: Observer) -> None:
 
     obs.record(
         value,
-        label=f"failed: reran {','.join(failed['reran']) or 'none'}; paused: reran {','.join(paused['reran']) or 'none'}",
+        label="; ".join(f"{name}: reran {','.join(v['reran']) or 'none'}" for name, v in value.items())
+        + (f"; {(problems or again)[0].split(': ', 1)[1]}" if interim is not None and (problems or again) else ""),
         detail="; ".join(
             f"{name}: first run {run_text(v['first_run'])}, resume {run_text(v['resume'])}, reran "
             f"{','.join(v['reran']) or 'none'}, stored writes {v['stored_writes']}"
-            for name, v in value.items()) + (f"; {', '.join(problems)}" if problems else "; nothing doubled or lost"),
+            for name, v in value.items())
+        + (f"; a's model called {paused['a_model_calls_before_resume']}x before the resume"
+           if interim is not None else "")
+        + "".join(f"; {line} (at-least-once)" for line in again)
+        + (f"; {', '.join(problems)}" if problems else "; nothing doubled or lost"),
         hazard="loud" if any("raises" in p for p in problems) else "silent" if problems else "safe",
     )

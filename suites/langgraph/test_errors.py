@@ -14,7 +14,9 @@ from fanin.probe import Claim, Observer, probe
     title="One of two parallel nodes raises after its sibling finished: are the sibling's writes applied?",
     claim=Claim(
         "Supersteps are transactional: if any node of a step raises, none of that step's updates are"
-        " applied to the state; with a checkpointer the successful nodes' writes are kept as pending writes.",
+        " applied to the state; with a checkpointer the successful nodes' writes are kept as pending writes."
+        " Here the sibling has returned before the other node raises (a sibling still running then is"
+        " langgraph/errors/async-sibling-cancelled's case).",
         "https://docs.langchain.com/oss/python/langgraph/graph-api#graphs",
         expect={"value.checkpoint_items": ["input"], "value.pending_items_writes": [["items", ["sibling"]]]},
     ),

@@ -41,7 +41,8 @@ def fan_in(schema: type, branches: dict[str, Callable], runs: dict[str, int]) ->
     claim=Claim(
         "The writes of nodes that completed in the interrupted superstep are kept as pending writes: on"
         " resume only the interrupted node runs again (from its start), the sibling is not re-executed and"
-        " its write is applied once.",
+        " its write is applied once. Here one interrupt is open, so one resume value answers it (the resume"
+        " forms that address interrupts by id matter with several: langgraph/interrupt/parallel-both).",
         PENDING_WRITES_DOC,
         expect={"value.runs.sibling": 1, "value.runs.asker": 2, "value.final": ["asker:yes", "join", "sibling"]},
     ),
@@ -321,11 +322,13 @@ def _grade_resume_form(form: str, seen: dict) -> tuple[str, str | None, str]:
 
 @probe(
     "langgraph/interrupt/send-workers",
-    title="Three Send workers run in one superstep: j1 returns, then j2 and j3 call interrupt(); one Command"
-    " resumes both: is the finished worker run again?",
+    title="Three Send workers run in one superstep: j1 returns, then j2 and j3 call interrupt(); a Command"
+    " resumes them (again while an interrupt stays open): is the finished worker run again?",
     claim=Claim(
         "Workers that finished in the interrupted superstep keep their writes as pending writes and are not"
-        " re-executed on resume (no duplicate write); each interrupted worker gets its own answer.",
+        " re-executed on resume (no duplicate write); each interrupted worker gets its own answer. Here the"
+        " resume is a map by interrupt id where interrupts carry ids (0.4+), else one value; every form on"
+        " two askers is langgraph/interrupt/parallel-both.",
         "https://github.com/langchain-ai/langgraph/issues/4028",
         expect={"value.runs": {"collect": 1, "j1": 1, "j2": 2, "j3": 2}, "value.final.j1": 1},
     ),
@@ -404,37 +407,129 @@ def test_send_workers(obs: Observer) -> None:
             "pending": lg_persist.pending_of(run.saved(config), snapshot),
         }
         j2_asked.clear()
-        with obs.framework(value=lambda: {"opened": opened, "resume": style, "runs": runs, "answers": answers}):
-            output = run.invoke(resume, config)
-            after = run.get_state(config)
-        if alone:
-            obs.vacuous(alone[0])
+        resumes = 0
+        while True:  # resume again while an interrupt stays open and the last resume answered someone
+            delivered_before = sum(len(got) for got in answers.values())
+            with obs.framework(value=lambda: {"opened": opened, "resume": style, "runs": runs, "answers": answers}):
+                output = run.invoke(resume, config)
+                after = run.get_state(config)
+            resumes += 1
+            if alone:
+                obs.vacuous(alone[0])
+            still_open = [i for task in after.tasks for i in task.interrupts]
+            if not still_open or resumes == MAX_RESUMES or sum(map(len, answers.values())) == delivered_before:
+                break
+            by_job = {i.value.rsplit(" ", 1)[-1]: lg_persist.interrupt_id(i) for i in still_open}
+            if style.startswith("map"):
+                resume = Command(resume={by_job[job]: f"for-{job}" for job in by_job})
+            pending = lg_persist.pending_of(run.saved(config), after)
+            if any(channel == "items" and "j2:" in str(value) for _, channel, value in pending):
+                j2_asked.set()  # j2's write is pending: it does not run again, so j3 must not wait for it
+            else:
+                j2_asked.clear()
     final = output.get("items") or []
     counts = {item.split(":")[0]: final.count(item) for item in final}
     again = lg_persist.interrupts_of(after)
     answered = sorted(job for job, got in answers.items() if got)
-    reopened = sorted({value.rsplit(" ", 1)[-1] for _, value in again} & set(answered))
+    reopened = sorted(job for job, got in answers.items() if len(got) > 1)  # answered, then asked again
     unanswered = sorted(set(answers) - set(answered))
     wrong = {job: got for job, got in answers.items() if got and got not in ([f"for-{job}"], ["for-both"])}
     rerun = runs["j1"] > 1 or counts.get("j1", 0) != 1
     problems = [f"j1 re-run ×{runs['j1']}" if runs["j1"] > 1 else f"j1 written ×{counts.get('j1', 0)}"] if rerun else []
-    problems += [f"{', '.join(reopened)} reopened"] if reopened else []
+    problems += [f"{', '.join(reopened)} asked again"] if reopened else []
     problems += [f"{', '.join(unanswered)} unanswered"] if unanswered else []
     problems += ["answers misrouted"] if wrong else []
-    label = "; ".join(problems) if problems else "finished worker kept, not re-run"
+    kept = "finished worker kept, not re-run" if resumes == 1 else f"j1 kept, not re-run; {resumes} resumes"
+    label = "; ".join(problems) if problems else kept
     obs.record(
         {
             "first_run": first.get("raises", first.get("returned")),
             "opened": opened,
             "interrupted": interrupted,
             "resume": style,
+            "resumes": resumes,
             "runs": runs,
             "answers": answers,
             "final": counts,
             "open_interrupts_after_resume": again,
         },
         label=label,
-        detail=f"at the interrupt: pending {interrupted['pending']}; resumed with a {style}; runs {runs}, answers"
-        f" {answers}, final {final}, open after resume {again}",
-        hazard="silent" if rerun or reopened or wrong else "safe",
+        detail=f"at the interrupt: pending {interrupted['pending']}; resumed {resumes}x with a {style}; runs {runs},"
+        f" answers {answers}, final {final}, open after the last resume {again}",
+        hazard="silent" if rerun or reopened or wrong or unanswered else "safe",
+    )
+
+
+@probe(
+    "langgraph/interrupt/single-node",
+    title="One node, alone in its superstep, calls interrupt(); the run is resumed with Command(resume=...): the"
+    " non-parallel control of the parallel interrupt probes (as a plain def node, and in async mode also as an"
+    " async def node)",
+    claim=Claim(
+        "A node calls interrupt(value) to pause; the run is resumed with Command(resume=answer) and interrupt()"
+        " returns the answer. The call needs the runnable context, which async execution before Python 3.11"
+        " does not propagate to the node's task.",
+        INTERRUPTS_DOC,
+        expect={"value.forms.def.final": ["asker:yes"], "value.forms.def.runs": 2},
+    ),
+    modes=("sync", "async"),
+)
+def test_single_node(obs: Observer) -> None:
+    """Memory only: the interrupt needs no checkpointer read before `get_config()`, which is where Python 3.10's
+    async failure happens; the parallel interrupt probes' sqlite and postgres variants show it on every backend."""
+    interrupt, Command = obs.need("langgraph.types", "interrupt", "Command")
+    from langgraph.checkpoint.memory import MemorySaver
+
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+
+    def build(form: str, runs: list) -> object:
+        def asker(state: State) -> dict:
+            runs.append("asker")
+            return {"items": [f"asker:{interrupt('approve?')}"]}
+
+        async def async_asker(state: State) -> dict:
+            runs.append("asker")
+            return {"items": [f"asker:{interrupt('approve?')}"]}
+
+        builder = StateGraph(State)
+        builder.add_node("asker", asker if form == "def" else async_asker)
+        builder.add_edge(START, "asker")
+        return builder.compile(checkpointer=MemorySaver())
+
+    forms_here = ("def",) if obs.mode == "sync" else ("def", "async def")
+    forms: dict[str, dict] = {}
+    for form in forms_here:
+        runs: list = []
+        run = lg_persist.driven(obs, build(form, runs))
+        config = {"configurable": {"thread_id": f"single-node-{form}"}}
+        first = obs.attempt(lambda: run.invoke({"items": []}, config))
+        if "raises" in first:
+            forms[form] = {"first_run": {"raises": first["raises"]}, "runs": len(runs)}
+            continue
+        opened = lg_persist.interrupts_of(run.get_state(config))
+        resumed = obs.attempt(lambda: run.invoke(Command(resume="yes"), config))
+        forms[form] = {
+            "first_run": "paused" if opened else "returned",
+            "opened": opened,
+            "resume": {"raises": resumed["raises"]} if "raises" in resumed else "returned",
+            "runs": len(runs),
+            "final": sorted((resumed.get("returned") or {}).get("items") or []),
+        }
+    raised = sorted({f[step]["raises"] for f in forms.values() for step in ("first_run", "resume")
+                     if isinstance(f.get(step), dict)})
+    answered = all(f.get("final") == ["asker:yes"] for f in forms.values())
+    obs.record(
+        {"forms": forms},
+        label=f"raises {', '.join(raised)}" if raised else "answered" if answered else "answer lost",
+        detail="; ".join(
+            f"{form} node: first run "
+            + (f"raises {f['first_run']['raises']}" if isinstance(f["first_run"], dict) else f["first_run"])
+            + (f", resume {'returns' if f['resume'] == 'returned' else 'raises ' + f['resume']['raises']}, final"
+               f" {f['final']}" if "resume" in f else "")
+            + f", node ran ×{f['runs']}"
+            for form, f in forms.items()
+        ),
+        hazard="loud" if raised else "safe" if answered else "silent",
+        outcome=f"raises:{raised[0]}" if raised else "ok",
     )

@@ -14,7 +14,8 @@ from fanin.probe import Claim, Observer, probe
     title="With a checkpointer, one parallel branch fails, then the run is resumed: which nodes run again?",
     claim=Claim(
         "Writes of nodes that completed in a failed superstep are saved as pending writes; on resume only"
-        " the failed node runs again, the successful sibling is not re-executed.",
+        " the failed node runs again, the successful sibling is not re-executed. Here the sibling's writes are"
+        " saved before the other node raises (sync nodes, MemorySaver).",
         "https://docs.langchain.com/oss/python/langgraph/persistence#pending-writes",
         expect={"value.runs_after_resume.ok": 1, "value.runs_after_resume.flaky": 2},
     ),

@@ -17,7 +17,8 @@ from fanin.probe import Claim, Observer, probe
     claim=Claim(
         "Closing the stream cancels the run: nodes still in flight are cancelled, while the writes of nodes"
         " that finished in that superstep are saved as pending writes, so a resume runs only the unfinished"
-        " node.",
+        " node. Here the stream is the async one (astream) and the node in flight is async: closing a sync"
+        " stream waits for its threads instead.",
         "https://github.com/langchain-ai/langgraph/blob/main/libs/langgraph/tests/test_pregel_async.py",
         expect={"value.fast_write_kept": True, "value.runs_after_resume.fast": 1},
     ),

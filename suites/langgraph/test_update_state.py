@@ -9,14 +9,21 @@ import lg_persist
 from fanin.probe import Claim, Observer, probe
 
 
+CLAIM_TEXT = (
+    "update_state(config, values, as_node=...) applies the update as if that node had written it and"
+    " creates a new checkpoint from which the graph continues; invoking with an earlier checkpoint's"
+    " config re-executes the steps after it on a new fork."
+)
+
+
 @probe(
     "langgraph/update-state/parallel-step",
-    title="After a run of `a` and `b` in parallel then join: update_state(as_node=\"a\") on the checkpoint"
-    " before the parallel step and resume from it, and invoke again from that checkpoint (fork)",
+    title="After a run of `a` and `b` in parallel then join, the join behind a list-edge barrier"
+    " (add_edge([\"a\", \"b\"], \"join\")): update_state(as_node=\"a\") on the checkpoint before the parallel step"
+    " and resume from it, and invoke again from that checkpoint (fork)",
     claim=Claim(
-        "update_state(config, values, as_node=...) applies the update as if that node had written it and"
-        " creates a new checkpoint from which the graph continues; invoking with an earlier checkpoint's"
-        " config re-executes the steps after it on a new fork.",
+        CLAIM_TEXT + " Here the join waits for both branches through a list edge (a barrier);"
+        " the separate-edges form is langgraph/update-state/parallel-step-separate-edges.",
         "https://docs.langchain.com/oss/python/langgraph/use-time-travel",
         expect={
             "value.update_as_a.final": ["a-patched", "b", "join"],
@@ -28,6 +35,33 @@ from fanin.probe import Claim, Observer, probe
     modes=("sync", "async"),
 )
 def test_parallel_step(obs: Observer) -> None:
+    update_parallel_step(obs, barrier=True)
+
+
+@probe(
+    "langgraph/update-state/parallel-step-separate-edges",
+    title="parallel-step with the join reached by two separate edges (a -> join, b -> join) instead of a list-edge"
+    " barrier: update_state(as_node=\"a\") on the checkpoint before the parallel step and resume, and fork",
+    claim=Claim(
+        CLAIM_TEXT + " Here each branch has its own edge to the join (no barrier).",
+        "https://docs.langchain.com/oss/python/langgraph/use-time-travel",
+        expect={
+            "value.update_as_a.final": ["a-patched", "b", "join"],
+            "value.fork.final": ["a", "b", "join"],
+        },
+    ),
+    sources=["https://docs.langchain.com/oss/python/langgraph/persistence#update-state"],
+    backends=("memory", "sqlite", "postgres"),
+    modes=("sync", "async"),
+)
+def test_parallel_step_separate_edges(obs: Observer) -> None:
+    update_parallel_step(obs, barrier=False)
+
+
+def update_parallel_step(obs: Observer, barrier: bool) -> None:
+    """The scenario of both probes; `barrier` picks the join's edges: one list edge, or one edge per branch
+    (the barrier decides whether the join can run at all once b's task is gone)."""
+
     class State(TypedDict):
         items: Annotated[list, operator.add]
 
@@ -52,7 +86,11 @@ def test_parallel_step(obs: Observer) -> None:
     builder.add_node("join", join)
     builder.add_edge(START, "a")
     builder.add_edge(START, "b")
-    builder.add_edge(["a", "b"], "join")
+    if barrier:
+        builder.add_edge(["a", "b"], "join")
+    else:
+        builder.add_edge("a", "join")
+        builder.add_edge("b", "join")
     config = {"configurable": {"thread_id": "update-state"}}
 
     def part(action) -> dict:
