@@ -10,7 +10,8 @@ releases the branch itself.
 import asyncio
 from typing import Any
 
-from gates import Turns, quiesce
+from gates import Turns
+from liveness import quiesce
 from adk_kit import APP, USER, Event, EventActions, Step, run_turn, stored_state, user_message, settle
 
 from google.adk.agents import BaseAgent, ParallelAgent

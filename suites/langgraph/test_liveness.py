@@ -11,7 +11,7 @@ import inspect
 import operator
 from typing import Annotated, Any, TypedDict
 
-from gates import quiesce
+from liveness import quiesce
 from langgraph.graph import END, START, StateGraph
 
 from fanin.model.compare import harm
