@@ -5,6 +5,7 @@ from collections import Counter
 from typing import Any
 
 from gates import Turns
+from adk_failure import ChildFailure, where_the_child_failure_is
 from adk_kit import APP, USER, Event, EventActions, FakeModel, GatedWriter, Step, run_once, run_turn, settle, stored_state
 
 from google.adk.agents import BaseAgent, LlmAgent, ParallelAgent
@@ -256,11 +257,6 @@ async def test_all_permutations(obs: Observer) -> None:
     )
 
 
-class ChildFailure(Exception):
-    """What a failing branch raises: a class of the probe's own, so the run's exception tells whether it is
-    the child's (or a group holding it) or another one that ADK raised while ending the run."""
-
-
 class Raiser(BaseAgent):
     """Waits for its turn, notes `(name, "raised")` and raises ChildFailure."""
 
@@ -272,24 +268,6 @@ class Raiser(BaseAgent):
         self.log.append((self.name, "raised"))
         raise ChildFailure(f"{self.name} failed")
         yield  # an async generator, as ADK expects
-
-
-def where_the_child_failure_is(exc: BaseException) -> str:
-    """Where the branch's ChildFailure survives in what the run raised: itself, inside a group, as the
-    __cause__ or __context__ of another exception, or nowhere."""
-    if isinstance(exc, ChildFailure):
-        return "raised itself"
-    if any(isinstance(inner, ChildFailure) for inner in getattr(exc, "exceptions", ())):
-        return "inside the group"
-    if isinstance(exc.__cause__, ChildFailure):
-        return "as __cause__"
-    seen, link = set(), exc.__context__
-    while link is not None and id(link) not in seen:
-        if isinstance(link, ChildFailure):
-            return "as __context__"
-        seen.add(id(link))
-        link = link.__context__
-    return "nowhere"
 
 
 @probe(

@@ -16,8 +16,8 @@ when its peer raises is `adk/parallel-agent/child-exception-running-sibling`.
 import asyncio
 from typing import Any
 
+from adk_failure import ChildFailure, where_the_child_failure_is
 from adk_kit import APP, USER, Event, EventActions, run_turn, settle, stored_state
-from test_parallel_agent import ChildFailure, where_the_child_failure_is
 
 from google.adk.agents import BaseAgent, ParallelAgent
 from google.adk.sessions import InMemorySessionService
