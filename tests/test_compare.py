@@ -79,6 +79,11 @@ def _o(outcome: str, hazard: str, value: object = None) -> Observation:
         (_o("raises:X", "loud", {"exception": "X"}), _o("ok", "silent"), "regression", True),
         (_o("ok", "silent"), _o("ok", "safe"), "fix", False),
         (_o("ok", "silent"), _o("raises:X", "loud", {"exception": "X"}), "fix", False),
+        # hangs sits between loud and silent: a timeout that turns a hang into an error is a fix
+        (_o("raises:X", "loud", {"exception": "X"}), _o("ok", "hangs"), "regression", True),
+        (_o("ok", "hangs"), _o("raises:X", "loud", {"exception": "X"}), "fix", False),
+        (_o("ok", "hangs"), _o("ok", "silent"), "regression", True),
+        (_o("ok", "nondeterministic"), _o("ok", "hangs"), "regression", True),
         (_o("n/a", "n/a", {"reason": "no API"}), _o("ok", "silent"), "new coverage", False),
         (_o("ok", "safe"), _o("n/a", "n/a", {"reason": "API removed"}), "regression", True),
         (_o("ok", "silent", {"final": "A"}), _o("ok", "silent", {"final": "B"}), "changed", True),

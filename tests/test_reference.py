@@ -99,6 +99,16 @@ def _mentions(value: object, key: str) -> bool:
     return False
 
 
+def _values_of(value: object, key: str) -> list:
+    """Every value stored under `key` anywhere in an observation's value."""
+    if isinstance(value, dict):
+        here = [value[key]] if key in value else []
+        return here + [v for item in value.values() for v in _values_of(item, key)]
+    if isinstance(value, list):
+        return [v for item in value for v in _values_of(item, key)]
+    return []
+
+
 def legend_violations(observations: dict) -> list[str]:
     """The hazard rules of the legend that can be checked from an observation alone."""
     found = []
@@ -115,6 +125,11 @@ def legend_violations(observations: dict) -> list[str]:
             isinstance(v, dict) and len(v.get("outcomes", [])) > 1 for v in [o.value, *o.value.values()]
         ):
             found.append(f"{oid}: nondeterministic needs the set of outcomes seen (value.*.outcomes, 2 or more)")
+        never_ended = False in _values_of(o.value, "run_ended")
+        if o.hazard == "hangs" and not never_ended:
+            found.append(f"{oid}: hangs needs the value to record a run seen not to end (run_ended: false)")
+        if never_ended and o.outcome == "ok" and o.hazard not in ("hangs", "silent", "nondeterministic"):
+            found.append(f"{oid}: a run that never ended (run_ended: false) is hangs (or worse), not {o.hazard}")
         lost = o.value.get("lost") if isinstance(o.value, dict) else None
         if lost and o.outcome == "ok" and o.hazard not in ("silent", "nondeterministic"):
             found.append(f"{oid}: writes were lost ({lost}) with no error: silent, not {o.hazard}")
@@ -136,8 +151,12 @@ def test_the_legend_check_catches_a_wrong_hazard() -> None:
         "x/a/lost-but-safe": Observation("ok", {"lost": ["A"]}, "l", "d", "safe"),
         "x/a/loud-without-error": Observation("ok", {"final": 1}, "l", "d", "loud"),
         "x/a/nondeterministic-once": Observation("ok", {"outcomes": ["A"]}, "l", "d", "nondeterministic"),
+        "x/a/hangs-but-ended": Observation("ok", {"default": {"run_ended": True}}, "l", "d", "hangs"),
+        "x/a/never-ended-but-loud": Observation("ok", {"run_ended": False, "raises": "X"}, "l", "d", "loud"),
+        "x/a/hang-raised": Observation("raises:X", {"run_ended": False, "exception": "X"}, "l", "d", "hangs"),
     }
-    assert len(legend_violations(wrong)) == 5  # lost-but-safe breaks two rules
+    # lost-but-safe breaks two rules; hang-raised breaks one (raised, so loud): a hang must not raise
+    assert len(legend_violations(wrong)) == 8
 
 
 @pytest.mark.parametrize("cell", CELLS)

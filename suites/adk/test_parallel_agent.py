@@ -1,11 +1,11 @@
 """ParallelAgent children writing shared session state."""
 
-import asyncio
 import itertools
 from collections import Counter
 from typing import Any
 
 from gates import Turns
+from adk_failure import ChildFailure, where_the_child_failure_is
 from adk_kit import APP, USER, Event, EventActions, FakeModel, GatedWriter, Step, run_once, run_turn, settle, stored_state
 
 from google.adk.agents import BaseAgent, LlmAgent, ParallelAgent
@@ -257,11 +257,6 @@ async def test_all_permutations(obs: Observer) -> None:
     )
 
 
-class ChildFailure(Exception):
-    """What a failing branch raises: a class of the probe's own, so the run's exception tells whether it is
-    the child's (or a group holding it) or another one that ADK raised while ending the run."""
-
-
 class Raiser(BaseAgent):
     """Waits for its turn, notes `(name, "raised")` and raises ChildFailure."""
 
@@ -273,24 +268,6 @@ class Raiser(BaseAgent):
         self.log.append((self.name, "raised"))
         raise ChildFailure(f"{self.name} failed")
         yield  # an async generator, as ADK expects
-
-
-def where_the_child_failure_is(exc: BaseException) -> str:
-    """Where the branch's ChildFailure survives in what the run raised: itself, inside a group, as the
-    __cause__ or __context__ of another exception, or nowhere."""
-    if isinstance(exc, ChildFailure):
-        return "raised itself"
-    if any(isinstance(inner, ChildFailure) for inner in getattr(exc, "exceptions", ())):
-        return "inside the group"
-    if isinstance(exc.__cause__, ChildFailure):
-        return "as __cause__"
-    seen, link = set(), exc.__context__
-    while link is not None and id(link) not in seen:
-        if isinstance(link, ChildFailure):
-            return "as __context__"
-        seen.add(id(link))
-        link = link.__context__
-    return "nowhere"
 
 
 @probe(
@@ -351,170 +328,6 @@ async def test_child_exception(obs: Observer) -> None:
         hazard="loud" if raised else "silent",
         outcome=f"raises:{raised}" if raised else "ok",
     )
-
-
-class Released(BaseAgent):
-    """Sets `waiting`, waits for `go` (a plain asyncio.Event: no timer whose cancellation could race ADK's, see
-    FINDINGS "Races and traps"), notes `reached its yield`, yields an event with `delta`, and notes what ADK does
-    to it at and after the yield."""
-
-    waiting: Any
-    go: Any
-    log: Any
-    delta: dict
-
-    async def _run_async_impl(self, ctx: Any):
-        self.waiting.set()
-        try:
-            await self.go.wait()
-        except asyncio.CancelledError:
-            self.log.append((self.name, "cancelled before its yield"))
-            raise
-        self.log.append((self.name, "reached its yield"))
-        try:
-            yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch,
-                        actions=EventActions(state_delta=dict(self.delta)))
-        except (asyncio.CancelledError, GeneratorExit) as exc:
-            self.log.append((self.name, f"{type(exc).__name__} at its yield"))
-            raise
-        self.log.append((self.name, "resumed after its yield"))
-
-
-class ReleasingRaiser(BaseAgent):
-    """Waits until the sibling waits, then sets the sibling's `go` and raises ChildFailure in the same step."""
-
-    waiting: Any
-    go: Any
-    log: Any
-
-    async def _run_async_impl(self, ctx: Any):
-        await self.waiting.wait()
-        self.go.set()
-        self.log.append((self.name, "raised"))
-        raise ChildFailure(f"{self.name} failed")
-        yield  # an async generator, as ADK expects
-
-
-def unstick(hung: "asyncio.Future") -> None:
-    """End a run that will never end by itself: cancel it and every future a task of the loop still waits on
-    (only after the probe has seen, with `settle`, that nothing is left to run)."""
-    hung.cancel()
-    for task in asyncio.all_tasks():
-        waiter = getattr(task, "_fut_waiter", None)
-        if task is not asyncio.current_task() and waiter is not None and not waiter.done():
-            waiter.cancel()
-
-
-@probe(
-    "adk/parallel-agent/child-exception-released-sibling",
-    title="A ParallelAgent child raises in the same step in which it releases its waiting sibling: does the"
-    " sibling reach its yield, and is its event kept? (repeated: the merge may decide by task order)",
-    claim=Claim(
-        "When a sub-agent fails, the ParallelAgent and all its other sub-agents stop processing and the "
-        "exception is thrown to the top-level runner. Here the sibling becomes runnable in the same step as "
-        "the failure, so the outcome is what the merge does with two tasks that finish together.",
-        "https://github.com/google/adk-python/blob/main/tests/unittests/agents/test_parallel_agent.py",
-        expect={"value.outcomes.0.persisted_result_b": None},
-    ),
-    repetition=True,
-)
-async def test_child_exception_released_sibling(obs: Observer) -> None:
-    # Up to 1.12 the merge iterates a set of finished tasks (asyncio.wait), whose order follows the tasks'
-    # addresses: a single run could show either outcome, and which one differed between processes. Stopping
-    # rule: until two outcomes are seen, else 60 runs (another outcome's rate < 5%, 95% confidence).
-    MAX_RUNS = 60
-    seen: dict[str, dict] = {}
-    counts: Counter = Counter()
-    for _ in range(MAX_RUNS):
-        if len(seen) > 1:
-            break
-        outcome = await _released_sibling_once(obs)
-        key = repr(sorted(outcome.items()))
-        seen.setdefault(key, outcome)
-        counts[key] += 1
-    outcomes = [seen[key] for key in sorted(seen)]
-    readings = [o["reading"] for o in outcomes]
-    worst = [_released_hazard(o) for o in outcomes]
-    many = len(outcomes) > 1
-    obs.record(
-        {
-            "outcomes": outcomes,
-            "max_runs": MAX_RUNS,
-            "stopping_rule": "until two outcomes are seen, else 60 runs: another outcome's rate < 5% (95% confidence)",
-        },
-        label=("b varies: " + " / ".join(_SHORT.get(r, r) for r in readings) if many else readings[0])[:40],
-        detail="; ".join(f"{seen[key]['reading']} ×{counts[key]} of {sum(counts.values())} runs"
-                         f" ({_released_text(seen[key])})" for key in sorted(seen)),
-        hazard="nondeterministic" if many else worst[0],
-        outcome="ok" if many or outcomes[0]["raises"] is None else f"raises:{outcomes[0]['raises']}",
-    )
-
-
-async def _released_sibling_once(obs: Observer) -> dict:
-    """One run: what the run raised (and where a's ChildFailure went), how b ended, what was stored."""
-    waiting, go = asyncio.Event(), asyncio.Event()
-    log: list = []
-    children = [
-        ReleasingRaiser(name="a", waiting=waiting, go=go, log=log),
-        Released(name="b", waiting=waiting, go=go, log=log, delta={"result_b": "B"}),
-    ]
-    service = InMemorySessionService()
-    await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-    events: list = []
-    caught: list = []
-
-    async def turn() -> None:
-        try:
-            await run_turn(ParallelAgent(name="fanout", sub_agents=children), service, "s1", events=events)
-        except Exception as exc:  # the framework's answer, recorded below
-            caught.append(exc)
-
-    run = asyncio.ensure_future(turn())
-    await settle()  # everything that can run has run: the turn has ended, or nothing will ever end it
-    ended = run.done()
-    if not ended:
-        unstick(run)  # the probe ends the hung run; what ADK did is already seen
-        await asyncio.gather(run, return_exceptions=True)
-        await settle()
-    if not waiting.is_set() or not go.is_set():
-        obs.vacuous("b was never waiting while a ran" if not waiting.is_set() else "a never released b")
-    state = await stored_state(service, "s1")
-    b_log = [what for name, what in log if name == "b"] or ["still waiting"]
-    surfaced = caught[0] if caught else None
-    authors = [e.author for e in events]
-    kept = state.get("result_b") is not None
-    if "reached its yield" not in b_log:
-        reading = "b cancelled first" if any("cancelled" in w for w in b_log) else "b never ran"
-    else:
-        reading = "b's event kept" if kept else "b yielded, event dropped"
-    return {
-        "run_ended": ended,
-        "raises": type(surfaced).__name__ if surfaced else None,
-        "child_failure": where_the_child_failure_is(surfaced) if surfaced else None,
-        "b": b_log,
-        "event_authors": authors,
-        "persisted_result_b": state.get("result_b"),
-        "reading": reading,
-    }
-
-
-_SHORT = {"b's event kept": "kept", "b yielded, event dropped": "dropped", "b cancelled first": "cancelled"}
-
-
-def _released_hazard(outcome: dict) -> str:
-    """hangs when the run never ended; loud when it raised (the caller is told); else safe only if b's write is kept."""
-    if not outcome["run_ended"]:
-        return "hangs"
-    if outcome["raises"]:
-        return "loud"
-    return "safe" if outcome["persisted_result_b"] is not None else "silent"
-
-
-def _released_text(outcome: dict) -> str:
-    run = ("never ends" if not outcome["run_ended"] else
-           f"raises {outcome['raises']} (a's ChildFailure {outcome['child_failure']})" if outcome["raises"] else "returns")
-    return (f"the run {run}; b: {', '.join(outcome['b'])}; events from {outcome['event_authors'] or 'nobody'};"
-            f" result_b persisted: {outcome['persisted_result_b']}")
 
 
 class ReadModifyWrite(BaseAgent):

@@ -11,6 +11,7 @@ import asyncio
 from typing import Any
 
 from gates import Turns
+from liveness import quiesce
 from adk_kit import APP, USER, Event, EventActions, Step, run_turn, stored_state, user_message, settle
 
 from google.adk.agents import BaseAgent, ParallelAgent
@@ -236,10 +237,10 @@ async def test_stalled_branch_mitigated(obs: Observer) -> None:
         edges=[("START", (normal, node(stalled, timeout=0.05)), JoinNode(name="join"), collect)],
     )
     run = asyncio.ensure_future(obs.attempt_async(lambda: run_workflow(workflow)))
-    # The timeout is the framework's own clock (0.05 s); the probe's bound (0.5 s) only stops it waiting
-    # forever, and the stalled node's own log says whether the timeout cancelled it.
-    await asyncio.wait({run}, timeout=0.5)
-    ended = run.done()
+    # The timeout is the framework's own clock (0.05 s): `quiesce` follows the loop's timers until the run
+    # has ended or nothing is ready and no timer is pending (then nothing but the probe can end it); the
+    # stalled node's own log says whether the timeout cancelled it.
+    ended = (await quiesce(run))["ended"]
     stalled_then = fate(log, "stalled")
     hold.set()
     result = await run
