@@ -73,25 +73,6 @@ class IdleTurns(Turns):
                 await self._events[name].wait()
 
 
-async def settle_with_threads() -> None:
-    """`settle`, and also wait out the work the loop handed to its default thread pool (`asyncio.to_thread`,
-    `run_in_executor(None, ...)`, e.g. langsmith's tracing hooks), which `settle` cannot see.
-
-    A pool thread hands its result to the loop (a ready callback) before it counts itself idle, so once no
-    pool thread is busy and then nothing is ready, nothing is left that could still wake a task. Loop
-    iterations, never a timer; a thread that never ends is left to the probe's timeout."""
-    loop = asyncio.get_running_loop()
-    while True:
-        await settle()
-        pool = getattr(loop, "_default_executor", None)
-        # CPython's ThreadPoolExecutor: queued items, and one semaphore count per idle thread.
-        if pool is None or (pool._work_queue.empty() and pool._idle_semaphore._value >= len(pool._threads)):
-            await settle()
-            if not loop._ready:
-                return
-        await asyncio.sleep(0)
-
-
 async def settle(max_rounds: int = 10_000) -> None:
     """Let every runnable task run until none is left (loop iterations, never wall time)."""
     loop = asyncio.get_running_loop()
