@@ -31,9 +31,12 @@ so this module imports nothing of the harness.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.metadata
 import importlib.util
+import math
+import time
 from typing import Any
 from urllib.parse import quote
 
@@ -132,18 +135,28 @@ def keeps_whole_seconds(session: Any) -> bool:
     return float(session.last_update_time).is_integer()
 
 
-async def in_one_second(obs: Any, scenario: Any, tries: int = 8) -> tuple[Any, str]:
+async def window_start(attempt: int) -> float:
+    """`time.time()` where a scenario's writes begin. A repeated attempt first waits for the top of the next
+    second, so its writes have a whole second to fit in; the wait decides no order, and whether they did fit
+    is still checked after (`in_one_second`)."""
+    if attempt > 1:
+        now = time.time()
+        await asyncio.sleep(math.floor(now) + 1 - now)
+    return time.time()
+
+
+async def in_one_second(obs: Any, scenario: Any, tries: int = 5) -> tuple[Any, str]:
     """`await scenario(attempt)` -> (result, whole_seconds, (start, end)), repeated until its writes fell within
     one wall-clock second where the store keeps whole seconds; returns (result, the clock precondition, or ""
     where there is none).
 
     Where a session is stamped with whole seconds, "stale" means "updated in a later second", so two copies
     that write within one second both pass and a second apart the later one is refused: the clock, not the
-    probe, would decide. The scenario gives the `time.time()` just before it creates the session and just
-    after its last write: when both are in one second, every write is. An attempt that crossed a boundary is
-    run again at once on a fresh session; no wall time is waited. With the writes spread over 0.4 s (two forked
-    workers on a loaded machine) eight attempts all cross a boundary about once in 1,500 runs, and then the
-    observation is `vacuous`, never a reading. A store with finer stamps is run once."""
+    probe, would decide. The scenario takes `start = await window_start(attempt)` just before it creates the
+    session and `end = time.time()` just after its last write: when both are in one second, every write is.
+    An attempt that crossed a boundary is run again on a fresh session, from the top of a second; if every
+    attempt crossed one (writes spread over more than a second), the observation is `vacuous`, never a
+    reading. A store with finer stamps is run once."""
     for attempt in range(1, tries + 1):
         result, whole, (start, end) = await scenario(attempt)
         if not whole:

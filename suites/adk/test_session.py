@@ -6,7 +6,7 @@ from typing import Any
 
 from gates import Turns
 from adk_kit import APP, USER, Event, EventActions, Step, run_turn, stored_state
-from adk_sessions import in_one_second, keeps_whole_seconds, session_service
+from adk_sessions import in_one_second, keeps_whole_seconds, session_service, window_start
 
 from google.adk.agents import BaseAgent, ParallelAgent, SequentialAgent
 
@@ -230,7 +230,7 @@ async def test_concurrent_runs(obs: Observer) -> None:
             finally:
                 turns.give_up(name)
 
-        start = time.time()
+        start = await window_start(attempt)
         created = await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
         # b starts once a's agent is at its gate: a has read the session and appended its message.
         first, a_reached = asyncio.ensure_future(run("a")), asyncio.ensure_future(turns.reached["a"].wait())

@@ -4,7 +4,7 @@ import re
 import time
 
 from adk_kit import APP, USER
-from adk_sessions import close_service, in_one_second, keeps_whole_seconds, session_store, start_worker
+from adk_sessions import close_service, in_one_second, keeps_whole_seconds, session_store, start_worker, window_start
 
 from fanin.probe import Claim, Observer, probe
 
@@ -55,7 +55,7 @@ async def test_concurrent_processes(obs: Observer) -> None:
                 receive(conn, name)  # its service is open
             service = store.open(target)
             try:
-                start = time.time()
+                start = await window_start(attempt)
                 created = await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
             finally:
                 await close_service(service)
