@@ -8,27 +8,35 @@ session service of its observation from `session_service(obs)`:
         ...
 
 - memory        -> `InMemorySessionService()` (exactly what the probes used before backends)
-- sqlite        -> `DatabaseSessionService("sqlite+aiosqlite:///<obs.scratch>/sessions.db")`
+- sqlite        -> `DatabaseSessionService("sqlite+aiosqlite:///<obs.scratch>/sessions.db")`, or
+                   `"sqlite:///<obs.scratch>/sessions.db"` where this version's DatabaseSessionService builds a
+                   synchronous engine (see `open_service`)
 - postgres      -> `DatabaseSessionService("postgresql+psycopg://...")` on a fresh database of the
                    harness's PostgreSQL server (reached over its Unix socket), dropped afterwards
 - sqlite-native -> `SqliteSessionService("<obs.scratch>/sessions.db")` (aiosqlite, no SQLAlchemy)
 
 These are the URLs ADK's own session contract tests use (`tests/unittests/sessions/_conformance.py`:
 `DatabaseSessionService('sqlite+aiosqlite:///:memory:')`, `SqliteSessionService(str(tmp_path / ...))`).
-A version that lacks the backend, or whose DatabaseSessionService cannot run on the driver, makes
-the observation `n/a` with the reason found in the installed package (never a guess). The service
-is closed and its engine disposed when the block ends, so no connection or thread outlives it.
+The 1.0-1.15 DatabaseSessionService builds a synchronous engine, on which the async driver raises
+SQLAlchemy's MissingGreenlet; there the same file opens with the synchronous driver (`sqlite:///`), which
+is what a user of those versions writes. The installed service decides (it is tried), never a version
+number. A version that lacks the backend makes the observation `n/a` with the reason found in the
+installed package (never a guess). The service is closed and its engine disposed when the block ends,
+so no connection or thread outlives it.
 
 `open_service(kind, target)` / `close_service(service)` build and close the same services from plain
-strings; the worker processes of `adk/session/concurrent-processes` use them (`adk_session_worker.py`),
+strings; the worker processes of `adk/session/concurrent-processes` use them (`start_worker` below),
 so this module imports nothing of the harness.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.metadata
 import importlib.util
+import math
+import time
 from typing import Any
 from urllib.parse import quote
 
@@ -72,9 +80,27 @@ def postgres_url(dsn: str) -> str:
     return f"postgresql+psycopg://{quote(fields.get('user', 'postgres'), safe='')}@/{fields['dbname']}?{query}"
 
 
-def engine_kind(module: Any) -> str:
-    """`async` when DatabaseSessionService builds `create_async_engine`, `sync` when it builds `create_engine`."""
-    return "async" if hasattr(module, "create_async_engine") else "sync"
+ASYNC_SQLITE = "sqlite+aiosqlite:"
+
+
+def open_database_service(target: str) -> Any:
+    """`DatabaseSessionService(target)`; an async-driver SQLite URL that this version cannot run falls back
+    to the synchronous driver on the same file.
+
+    Only one failure means "this service builds a synchronous engine": SQLAlchemy's MissingGreenlet (an
+    async driver called from synchronous code, raised while the constructor inspects the new engine; the
+    file is not created). Any other exception is the framework's answer and propagates."""
+    service_class = importlib.import_module(DATABASE_MODULE).DatabaseSessionService
+    try:
+        return service_class(target)
+    except Exception as exc:
+        from sqlalchemy.exc import MissingGreenlet
+
+        if not target.startswith(ASYNC_SQLITE) or not any(
+            isinstance(cause, MissingGreenlet) for cause in (exc, exc.__cause__, exc.__context__)
+        ):
+            raise
+    return service_class("sqlite:" + target.removeprefix(ASYNC_SQLITE))
 
 
 def open_service(kind: str, target: str) -> Any:
@@ -84,7 +110,7 @@ def open_service(kind: str, target: str) -> Any:
 
         return InMemorySessionService()
     if kind in ("sqlite", "postgres"):
-        return importlib.import_module(DATABASE_MODULE).DatabaseSessionService(target)
+        return open_database_service(target)
     if kind == "sqlite-native":
         return importlib.import_module(NATIVE_MODULE).SqliteSessionService(target)
     raise ValueError(f"unknown session backend {kind!r}")
@@ -101,6 +127,43 @@ async def close_service(service: Any) -> None:
         disposed = engine.dispose()
         if hasattr(disposed, "__await__"):
             await disposed
+
+
+def keeps_whole_seconds(session: Any) -> bool:
+    """Whether the store stamps a session with whole seconds (SQLite's CURRENT_TIMESTAMP under the 1.x
+    DatabaseSessionService), read from a session it returned: its stale check then compares seconds."""
+    return float(session.last_update_time).is_integer()
+
+
+async def window_start(attempt: int) -> float:
+    """`time.time()` where a scenario's writes begin. A repeated attempt first waits for the top of the next
+    second, so its writes have a whole second to fit in; the wait decides no order, and whether they did fit
+    is still checked after (`in_one_second`)."""
+    if attempt > 1:
+        now = time.time()
+        await asyncio.sleep(math.floor(now) + 1 - now)
+    return time.time()
+
+
+async def in_one_second(obs: Any, scenario: Any, tries: int = 5) -> tuple[Any, str]:
+    """`await scenario(attempt)` -> (result, whole_seconds, (start, end)), repeated until its writes fell within
+    one wall-clock second where the store keeps whole seconds; returns (result, the clock precondition, or ""
+    where there is none).
+
+    Where a session is stamped with whole seconds, "stale" means "updated in a later second", so two copies
+    that write within one second both pass and a second apart the later one is refused: the clock, not the
+    probe, would decide. The scenario takes `start = await window_start(attempt)` just before it creates the
+    session and `end = time.time()` just after its last write: when both are in one second, every write is.
+    An attempt that crossed a boundary is run again on a fresh session, from the top of a second; if every
+    attempt crossed one (writes spread over more than a second), the observation is `vacuous`, never a
+    reading. A store with finer stamps is run once."""
+    for attempt in range(1, tries + 1):
+        result, whole, (start, end) = await scenario(attempt)
+        if not whole:
+            return result, ""
+        if int(end) == int(start):
+            return result, "the store stamps sessions with whole seconds; every write fell within one second"
+    obs.vacuous(f"the writes crossed a second boundary in each of {tries} attempts (the store keeps whole seconds)")
 
 
 class session_store:
@@ -120,18 +183,9 @@ class session_store:
             raise
 
     def open(self, target: str) -> Any:
-        """`open_service(obs.backend, target)`. A synchronous DatabaseSessionService (the 1.0-1.15.1 cells)
-        cannot be built on aiosqlite, an async-only driver: the observation is `n/a`, with what it raised.
-        (psycopg 3 has both kinds, so `postgresql+psycopg://` opens there, on a synchronous engine.)"""
-        try:
-            return open_service(self.obs.backend, target)
-        except Exception as exc:
-            if "+aiosqlite:" not in target or engine_kind(importlib.import_module(DATABASE_MODULE)) != "sync":
-                raise
-            self.obs.not_applicable(
-                f"DatabaseSessionService of google-adk {adk_version()} builds a synchronous SQLAlchemy engine "
-                f"(create_engine), and constructing it on {target.split(':', 1)[0]}:// raises {type(exc).__name__}"
-            )
+        """`open_service(obs.backend, target)`: a synchronous DatabaseSessionService (1.0-1.15) opens SQLite with
+        the synchronous driver; psycopg 3 has both kinds, so `postgresql+psycopg://` opens on either engine."""
+        return open_service(self.obs.backend, target)
 
     def target(self) -> str:
         """What a service is opened on; `n/a` when this version has no such backend."""
@@ -148,7 +202,7 @@ class session_store:
             obs.not_applicable(reason)
         obs.need(DATABASE_MODULE, "DatabaseSessionService")
         if obs.backend == "sqlite":
-            return f"sqlite+aiosqlite:///{obs.scratch / 'sessions.db'}"
+            return f"{ASYNC_SQLITE}///{obs.scratch / 'sessions.db'}"
         self.database = create_database(obs)
         return postgres_url(obs.postgres_dsn(self.database))
 
@@ -227,8 +281,10 @@ def start_worker(kind: str, target: str, name: str, app: str, user: str, session
 
 
 def _worker_main(kind: str, target: str, name: str, app: str, user: str, session_id: str, conn: Any) -> None:
-    """The worker: read the session, say so, then append one event per `go <key>` until told to stop or an
-    append raises (as a Runner would stop). Everything it saw goes back through the pipe as plain data."""
+    """The worker: open its service and say so, read the session when told to and say so, then append one
+    event per `go <key>` until told to stop or an append raises (as a Runner would stop). Everything it saw
+    goes back through the pipe as plain data. Opening first keeps the slow part (an engine, its tables) out
+    of the span between the session's creation and the last append."""
     import asyncio
     import traceback
 
@@ -247,6 +303,9 @@ async def _worker(kind: str, target: str, name: str, app: str, user: str, sessio
 
     service = open_service(kind, target)
     try:
+        conn.send(("ready",))
+        if conn.recv() is None:  # the go-ahead to read the session (None: stop before reading)
+            return
         session = await service.get_session(app_name=app, user_id=user, session_id=session_id)
         conn.send(("holding", [event.invocation_id for event in session.events]))
         while True:

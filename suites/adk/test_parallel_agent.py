@@ -27,7 +27,8 @@ PARALLEL_AGENT_DOC = "https://google.github.io/adk-docs/agents/workflow-agents/p
     ),
 )
 async def test_same_key(obs: Observer) -> None:
-    runs = {}
+    runs: dict = {}
+    lost: list = []
     for order in (["a", "b", "c"], ["c", "b", "a"]):
         turns = Turns(order)
         children = [GatedWriter(name=n, turns=turns, delta={"result": n.upper()}) for n in ("a", "b", "c")]
@@ -35,18 +36,23 @@ async def test_same_key(obs: Observer) -> None:
         with obs.framework():
             events, state = await run_once(root)
         obs.require_in_flight(turns)
+        # What each branch wrote: the delta of every writer whose event ADK took (its turn ends after the yield).
+        wrote = {child.name: child.delta["result"] for child in children if child.name in turns.acted}
+        final = state.get("result")
+        held = final if isinstance(final, (list, tuple)) else [final]
         deltas = [e.author for e in events if e.actions and "result" in (e.actions.state_delta or {})]
-        runs[",".join(order)] = {"state_delta_events": deltas, "final": state.get("result")}
+        survivors = [name for name, written in wrote.items() if written in held]
+        runs[",".join(order)] = {"state_delta_events": deltas, "final": final, "survivors": survivors}
+        # A write is lost when its branch wrote it and the stored state no longer holds it (one key, three writers).
+        lost += [f"{','.join(order)} | {wrote[name]}" for name in order if name in wrote and name not in survivors]
     last_wins = all(r["final"] == r["state_delta_events"][-1].upper() for r in runs.values() if r["state_delta_events"])
     arrived = sorted({len(r["state_delta_events"]) for r in runs.values()})
     rule = "last arrival wins" if last_wins else "the final value is not the last arrival"
-    # a write is lost when its value is not what the key holds at the end (one key, three writers)
-    lost = [f"{order} | {name.upper()}" for order, r in runs.items() for name in order.split(",") if r["final"] != name.upper()]
     obs.record(
         {**runs, "lost": lost},
         label="last arrival wins" if last_wins else "not the last arrival",
         detail=f"{'/'.join(map(str, arrived))} deltas arrive, {rule}: "
-        + "; ".join(f"{k} -> {r['final']}" for k, r in runs.items())
+        + "; ".join(f"{k} -> {r['final']} (survives: {','.join(r['survivors']) or 'none'})" for k, r in runs.items())
         + f"; lost: {', '.join(lost) or 'nothing'}",
         hazard="silent" if lost else "safe",
     )

@@ -1,11 +1,12 @@
 """Session state around a fan-out: stale results, state prefixes, concurrent runs on one session."""
 
 import asyncio
+import time
 from typing import Any
 
 from gates import Turns
 from adk_kit import APP, USER, Event, EventActions, Step, run_turn, stored_state
-from adk_sessions import session_service
+from adk_sessions import in_one_second, keeps_whole_seconds, session_service, window_start
 
 from google.adk.agents import BaseAgent, ParallelAgent, SequentialAgent
 
@@ -40,7 +41,9 @@ class RunTurns(Turns):
     when the previous one is in flight: the order in which the runs read the session and append their
     messages is then fixed by the probe, not left to a database driver's threads. A run that ends
     without finishing its turn (it raised) gives the turn up, so the others go on at once instead of
-    waiting out the patience; `never_reached` names the runs that ended before their agent ran.
+    waiting out the patience. A run that ended before its agent ran never arrived: it is named in
+    `never_reached` (and its `reached` is set only so that nobody waits for it), it is not counted in
+    `arrived`, and the runs that did arrive are released without it.
     """
 
     def __init__(self, order: list) -> None:
@@ -48,8 +51,13 @@ class RunTurns(Turns):
         self.reached = {name: asyncio.Event() for name in self.order}
         self.never_reached: list = []
 
+    def _release_if_all_accounted(self, arriving: tuple = ()) -> None:
+        if set(self.arrived) | set(arriving) | set(self.never_reached) >= set(self.order):
+            self._events[self.order[0]].set()
+
     async def wait(self, name: str) -> None:
         self.reached[name].set()
+        self._release_if_all_accounted((name,))
         await super().wait(name)
 
     def give_up(self, name: str) -> None:
@@ -58,9 +66,7 @@ class RunTurns(Turns):
         if not self.reached[name].is_set():
             self.never_reached.append(name)
             self.reached[name].set()
-            self.arrived.append(name)
-            if set(self.arrived) >= set(self.order):
-                self._events[self.order[0]].set()
+            self._release_if_all_accounted()
         self.done(name)
 
 
@@ -213,25 +219,28 @@ async def test_app_user_prefix(obs: Observer) -> None:
     backends=("memory", "sqlite", "postgres", "sqlite-native"),
 )
 async def test_concurrent_runs(obs: Observer) -> None:
-    turns = RunTurns(["a", "b"])
+    async def scenario(attempt: int) -> tuple[dict, bool, tuple[float, float]]:
+        turns = RunTurns(["a", "b"])
+        session_id = f"s{attempt}"
 
-    async def run(name: str) -> dict:
-        try:
-            step = Step(name=name, turns=turns, delta={f"result_{name}": name.upper()})
-            return await obs.attempt_async(lambda: run_turn(step, service, "s1"))
-        finally:
-            turns.give_up(name)
+        async def run(name: str) -> dict:
+            try:
+                step = Step(name=name, turns=turns, delta={f"result_{name}": name.upper()})
+                return await obs.attempt_async(lambda: run_turn(step, service, session_id))
+            finally:
+                turns.give_up(name)
 
-    async with session_service(obs) as service:
-        await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+        start = await window_start(attempt)
+        created = await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
         # b starts once a's agent is at its gate: a has read the session and appended its message.
         first, a_reached = asyncio.ensure_future(run("a")), asyncio.ensure_future(turns.reached["a"].wait())
         await asyncio.wait({first, a_reached}, return_when=asyncio.FIRST_COMPLETED)
         runs = await asyncio.gather(first, run("b"))
+        end = time.time()
         await a_reached
         obs.require_in_flight(turns)
-        state = await stored_state(service, "s1")
-        stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+        state = await stored_state(service, session_id)
+        stored = await service.get_session(app_name=APP, user_id=USER, session_id=session_id)
         value = {
             "runs": {name: ("returned" if "returned" in r else r) for name, r in zip(("a", "b"), runs)},
             "persisted": {k: state.get(k) for k in ("result_a", "result_b")},
@@ -239,14 +248,21 @@ async def test_concurrent_runs(obs: Observer) -> None:
         }
         if turns.never_reached:
             value["ended_before_its_agent_ran"] = list(turns.never_reached)
-        kept = [k for k, v in value["persisted"].items() if v is not None]
-        failed = [f"{name} raises {r['raises']}" for name, r in value["runs"].items() if r != "returned"]
-        early = "; ".join(f"{name} ended before its agent ran" for name in turns.never_reached)
-        obs.record(
-            value,
-            label=f"{len(kept)} of 2 writes kept" + (f", {len(failed)} run failed" if failed else ""),
-            detail=f"{early or 'both runs in flight at once'}; persisted {', '.join(kept) or 'nothing'}; "
-            f"stored events {','.join(value['stored_event_authors'])}"
-            + (f"; {', '.join(failed)}" if failed else ""),
-            hazard="safe" if len(kept) == 2 and not failed else "loud" if failed else "silent",
-        )
+        return value, keeps_whole_seconds(created), (start, end)
+
+    async with session_service(obs) as service:
+        value, clock = await in_one_second(obs, scenario)
+    never = value.get("ended_before_its_agent_ran", [])
+    kept = [k for k, v in value["persisted"].items() if v is not None]
+    failed = [f"{name} raises {r['raises']}" for name, r in value["runs"].items() if r != "returned"]
+    early = "; ".join(f"{name}'s run ended before its agent ran" for name in never)
+    obs.record(
+        value,
+        label=f"{len(kept)} of 2 writes kept" + (f", {len(failed)} run failed" if failed else "")
+        + "".join(f"; {name} never reached its agent" for name in never),
+        detail=f"{early or 'both runs in flight at once'}; persisted {', '.join(kept) or 'nothing'}; "
+        f"stored events {','.join(value['stored_event_authors'])}"
+        + (f"; {', '.join(failed)}" if failed else "")
+        + (f"; {clock}" if clock else ""),
+        hazard="safe" if len(kept) == 2 and not failed else "loud" if failed else "silent",
+    )

@@ -1,9 +1,10 @@
 """One stored session, two worker processes: the production case of two workers behind one database."""
 
 import re
+import time
 
 from adk_kit import APP, USER
-from adk_sessions import close_service, session_store, start_worker
+from adk_sessions import close_service, in_one_second, keeps_whole_seconds, session_store, start_worker, window_start
 
 from fanin.probe import Claim, Observer, probe
 
@@ -43,16 +44,24 @@ def outcome(append) -> str:
 )
 async def test_concurrent_processes(obs: Observer) -> None:
     store = session_store(obs)
-    async with store as target:
-        service = store.open(target)
+
+    async def scenario(attempt: int) -> tuple[tuple, bool, tuple[float, float]]:
+        session_id = f"s{attempt}"
+        # Opened first, it creates the tables, which the workers then find; closed before they fork.
+        await close_service(store.open(target))
+        workers = {name: start_worker(obs.backend, target, name, APP, USER, session_id) for name in ("a", "b")}
         try:
-            await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-        finally:
-            await close_service(service)
-        workers = {name: start_worker(obs.backend, target, name, APP, USER, "s1") for name in ("a", "b")}
-        try:
+            for name, (_, conn) in workers.items():
+                receive(conn, name)  # its service is open
+            service = store.open(target)
+            try:
+                start = await window_start(attempt)
+                created = await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
+            finally:
+                await close_service(service)
             # Both workers hold a copy of the session before either appends.
             for name, (_, conn) in workers.items():
+                conn.send("read")
                 receive(conn, name)
             appends: dict = {}
             views: dict = {}
@@ -73,6 +82,7 @@ async def test_concurrent_processes(obs: Observer) -> None:
                     appends[key] = reply[1]
                     messages[key] = reply[2]
                     stopped.add(name)
+            end = time.time()
             for name, (process, conn) in workers.items():
                 if name not in stopped:
                     conn.send(None)
@@ -85,9 +95,13 @@ async def test_concurrent_processes(obs: Observer) -> None:
                 conn.close()
         service = store.open(target)
         try:
-            stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+            stored = await service.get_session(app_name=APP, user_id=USER, session_id=session_id)
         finally:
             await close_service(service)
+        return (appends, views, messages, stored), keeps_whole_seconds(created), (start, end)
+
+    async with store as target:
+        (appends, views, messages, stored), clock = await in_one_second(obs, scenario)
     state = dict(stored.state)
     appended = [key for key in STEPS if appends[key] == "appended"]
     value = {
@@ -113,6 +127,7 @@ async def test_concurrent_processes(obs: Observer) -> None:
         f"stored state keeps {', '.join(kept) or 'nothing'} (last={state.get('last')!r}); stored events {order}"
         + (f"; lost without error: {', '.join(lost)}" if lost else "")
         + ("; stored event order differs from the order of the appends" if reordered else "")
-        + (f"; {wording}" if wording else ""),
+        + (f"; {wording}" if wording else "")
+        + (f"; {clock}" if clock else ""),
         hazard="silent" if lost else "loud" if raised else "safe",
     )

@@ -6,9 +6,29 @@ import threading
 from langchain_core.messages import HumanMessage
 
 import da_kit
+from gates import settle
 from fanin.probe import Claim, Observer, probe
 
-PATIENCE = 0.5  # deadlock breaker only: how long a sibling nobody cancels is held before it goes on
+PATIENCE = 5.0  # sync mode, deadlock breaker only: a thread whose sibling never fails is let go after this
+
+
+async def settle_with_threads() -> None:
+    """`settle`, and also wait out the work the loop handed to its default thread pool (`asyncio.to_thread`,
+    `run_in_executor(None, ...)`, e.g. langsmith's tracing hooks), which `settle` cannot see.
+
+    A pool thread hands its result to the loop (a ready callback) before it counts itself idle, so once no
+    pool thread is busy and then nothing is ready, nothing is left that could still wake a task. Loop
+    iterations, never a timer; a thread that never ends is left to the probe's timeout."""
+    loop = asyncio.get_running_loop()
+    while True:
+        await settle()
+        pool = getattr(loop, "_default_executor", None)
+        # CPython's ThreadPoolExecutor: queued items, and one semaphore count per idle thread.
+        if pool is None or (pool._work_queue.empty() and pool._idle_semaphore._value >= len(pool._threads)):
+            await settle()
+            if not loop._ready:
+                return
+        await asyncio.sleep(0)
 
 
 @probe(
@@ -31,25 +51,24 @@ def test_failing_sibling(obs: Observer) -> None:
     never_in_flight: list[str] = []
 
     if obs.mode == "async":
+        # "fail" raises once "work" is in its model call; "work" then waits on a hold that only the probe releases,
+        # after it has looked. Only the probe waits for the loop to settle (two settling tasks would keep it busy).
         working = asyncio.Event()
-        never = asyncio.Event()
+        failed = asyncio.Event()
+        hold = asyncio.Event()
 
         async def worker(messages):
             if "fail" in da_kit.task_of(messages):
-                try:
-                    await asyncio.wait_for(working.wait(), 5)
-                except TimeoutError:
-                    never_in_flight.append("the sibling was never in flight while the failing run waited")
+                await working.wait()
+                failed.set()
                 raise RuntimeError("subagent model call failed")
-            # In flight: it waits for something only a finished run would bring.
             working.set()
             try:
-                await asyncio.wait_for(never.wait(), PATIENCE)
+                await hold.wait()
             except asyncio.CancelledError:
                 fate.append("cancelled")
                 raise
-            except TimeoutError:
-                fate.append("ran on")
+            fate.append("ran on")
             return da_kit.say("work done")
 
     else:
@@ -58,13 +77,13 @@ def test_failing_sibling(obs: Observer) -> None:
 
         def worker(messages):
             if "fail" in da_kit.task_of(messages):
-                if not working.wait(5):
+                if not working.wait(PATIENCE):
                     never_in_flight.append("the sibling was never in flight while the failing run waited")
                 failed.set()
                 raise RuntimeError("subagent model call failed")
             # In flight. A thread cannot be cancelled: it goes on the moment its sibling raises.
             working.set()
-            fate.append("ran on" if failed.wait(5) else "never released")
+            fate.append("ran on" if failed.wait(PATIENCE) else "never released")
             return da_kit.say("work done")
 
     parent = da_kit.ScriptedModel(
@@ -83,12 +102,37 @@ def test_failing_sibling(obs: Observer) -> None:
     )
     request = {"messages": [HumanMessage("go")]}
     if obs.mode == "async":
-        run = obs.attempt(lambda: asyncio.run(agent.ainvoke(request)))
+
+        async def observe() -> tuple[dict, str]:
+            """Run until the failing run raised and the event loop and its thread pool settled (what the framework
+            does to the sibling is done by then: langsmith hands the failure to a pool thread on its way), look,
+            then release the hold and let the run end."""
+            running = asyncio.ensure_future(agent.ainvoke(request))
+            while not (failed.is_set() or running.done()):
+                await settle_with_threads()
+                if working.is_set() != failed.is_set() and not running.done():
+                    # Idle with one run waiting for a sibling that never came: they ran one after the other.
+                    never_in_flight.append("the two subagent runs were never in their model calls at once")
+                    working.set()
+                    hold.set()
+            await settle_with_threads()
+            if fate:
+                seen = fate[0]  # cancelled before the probe released it
+            elif running.done():
+                seen = "left running"  # the run ended, the sibling still waits: released, it goes on alone
+            else:
+                seen = "awaited"  # the run waits for the sibling to finish before it ends
+            hold.set()
+            outcome = await obs.attempt_async(lambda: running)
+            await settle_with_threads()
+            return outcome, seen
+
+        run, sibling = asyncio.run(observe())
     else:
         run = obs.attempt(lambda: agent.invoke(request))
+        sibling = fate[0] if fate else "never reached its reply"
     if never_in_flight:
         obs.vacuous(never_in_flight[0])
-    sibling = fate[0] if fate else "never reached its reply"
     outcome = run.get("raises", "returned")
     seen = sorted(da_kit.replies(run["returned"]["messages"])) if "returned" in run else None
     obs.record(
