@@ -11,8 +11,9 @@ OWNERSHIP_ISSUE = "https://github.com/langchain-ai/langgraph/issues/8796"
 
 @probe(
     "langgraph/threads/two-processes-one-thread",
-    title="Two worker processes invoke one thread on one store: both read its latest checkpoint before either"
-    " writes, then A finishes before B writes (and, as the control, B starts after A finished)",
+    title="Two worker processes invoke one thread on one store (a SQLite file; PostgreSQL): both read its latest"
+    " checkpoint before either writes, then A finishes before B writes (and, as the control, B starts after A"
+    " finished)",
     claim=Claim(
         "A thread has no single-writer guarantee: two runs that start from the same checkpoint both succeed,"
         " the checkpoint chain forks, and the latest state holds only the later run's writes; run one after"
@@ -24,7 +25,8 @@ OWNERSHIP_ISSUE = "https://github.com/langchain-ai/langgraph/issues/8796"
         },
     ),
     sources=[OWNERSHIP_ISSUE, "https://docs.langchain.com/oss/python/langgraph/persistence#threads"],
-    backends=("postgres", "sqlite"),
+    # SQLite first: the default variant (and `fanin repro`) needs no server; #8796 is about PostgreSQL
+    backends=("sqlite", "postgres"),
 )
 def test_two_processes_one_thread(obs: Observer) -> None:
     if obs.backend == "sqlite":
