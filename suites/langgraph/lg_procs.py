@@ -1,0 +1,277 @@
+"""Worker processes for the LangGraph probes that need more than one process on one durable store.
+
+Forked, not exec'd (as the ADK session workers): a fork starts with LangGraph already imported, and
+shares nothing with its parent but the database. The parent closes its own connections before it forks;
+a worker opens its own saver on the store (`sqlite`: a file path, `postgres`: a DSN), talks to the parent
+over a `Pipe` in plain data, and reports a defect of its own as ("worker-error", traceback). A poll
+timeout in the parent only catches a broken worker; every order is decided by messages.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import operator
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any, TypedDict
+
+
+class State(TypedDict):
+    items: Annotated[list, operator.add]
+
+
+def fork(target: Callable[..., None], *args: Any) -> tuple[Any, Any]:
+    """Start `target(*args, conn)` in a forked process; returns (process, the parent's end of its pipe)."""
+    context = multiprocessing.get_context("fork")
+    parent_end, child_end = context.Pipe()
+    process = context.Process(target=_main, args=(target, args, child_end), daemon=True)
+    process.start()
+    child_end.close()
+    return process, parent_end
+
+
+def _main(target: Callable[..., None], args: tuple, conn: Any) -> None:
+    try:
+        target(*args, conn)
+    except BaseException:  # noqa: BLE001 - a defect of the worker itself: the parent turns it into probe-error
+        conn.send(("worker-error", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+@contextmanager
+def saver(
+    backend: str,
+    target: str,
+    on_put_writes: Callable[[list], None] | None = None,
+    on_get_tuple: Callable[[Any], None] | None = None,
+    on_put: Callable[[dict, bool], None] | None = None,
+) -> Iterator[Any]:
+    """The sync saver of `backend` on `target`, set up; `on_put_writes(writes)` runs after each put_writes
+    returns, `on_get_tuple(found)` after each get_tuple, `on_put(metadata, saved)` before (False) and after
+    (True) each put of a checkpoint."""
+    if backend == "sqlite":
+        from langgraph.checkpoint.sqlite import SqliteSaver as Base
+    else:
+        from langgraph.checkpoint.postgres import PostgresSaver as Base
+
+    class Hooked(Base):  # type: ignore[misc,valid-type]
+        def put_writes(self, config: Any, writes: Any, task_id: str, *args: Any, **kwargs: Any) -> None:
+            super().put_writes(config, writes, task_id, *args, **kwargs)
+            if on_put_writes is not None:
+                on_put_writes(list(writes))
+
+        def put(self, config: Any, checkpoint: Any, metadata: Any, *args: Any, **kwargs: Any) -> Any:
+            if on_put is not None:
+                on_put(dict(metadata or {}), False)
+            stored = super().put(config, checkpoint, metadata, *args, **kwargs)
+            if on_put is not None:
+                on_put(dict(metadata or {}), True)
+            return stored
+
+        def get_tuple(self, config: Any) -> Any:
+            found = super().get_tuple(config)
+            if on_get_tuple is not None:
+                on_get_tuple(found)
+            return found
+
+    with Hooked.from_conn_string(target) as opened:
+        opened.setup()
+        yield opened
+
+
+def parallel_graph(runs: dict[str, int], steps: dict[str, int], hold_slow: Callable[[], None]) -> Any:
+    """prep, then `fast` and `slow` in parallel, then `join` (a list-edge barrier); each node counts its runs
+    in this process and `slow` calls `hold_slow()` before it returns."""
+    from langgraph.graph import START, StateGraph
+
+    def node(name: str) -> Callable[..., dict]:
+        def run(state: State, config) -> dict:  # noqa: ANN001 - unannotated: LangGraph injects it by name
+            runs[name] = runs.get(name, 0) + 1
+            steps[name] = config["metadata"]["langgraph_step"]
+            if name == "slow":
+                hold_slow()
+            return {"items": [name]}
+
+        return run
+
+    builder = StateGraph(State)
+    for name in ("prep", "fast", "slow", "join"):
+        builder.add_node(name, node(name))
+    builder.add_edge(START, "prep")
+    builder.add_edge("prep", "fast")
+    builder.add_edge("prep", "slow")
+    builder.add_edge(["fast", "slow"], "join")
+    return builder
+
+
+def run_until_killed(
+    backend: str, target: str, thread: str, options: dict, save_wait: float, hold_checkpoint: bool, conn: Any
+) -> None:
+    """Run the graph until `fast` has finished while `slow` is held in flight, then report and wait to be killed.
+
+    The saver works in the background (durability `async`), at the end (`exit`) or before each step
+    (`sync`), so before it reports the worker waits, at most `save_wait` seconds each, for fast's write and
+    for the checkpoint that write belongs to (the one after `prep`) to reach the saver; with
+    `hold_checkpoint` that checkpoint's `put` is held instead (it never returns: the crash comes first): the
+    worker waits for that put to start, then for fast, at most `save_wait` seconds each (a step that waits
+    for the checkpoint never runs).
+    What was saved is reported as observed; the bounds end waits for things a mode does not do."""
+    runs: dict[str, int] = {}
+    steps: dict[str, int] = {}
+    slow_in_flight = threading.Event()
+    fast_saved = threading.Event()
+    fast_finished = threading.Event()
+    checkpoint_saved = threading.Event()
+    checkpoint_held = threading.Event()
+    never = threading.Event()
+
+    def hold_slow() -> None:
+        slow_in_flight.set()
+        never.wait(120)  # the parent kills this process long before; the bound only ends an orphan
+
+    def on_put_writes(writes: list) -> None:
+        if ("items", ["fast"]) in [tuple(write) for write in writes]:
+            fast_saved.set()
+
+    def on_put(metadata: dict, saved: bool) -> None:
+        if "prep" not in steps or metadata.get("step") != steps["prep"]:
+            return
+        if saved:
+            checkpoint_saved.set()
+        elif hold_checkpoint:
+            checkpoint_held.set()
+            never.wait(120)
+
+    def on_chunk(mode: str, chunk: Any) -> None:
+        if mode == "updates" and "fast" in (chunk or {}):
+            fast_finished.set()
+
+    with saver(backend, target, on_put_writes, on_put=on_put) as opened:
+        graph = parallel_graph(runs, steps, hold_slow).compile(checkpointer=opened)
+        config = {"configurable": {"thread_id": thread}}
+
+        def drive() -> None:
+            # "custom" beside "updates": fast's update arrives while the framework still waits for slow
+            for mode, chunk in graph.stream({"items": []}, config, stream_mode=["updates", "custom"], **options):
+                on_chunk(mode, chunk)
+
+        threading.Thread(target=drive, daemon=True).start()
+        # the held put starts when the mode saves that checkpoint (after the earlier ones: puts are chained)
+        held = checkpoint_held.wait(save_wait) if hold_checkpoint else False
+        finished = fast_finished.wait(save_wait if hold_checkpoint else 60)
+        report = {
+            "fast_finished": finished,
+            "slow_in_flight": slow_in_flight.wait(10) if finished else slow_in_flight.is_set(),
+            "fast_saved": fast_saved.wait(save_wait) if finished else False,
+        }
+        report["checkpoint_saved"] = checkpoint_saved.is_set() if hold_checkpoint else checkpoint_saved.wait(save_wait)
+        report["checkpoint_held"] = held
+        conn.send(("gated", {"runs": dict(runs), "steps": dict(steps), **report}))
+        never.wait(120)
+
+
+def restart(backend: str, target: str, thread: str, options: dict, conn: Any) -> None:
+    """A new process on the same store: what the thread holds, then a resume (`invoke(None)`) and what ran."""
+    from lg_persist import pending_of
+
+    runs: dict[str, int] = {}
+    steps: dict[str, int] = {}
+    with saver(backend, target) as opened:
+        graph = parallel_graph(runs, steps, lambda: None).compile(checkpointer=opened)
+        config = {"configurable": {"thread_id": thread}}
+        snapshot = graph.get_state(config)
+        found = {
+            "values": snapshot.values.get("items") if snapshot.values else None,
+            "next": sorted(snapshot.next),
+            "pending": pending_of(opened.get_tuple(config), snapshot),
+            "checkpoints": len(list(graph.get_state_history(config))),
+        }
+        try:
+            result = graph.invoke(None, config, **options)
+            resumed: Any = "returned"
+            returned = sorted(result.get("items") or []) if isinstance(result, dict) else None
+        except Exception as exc:  # noqa: BLE001 - the framework's answer, reported to the parent
+            resumed, returned = {"raises": type(exc).__name__}, None
+        final = graph.get_state(config).values
+        conn.send(
+            (
+                "restarted",
+                {
+                    "found": found,
+                    "resume": resumed,
+                    "runs_on_restart": runs,
+                    "returned": returned,
+                    "final": sorted(final.get("items") or []) if final else None,
+                },
+            )
+        )
+
+
+# --- two processes, one thread (langgraph/threads/two-processes-one-thread) ------------------------
+
+
+def one_step_graph(name: str) -> Any:
+    """START -> work -> END; `work` appends `<name>:work` (the worker's own node write)."""
+    from langgraph.graph import START, StateGraph
+
+    builder = StateGraph(State)
+    builder.add_node("work", lambda state: {"items": [f"{name}:work"]})
+    builder.add_edge(START, "work")
+    return builder
+
+
+def seed(backend: str, target: str, thread: str, conn: Any) -> None:
+    """Give the thread its first checkpoint, the one both workers will continue."""
+    with saver(backend, target) as opened:
+        result = one_step_graph("seed").compile(checkpointer=opened).invoke({"items": ["seed"]}, {"configurable": {"thread_id": thread}})
+        conn.send(("seeded", sorted(result["items"])))
+
+
+def invoke_when_told(backend: str, target: str, thread: str, name: str, conn: Any) -> None:
+    """Invoke the thread with this worker's input; after the run has read the thread's latest checkpoint (its
+    first get_tuple), report ("read", what it read) and wait for "go" before anything is written."""
+    read: list = []
+
+    def on_read(found: Any) -> None:
+        if read:
+            return
+        read.append(found)
+        conn.send(("read", {"checkpoint": found.checkpoint["id"] if found else None}))
+        if conn.recv() != "go":
+            raise RuntimeError("the parent did not say go")
+
+    with saver(backend, target, on_get_tuple=on_read) as opened:
+        graph = one_step_graph(name).compile(checkpointer=opened)
+        try:
+            result = graph.invoke({"items": [f"from-{name}"]}, {"configurable": {"thread_id": thread}})
+            conn.send(("done", {"returned": sorted(result["items"])}))
+        except Exception as exc:  # noqa: BLE001 - the framework's answer, reported to the parent
+            conn.send(("done", {"raises": type(exc).__name__}))
+
+
+def read_thread(backend: str, target: str, thread: str, conn: Any) -> None:
+    """What the thread holds once both workers are done: the latest state, and which of its checkpoints the
+    latest one's history (its chain of parents) still reaches."""
+    with saver(backend, target) as opened:
+        graph = one_step_graph("reader").compile(checkpointer=opened)
+        config = {"configurable": {"thread_id": thread}}
+        chain = []  # the latest checkpoint and its parents, followed link by link
+        found = opened.get_tuple(config)
+        while found is not None:
+            chain.append(found.config["configurable"]["checkpoint_id"])
+            found = opened.get_tuple(found.parent_config) if found.parent_config else None
+        every = [t.config["configurable"]["checkpoint_id"] for t in opened.list(config)]
+        latest = graph.get_state(config).values
+        conn.send(
+            (
+                "state",
+                {
+                    "latest": sorted(latest.get("items") or []) if latest else None,
+                    "checkpoints": len(every),
+                    "unreachable_from_latest": len(set(every) - set(chain)),
+                },
+            )
+        )

@@ -1,0 +1,130 @@
+"""Two processes invoke the same thread on one durable checkpointer, as users report it upstream."""
+
+from typing import Any
+
+import lg_persist
+import lg_procs
+from fanin.probe import Claim, Observer, probe
+
+OWNERSHIP_ISSUE = "https://github.com/langchain-ai/langgraph/issues/8796"
+
+
+@probe(
+    "langgraph/threads/two-processes-one-thread",
+    title="Two worker processes invoke one thread on one store (a SQLite file; PostgreSQL): both read its latest"
+    " checkpoint before either writes, then A finishes before B writes (and, as the control, B starts after A"
+    " finished)",
+    claim=Claim(
+        "A thread has no single-writer guarantee: two runs that start from the same checkpoint both succeed,"
+        " the checkpoint chain forks, and the latest state holds only the later run's writes; run one after"
+        " the other, each continues the other's state.",
+        OWNERSHIP_ISSUE,
+        expect={
+            "value.overlapping.A.returned": ["A:work", "from-A", "seed", "seed:work"],
+            "value.one-after-the-other.thread.latest": ["A:work", "B:work", "from-A", "from-B", "seed", "seed:work"],
+        },
+    ),
+    sources=[OWNERSHIP_ISSUE, "https://docs.langchain.com/oss/python/langgraph/persistence#threads"],
+    # SQLite first: the default variant (and `fanin repro`) needs no server; #8796 is about PostgreSQL
+    backends=("sqlite", "postgres"),
+)
+def test_two_processes_one_thread(obs: Observer) -> None:
+    if obs.backend == "sqlite":
+        obs.need("langgraph.checkpoint.sqlite", "SqliteSaver")
+    else:
+        obs.need("langgraph.checkpoint.postgres", "PostgresSaver")
+
+    def ask(pipe: Any, expected: str, who: str) -> Any:
+        """The next message of a worker (`expected` kind); a poll timeout only catches a broken worker."""
+        if not pipe.poll(60):
+            raise RuntimeError(f"{who} sent nothing for 60 s (a broken worker)")
+        kind, payload = pipe.recv()
+        if kind == "worker-error":
+            raise RuntimeError(f"{who} failed:\n{payload}")
+        if kind != expected:
+            raise RuntimeError(f"{who} said {kind} ({payload}), expected {expected}")
+        return payload
+
+    def finish(process: Any, pipe: Any) -> None:
+        process.join(30)
+        pipe.close()
+
+    def scenario(target: str, thread: str, overlapping: bool) -> dict:
+        seeder, pipe = lg_procs.fork(lg_procs.seed, obs.backend, target, thread)
+        ask(pipe, "seeded", "the seed run")
+        finish(seeder, pipe)
+        workers = {}
+        read = {}
+        done = {}
+        for name in ("A", "B"):
+            workers[name] = lg_procs.fork(lg_procs.invoke_when_told, obs.backend, target, thread, name)
+            if not overlapping:  # the control: B starts only after A has finished
+                read[name] = ask(workers[name][1], "read", name)
+                workers[name][1].send("go")
+                done[name] = ask(workers[name][1], "done", name)
+        if overlapping:
+            for name in ("A", "B"):
+                read[name] = ask(workers[name][1], "read", name)
+            if read["A"] != read["B"]:
+                obs.vacuous(f"the workers read different checkpoints ({read}): they never overlapped")
+            for name in ("A", "B"):  # A writes everything before B writes anything
+                workers[name][1].send("go")
+                done[name] = ask(workers[name][1], "done", name)
+        for process, pipe in workers.values():
+            finish(process, pipe)
+        reader, pipe = lg_procs.fork(lg_procs.read_thread, obs.backend, target, thread)
+        state = ask(pipe, "state", "the reader")
+        finish(reader, pipe)
+        return {
+            "read_same_checkpoint": read["A"] == read["B"],
+            "A": done["A"],
+            "B": done["B"],
+            "thread": state,
+        }
+
+    def run_all(target: str) -> dict:
+        return {
+            "overlapping": scenario(target, "overlapping", True),
+            "one-after-the-other": scenario(target, "sequential", False),
+        }
+
+    if obs.backend == "sqlite":
+        seen = run_all(str(obs.scratch / "threads.sqlite"))
+    else:
+        with lg_persist._database(obs) as dsn:  # closed in this process before any fork
+            seen = run_all(dsn)
+
+    def reading(s: dict) -> tuple[str, str]:
+        raised = [name for name in ("A", "B") if "raises" in s[name]]
+        latest = s["thread"]["latest"] or []
+        lost = sorted(item for item in ("from-A", "A:work", "from-B", "B:work") if item not in latest)
+        if raised and not lost:
+            return f"{', '.join(raised)} raises, nothing lost", "loud"
+        if raised:
+            return f"{', '.join(raised)} raises; {lost} not in the latest state", "loud"
+        if lost:
+            return f"both succeed; latest state lacks {lost}", "silent"
+        return "both succeed; latest state has both", "safe"
+
+    readings = {case: reading(s) for case, s in seen.items()}
+    for case, s in seen.items():
+        s["reading"] = readings[case][0]
+    hazard = max((h for _, h in readings.values()), key=("safe", "loud", "silent").index)
+    over = seen["overlapping"]
+    label = (
+        f"overlap: {'A lost' if 'A:work' not in (over['thread']['latest'] or []) else 'both kept'},"
+        f" {over['thread']['unreachable_from_latest']} ckpt unreachable"
+        if hazard != "loud"
+        else f"overlap: {readings['overlapping'][0]}"
+    )
+    obs.record(
+        seen,
+        label=label[:40],
+        detail="; ".join(
+            f"{case}: {readings[case][0]} (A {s['A']}, B {s['B']}, latest {s['thread']['latest']},"
+            f" {s['thread']['checkpoints']} checkpoints, {s['thread']['unreachable_from_latest']} unreachable from the"
+            " latest)"
+            for case, s in seen.items()
+        ),
+        hazard=hazard,
+    )
