@@ -1,5 +1,11 @@
 """Parallel subagents in the shapes users reported upstream: subagents with skills, and one of two parallel
-subagents interrupted for approval."""
+subagents interrupted for approval.
+
+deepagents #923's InvalidUpdateError needs a subagent whose output carries `skills_metadata` (two parallel
+`task` results would then write that LastValue key in one step). The skills probe therefore also records
+whether the subagent's own output carries it: langchain's `PrivateStateAttr` omits it from the output
+schema, and where it is omitted the parallel return has nothing to collide on.
+"""
 
 from langchain_core.messages import HumanMessage
 
@@ -42,6 +48,8 @@ def test_skills_metadata(obs: Observer) -> None:
     parent_saw: list = []
 
     def worker(messages):
+        if da_kit.task_of(messages) == "alone":  # the subagent invoked on its own, after the run
+            return da_kit.say("alone done")
         me = "w1" if "worker 1" in da_kit.task_of(messages) else "w2"
         worker_saw[me] = skill_names(messages)
         turns.turn(me)  # both runs in flight together, w2 replies first
@@ -67,8 +75,12 @@ def test_skills_metadata(obs: Observer) -> None:
         obs.vacuous(f"not both subagent runs reached their model: {sorted(worker_saw)}")
     final = run.get("returned") or {}
     state_skills = final.get("skills_metadata")
+    # The precondition of #923's error: does a subagent hand skills_metadata back in its output at all?
+    with obs.framework():
+        alone = sub.invoke({"messages": [HumanMessage("alone")], "files": files})
     value = {
         "run": "returned" if "returned" in run else {"raises": run["raises"]},
+        "skills_metadata_in_subagent_output": "skills_metadata" in alone,
         "worker_prompt_skills": {k: worker_saw[k] for k in sorted(worker_saw)},
         "parent_prompt_skills": parent_saw,
         "parent_state_skills": None if state_skills is None else sorted(s["name"] for s in state_skills),
@@ -87,7 +99,8 @@ def test_skills_metadata(obs: Observer) -> None:
         label=label,
         detail=f"run {'raises ' + run['raises'] if 'raises' in run else 'returns'}; the subagent runs' system prompts"
         f" name {value['worker_prompt_skills']}, the parent's calls {parent_saw}; the parent's state skills_metadata"
-        f" holds {value['parent_state_skills']}",
+        f" holds {value['parent_state_skills']}; the subagent's own output "
+        f"{'carries' if value['skills_metadata_in_subagent_output'] else 'omits'} skills_metadata",
         hazard=hazard,
     )
 
