@@ -12,7 +12,6 @@ import asyncio
 import importlib
 import threading
 import time
-from typing import Any
 
 from adk_sessions import DATABASE_MODULE, close_service, engine_kind, session_store
 
