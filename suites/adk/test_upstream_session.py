@@ -9,7 +9,6 @@ released and both inserts go ahead.
 """
 
 import asyncio
-import importlib
 import threading
 import time
 
@@ -70,7 +69,7 @@ async def test_create_session_race(obs: Observer) -> None:
             # The tables exist (created by the first use), the race app's rows do not.
             await service.create_session(app_name="warm-up", user_id="u0", session_id="w0")
             dsn = obs.postgres_dsn(store.database)
-            kind = engine_kind(importlib.import_module(DATABASE_MODULE))
+            kind = engine_kind(obs.need(DATABASE_MODULE))
             outcomes: dict = {}
 
             async def create(user: str) -> None:
