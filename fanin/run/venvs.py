@@ -1,6 +1,8 @@
 """A cell's virtual environment: exactly its lock, on exactly its Python, or rebuilt before it is used.
 
-Built with uv (`uv venv` + `uv pip sync --compile-bytecode`). A stamp records the lock's
+Built with uv (`uv venv` + `uv pip sync`), its bytecode linked from sibling venvs or compiled
+(fanin/run/bytecode.py: the same as `--compile-bytecode`, without compiling again what a sibling
+venv already compiled from the very same file). A stamp records the lock's
 SHA-256 and the interpreter's full version; on every use the installed distributions are
 compared with the lock's pins (a directory listing, milliseconds), so a package someone
 installed or upgraded by hand (drift), a changed lock, or a venv left from another Python
@@ -29,6 +31,7 @@ from packaging.utils import canonicalize_name
 
 from fanin.model.errors import EnvironmentFault
 from fanin.model.source import INSTALLED, REPO_ROOT
+from fanin.run import bytecode
 from fanin.run.environment import file_sha256
 
 VENVS = Path(
@@ -240,8 +243,13 @@ def ensure(
     refresh = ["--refresh-package", framework[0]] if edited and framework is not None else []
     _run(
         "installing the lock",
-        [uv, "pip", "sync", "--quiet", "--compile-bytecode", *refresh, "--python", str(venv.python), str(lock)],
+        [uv, "pip", "sync", "--quiet", *refresh, "--python", str(venv.python), str(lock)],
     )
+    minor = ".".join(marker["python_full_version"].split(".")[:2])
+    site = venv.path / "lib" / f"python{minor}" / "site-packages"
+    roots = list(dict.fromkeys([venv.path.parent, VENVS]))
+    donors = bytecode.donor_sites(roots, name, minor, marker["python_full_version"])
+    bytecode.build(venv.python, site, donors, marker["python_full_version"])
     left = drift(venv, lock, marker)
     if left:
         raise InstallError(f"the venv still differs from {lock.name} after installing it: {'; '.join(left[:3])}")
