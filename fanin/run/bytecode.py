@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import threading
 from pathlib import Path
 
 # Run by the venv's own interpreter: compile each path given on stdin unless its .pyc is current.
@@ -84,27 +85,43 @@ def link_from(site: Path, donors: list[Path], tag: str) -> int:
 
 
 def compile_rest(python: Path, site: Path, jobs: int | None = None) -> None:
-    """Compile, in `jobs` processes of the venv's interpreter, every source whose `.pyc` is missing or stale."""
-    paths = [str(p) for p in sources(site)]
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(paths) // 50 or 1))
+    """Compile, in `jobs` processes of the venv's interpreter, every source whose `.pyc` is missing or stale.
+
+    The sources are dealt out by size (largest first, to the least loaded process), and each process is fed
+    from its own thread: a pipe holds 64 KiB, so writing one process's whole list first would leave the
+    others waiting for theirs.
+    """
+    sized = []
+    for source in sources(site):
+        try:
+            sized.append((source.stat().st_size, str(source)))
+        except OSError:
+            continue
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(sized) // 50 or 1))
+    shares: list[list[str]] = [[] for _ in range(jobs)]
+    loads = [0] * jobs
+    for size, path in sorted(sized, reverse=True):
+        least = loads.index(min(loads))
+        shares[least].append(path)
+        loads[least] += size
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    workers = [
-        subprocess.Popen(
+
+    def one(share: list[str]) -> None:
+        subprocess.run(
             [str(python), "-c", _COMPILE],
-            stdin=subprocess.PIPE,
+            input="\n".join(share) + "\n",
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             text=True,
             env=env,
+            check=False,
         )
-        for _ in range(jobs)
-    ]
-    for index, worker in enumerate(workers):
-        assert worker.stdin is not None
-        worker.stdin.write("\n".join(paths[index::jobs]) + "\n")
-        worker.stdin.close()
-    for worker in workers:
-        worker.wait()
+
+    threads = [threading.Thread(target=one, args=(share,)) for share in shares]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def donor_sites(roots: list[Path], name: str, python_version: str, full_version: str) -> list[Path]:
