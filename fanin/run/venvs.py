@@ -204,11 +204,17 @@ def _run(step: str, command: list[str]) -> None:
 
 
 def ensure(
-    name: str, python: str, lock: Path, root: Path | None = None, framework: tuple[str, str] | None = None
+    name: str,
+    python: str,
+    lock: Path,
+    root: Path | None = None,
+    framework: tuple[str, str] | None = None,
+    share_bytecode: bool = True,
 ) -> Venv:
     """The venv `name`, built from `lock` on `python`; rebuilt when anything has drifted from them.
 
     `framework` (package, version): the lock must pin exactly that, or nothing is installed.
+    `share_bytecode=False` compiles every file here, linking none from sibling venvs (for measuring).
     """
     if not lock.is_file():
         raise InstallError(f"no lock {lock}; make it with ./noxw -s lock -- {name}")
@@ -248,7 +254,7 @@ def ensure(
     minor = ".".join(marker["python_full_version"].split(".")[:2])
     site = venv.path / "lib" / f"python{minor}" / "site-packages"
     roots = list(dict.fromkeys([venv.path.parent, VENVS]))
-    donors = bytecode.donor_sites(roots, name, minor, marker["python_full_version"])
+    donors = bytecode.donor_sites(roots, name, minor, marker["python_full_version"]) if share_bytecode else []
     bytecode.build(venv.python, site, donors, marker["python_full_version"])
     left = drift(venv, lock, marker)
     if left:
