@@ -247,15 +247,18 @@ def ensure(
     # uv links installed files to its cache, so an edit made in place inside the venv edited the cached copy
     # too: the framework is fetched afresh, never re-linked from what was edited.
     refresh = ["--refresh-package", framework[0]] if edited and framework is not None else []
+    _run("installing the lock", [uv, "pip", "sync", "--quiet", *refresh, "--python", str(venv.python), str(lock)])
+    if share_bytecode:
+        minor = ".".join(marker["python_full_version"].split(".")[:2])
+        site = venv.path / "lib" / f"python{minor}" / "site-packages"
+        roots = list(dict.fromkeys([venv.path.parent, VENVS]))
+        donors = bytecode.donor_sites(roots, name, minor, marker["python_full_version"])
+        bytecode.link_from(site, donors, bytecode.tag(marker["python_full_version"]))
+    # uv compiles what has no current .pyc yet (everything, when nothing was linked); the install is a no-op now.
     _run(
-        "installing the lock",
-        [uv, "pip", "sync", "--quiet", *refresh, "--python", str(venv.python), str(lock)],
+        "compiling the venv",
+        [uv, "pip", "sync", "--quiet", "--compile-bytecode", "--python", str(venv.python), str(lock)],
     )
-    minor = ".".join(marker["python_full_version"].split(".")[:2])
-    site = venv.path / "lib" / f"python{minor}" / "site-packages"
-    roots = list(dict.fromkeys([venv.path.parent, VENVS]))
-    donors = bytecode.donor_sites(roots, name, minor, marker["python_full_version"]) if share_bytecode else []
-    bytecode.build(venv.python, site, donors, marker["python_full_version"])
     left = drift(venv, lock, marker)
     if left:
         raise InstallError(f"the venv still differs from {lock.name} after installing it: {'; '.join(left[:3])}")
