@@ -143,13 +143,40 @@ def slow_probes(cases: list[tuple[str, str, float]]) -> list[str]:
 
 
 def cold_cell(cell: fanin_matrix.Cell) -> dict[str, float]:
-    """Build the cell's venv from its lock with warm package caches: uv, then virtualenv + pip (both compile)."""
+    """Build the cell's venv from its lock with warm package caches, every way, each ending with every file compiled.
+
+    fanin's way (uv, then bytecode linked from the matrix's other venvs where the source is the same file,
+    the rest compiled; never from the cell's own venv), the same with no sibling to link from, uv's own
+    `--compile-bytecode`, and virtualenv + pip (which compiles every file as it installs).
+    """
     interpreter = pythons.find(cell.python) or sys.executable
-    figures = {}
+    figures: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
-        venvs.ensure(cell.id, interpreter, cell.lock_path, root=Path(tmp) / "uv")
+        venv = venvs.ensure(cell.id, interpreter, cell.lock_path, root=Path(tmp) / "uv")
         figures["uv"] = time.perf_counter() - started
+        pycs = list(venv.path.rglob("*.pyc"))
+        figures["pyc"] = len(pycs)
+        figures["linked"] = sum(1 for pyc in pycs if pyc.stat().st_nlink > 1)
+        started = time.perf_counter()
+        venvs.ensure(cell.id, interpreter, cell.lock_path, root=Path(tmp) / "alone", share_bytecode=False)
+        figures["uv alone"] = time.perf_counter() - started
+        uv, target = venvs.uv_binary(), Path(tmp) / "uv-compile"
+        started = time.perf_counter()
+        timed([uv, "venv", "--quiet", "--python", interpreter, str(target)])
+        timed(
+            [
+                uv,
+                "pip",
+                "sync",
+                "--quiet",
+                "--compile-bytecode",
+                "--python",
+                str(target / "bin" / "python"),
+                str(cell.lock_path),
+            ]
+        )
+        figures["uv --compile-bytecode"] = time.perf_counter() - started
         target = Path(tmp) / "pip"
         started = time.perf_counter()
         timed([sys.executable, "-m", "virtualenv", "--quiet", "--python", interpreter, str(target)])
@@ -252,6 +279,53 @@ def growth_catalogue(matrix: fanin_matrix.Matrix, base: int) -> dict[int, float]
             if outcome.code != one_cell.SAME:
                 raise SystemExit(f"bench: synthetic run failed: {outcome.reason}")
             figures[factor] = seconds / (base * factor)
+    return figures
+
+
+def growth_cells_synthetic(matrix: fanin_matrix.Matrix, counts: tuple[int, ...] = (24, 48, 120)) -> dict[int, float]:
+    """Seconds per cell for N synthetic cells, `cores` at a time, through the cell runner with one shared server.
+
+    Each synthetic cell is the newest pydantic_graph cell's suite in that cell's venv under an id of its own
+    (`synthetic-NNN`), so every cell does the same work and only the harness's share can grow with N: what the
+    runner keeps per cell (its PostgreSQL tag, its result set, journal and junit, its threads) and anything
+    it reads per cell that grows with the number of cells."""
+    import dataclasses
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fanin.run import services
+
+    cell = matrix.newest("pydantic_graph")
+    python = venvs.VENVS / cell.id / "bin" / "python"
+    width = all_cells.jobs()
+    figures = {}
+    for count in counts:
+        with tempfile.TemporaryDirectory() as tmp, services.shared() as postgres:
+            base = one_cell.CellRun(
+                cell_id="synthetic",
+                framework=cell.framework.key,
+                package=cell.framework.package,
+                import_check=cell.framework.import_check,
+                python=python,
+                lock=cell.lock_path,
+                reference=None,
+                results=Path(tmp),
+                accept_new=True,
+                postgres=postgres,
+            )
+
+            def run(n: int, base: one_cell.CellRun = base, where: Path = Path(tmp)) -> int:
+                name = f"synthetic-{n:03d}"
+                spec = dataclasses.replace(base, cell_id=name, results=where / f"{name}.json")
+                with (where / f"{name}.log").open("w") as log:
+                    return one_cell.run_cell(spec, log).code
+
+            started = time.perf_counter()
+            with ThreadPoolExecutor(max_workers=width) as pool:
+                codes = list(pool.map(run, range(count)))
+            seconds = time.perf_counter() - started
+        if any(code != one_cell.SAME for code in codes):
+            raise SystemExit(f"bench: a synthetic cell did not run ({sorted(set(codes))})")
+        figures[count] = seconds / count
     return figures
 
 
@@ -377,16 +451,22 @@ def audit_generated(matrix: fanin_matrix.Matrix, nodes: int = 200) -> dict[str, 
     import gen_graph
 
     cell = matrix.newest("langgraph")
+    figures = {}
     with tempfile.TemporaryDirectory() as tmp:
-        target = Path(tmp) / f"graph{nodes}.py"
-        target.write_text(gen_graph.source(nodes))
-        total = min(timed([*FANIN, "audit", f"{target}:graph", "--cell", cell.id], ok=(0, 1, 3)) for _ in range(2))
+        for size, name in ((nodes, "total"), (10, "small")):
+            target = Path(tmp) / f"graph{size}.py"
+            target.write_text(gen_graph.source(size))
+            command = [*FANIN, "audit", f"{target}:graph", "--cell", cell.id]
+            figures[name] = min(timed(command, ok=(0, 1, 3)) for _ in range(3))
     python = venvs.VENVS / cell.id / "bin" / "python"
-    floor = min(timed([str(python), "-c", floor_import(cell)]) for _ in range(2))
-    return {"total": total, "floor": floor}
+    figures["floor"] = min(timed([str(python), "-c", floor_import(cell)]) for _ in range(3))
+    return figures
 
 
 def main() -> None:
+    # Measured as Python runs by default, writing bytecode: with PYTHONDONTWRITEBYTECODE set (some containers
+    # set it), every fanin command and every cell compiles fanin's and the suite's modules again on each start.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
     import render
 
@@ -419,6 +499,7 @@ def main() -> None:
     step = bisect_step(matrix)
     print("bench: growth ...", flush=True)
     per_observation = growth_catalogue(matrix, base=100)
+    synthetic = growth_cells_synthetic(matrix)
     cells = sorted(matrix.cells, key=lambda c: c.id)
     half = [c.id for c in cells[::2]]
     with tempfile.TemporaryDirectory() as tmp:
@@ -442,6 +523,10 @@ def main() -> None:
         "cold_cell": COLD_CELL,
         "cold_cell_uv_s": round(cold["uv"], 2),
         "cold_cell_pip_s": round(cold["virtualenv+pip"], 2),
+        "cold_cell_uv_alone_s": round(cold["uv alone"], 2),
+        "cold_cell_uv_compile_bytecode_s": round(cold["uv --compile-bytecode"], 2),
+        "cold_cell_pyc": int(cold["pyc"]),
+        "cold_cell_pyc_linked": int(cold["linked"]),
         "upgrade_target": UPGRADE_TARGET,
         "upgrade_outside_s": round(upgrade["total"], 2),
         "upgrade_outside_lock_s": round(upgrade["lock"], 2),
@@ -453,6 +538,8 @@ def main() -> None:
         "probe_here_run_s": round(here["run"], 2),
         "audit_200_nodes_s": round(audited["total"], 2),
         "audit_floor_s": round(audited["floor"], 3),
+        "audit_10_nodes_s": round(audited["small"], 2),
+        "audit_200_nodes_own_s": round(audited["total"] - audited["floor"], 2),
         "report_s": round(today, 3),
         "report_10x_s": round(tenfold, 3),
         "bisect_step_s": round(step["total"], 2),
@@ -465,6 +552,7 @@ def main() -> None:
         ),
         "growth_ms_per_observation": {str(k): round(v * 1000, 2) for k, v in per_observation.items()},
         "growth_cells": {str(len(half)): round(half_seconds, 2), str(len(cells)): round(warm, 2)},
+        "growth_s_per_synthetic_cell": {str(k): round(v, 3) for k, v in synthetic.items()},
     }
     render.write(figures)
     print((REPO_ROOT / "benchmarks" / "RESULTS.md").read_text())

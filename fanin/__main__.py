@@ -16,24 +16,20 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from fanin.model import compare
-from fanin.model import focus as focus_model
+from fanin.model import exits
 from fanin.model import matrix as matrix_paths
 from fanin.model.errors import FaninError
 from fanin.model.matrix import REPORTS, RUN_RESULTS, Cell, Matrix
 from fanin.model.matrix import load as load_matrix
-from fanin.model.results import ResultSet, load
 from fanin.model.source import shown
-from fanin.model.staging import write_all
-from fanin.report import build as report
-from fanin.report import data, outputs
-from fanin.report.gate_table import changes_table
-from fanin.run import all_cells, identity, one_cell, shards, stability
-from fanin.run.one_cell import BAD_INPUT, NOT_RUN
-from fanin.versions import bless as fanin_bless
-from fanin.versions import first_release as fanin_bisect
-from fanin.versions import locking, pin_changes, upgrade
+
+if TYPE_CHECKING:
+    from fanin.model.results import ResultSet
+
+# Each command imports what it uses when it runs: the runner, the renderer and the version tools together
+# are most of a short command's start (audit, probe --here, upgrade between two reference cells).
 
 PROG = "python -m fanin"
 
@@ -41,7 +37,7 @@ PROG = "python -m fanin"
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"fanin: error: {message} (see `{self.prog} --help`)\n")
-        sys.exit(BAD_INPUT)
+        sys.exit(exits.BAD_INPUT)
 
 
 def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -51,6 +47,11 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     reports/compare/, and reports/run/ from a local run. `--out DIR`: one self-contained
     bundle. `--for SPEC...`: the bundle at those versions. `--compare A B`: two cells' page.
     """
+    from fanin.model import focus as focus_model
+    from fanin.model.staging import write_all
+    from fanin.report import build as report
+    from fanin.report import data, outputs
+
     base = outputs.base_url(args.base_url)
     files: dict[Path, str] = {}
     unreadable = 0
@@ -99,6 +100,9 @@ def _source_path(arg: str, matrix: Matrix) -> Path:
 
 def _load_source(arg: str, matrix: Matrix) -> ResultSet:
     """A result file, or a cell id meaning that cell's reference; either is identity-checked against its cell."""
+    from fanin.model.results import load
+    from fanin.run import identity
+
     cells = {cell.id: cell for cell in matrix.cells}
     if not (arg.endswith(".json") or "/" in arg):
         cell = matrix.cell(arg)
@@ -112,6 +116,9 @@ def _load_source(arg: str, matrix: Matrix) -> ResultSet:
 
 
 def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin.model import compare
+    from fanin.report.gate_table import changes_table
+
     if args.base is None:
         pairs = [(cell.id, str(cell.results_path)) for cell in matrix.cells if cell.results_path.exists()]
         if not pairs:
@@ -149,10 +156,12 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
             for change in changes:
                 print(compare.describe(change) + "\n")
         breaking |= any(change.is_breaking for change in changes)
-    return one_cell.CHANGED if breaking else one_cell.SAME
+    return exits.CHANGED if breaking else exits.SAME
 
 
 def cmd_bless(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin.versions import bless as fanin_bless
+
     for accepted in fanin_bless.bless(matrix, args.cells, args.force):
         print(f"{accepted.cell.id}: {accepted.note}")
     print("fanin: reference/REPORT.md and reference/CHECKLIST.md re-rendered in the same step")
@@ -179,13 +188,15 @@ def cmd_probe(args: argparse.Namespace, matrix: Matrix) -> int:
         if args.cells:
             raise FaninError("probe --here takes no cell ids: it probes what this environment has installed")
         return here.run(matrix, args.python, args.out)
+    from fanin.run import all_cells, shards
+
     if args.out is not None or args.python is not None:
         raise FaninError("--out and --python go with --here (probe --here --out DIR)")
     cells = shards.select(_select(matrix, args.cells, args.framework, args.smoke))
     options = all_cells.Options(accept_new=args.accept_new, pytest_args=tuple(args.pytest_args), jobs=args.jobs or 0)
     all_cells.jobs(options.jobs)  # a malformed FANIN_JOBS is bad input before anything runs
     results = all_cells.run_cells(cells, matrix, options)
-    failed = [r.cell.id for r in results if r.code != one_cell.SAME]
+    failed = [r.cell.id for r in results if r.code != exits.SAME]
     if failed:
         print(
             f"fanin: {len(failed)} of {len(results)} cells not as the reference: {', '.join(failed)} "
@@ -210,16 +221,20 @@ def cmd_audit(args: argparse.Namespace, matrix: Matrix) -> int:
 
 
 def cmd_merge(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin.run import shards
+
     merged = shards.merge(args.sources, args.out, matrix)
     print(f"fanin: merged {len(merged)} result set(s) into {shown(args.out)}: {', '.join(merged)}")
     missing = sorted({c.id for c in matrix.cells} - set(merged))
     if missing:
         print(f"fanin: no result set for {len(missing)} cell(s): {', '.join(missing)}")
-        return NOT_RUN
-    return one_cell.SAME
+        return exits.NOT_RUN
+    return exits.SAME
 
 
 def cmd_lock(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin.versions import locking
+
     cells = [matrix.cell(c) for c in args.cells] if args.cells else list(matrix.cells)
     for cell in cells:
         locking.lock(cell, matrix, cell.lock_path)
@@ -231,6 +246,8 @@ def cmd_lock(args: argparse.Namespace, matrix: Matrix) -> int:
 
 def cmd_repeat(args: argparse.Namespace, matrix: Matrix) -> int:
     """Run one cell N times in separate processes with PYTHONHASHSEED 0..N-1; results in reports/repeat/<cell>/."""
+    from fanin.run import all_cells, one_cell
+
     cell = matrix.cell(args.cell)
     if args.runs < 2:
         raise FaninError(f"repeat needs at least 2 runs to compare, got {args.runs}")
@@ -248,12 +265,14 @@ def cmd_repeat(args: argparse.Namespace, matrix: Matrix) -> int:
             print(
                 all_cells.describe(result).replace(f"{cell.id}:", f"{cell.id} run {seed + 1}/{args.runs}:"), flush=True
             )
-            if result.code not in (one_cell.SAME, one_cell.CHANGED):
+            if result.code not in (exits.SAME, exits.CHANGED):
                 return result.code
-    return one_cell.SAME
+    return exits.SAME
 
 
 def cmd_stability(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin.run import stability
+
     dirs = args.dirs or sorted(p for p in (REPORTS / "repeat").glob("*") if p.is_dir())
     if not dirs:
         raise FaninError(f"no repeated runs in {shown(REPORTS / 'repeat')}/; run ./noxw -s 'repeat(<cell>)' -- N first")
@@ -270,7 +289,7 @@ def cmd_stability(args: argparse.Namespace, matrix: Matrix) -> int:
         for probe_id, observations in result.flaky.items():
             labels = " | ".join(sorted({f"{o.outcome} {o.label}" for o in observations}))
             print(f"  flaky {probe_id}: {labels}")
-    return one_cell.CHANGED if flaky_total else one_cell.SAME
+    return exits.CHANGED if flaky_total else exits.SAME
 
 
 def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -305,6 +324,13 @@ def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
     return 0
 
 
+def cmd_upgrade(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin.versions import upgrade
+
+    extra = [*(["--from", args.base] if args.base else []), *(["--python", args.python] if args.python else [])]
+    return upgrade.run([*args.spec, *extra], matrix)
+
+
 def cmd_watch(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.versions import watch
 
@@ -330,6 +356,8 @@ def cmd_repro(args: argparse.Namespace, matrix: Matrix) -> int:
     if args.out is None:
         sys.stdout.write(text)
         return 0
+    from fanin.model.staging import write_all
+
     write_all({args.out: text})
     print(f"fanin: wrote {args.out}; run it with `uv run {args.out}`")
     return 0
@@ -339,7 +367,7 @@ def cmd_sensitivity(args: argparse.Namespace, matrix: Matrix) -> int:
     """Each patch of reference/sensitivity.toml must move its probes' hazard or label (see fanin.run.sensitivity)."""
     from fanin.model import sensitivity as data
     from fanin.report import sensitivity as table
-    from fanin.run import sensitivity
+    from fanin.run import all_cells, one_cell, sensitivity
 
     patches = data.load()
     if args.table:
@@ -364,6 +392,9 @@ def cmd_sensitivity(args: argparse.Namespace, matrix: Matrix) -> int:
 
 
 def _bisect(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin.versions import first_release as fanin_bisect
+    from fanin.versions import pin_changes
+
     if args.all:
         if len(args.words) > 1:
             raise FaninError("bisect --all takes at most a framework name")
@@ -447,11 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     upg.add_argument(
         "--python", metavar="X.Y", help="both versions on this Python (a twin cell where the matrix has one)"
     )
-    upg.set_defaults(
-        func=lambda a, m: upgrade.run(
-            [*a.spec, *(["--from", a.base] if a.base else []), *(["--python", a.python] if a.python else [])], m
-        )
-    )
+    upg.set_defaults(func=cmd_upgrade)
 
     bless = sub.add_parser("bless", help="promote reviewed local results into reference/results (all or nothing)")
     bless.add_argument("cells", nargs="*", help="cell ids (default: every cell with a local result)")
@@ -557,6 +584,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if passed:
         args.pytest_args = passed
     try:
+        from fanin.versions import bless as fanin_bless
+
         for (
             line
         ) in fanin_bless.recover():  # a bless cut short by a kill is completed before anything reads the reference
@@ -568,10 +597,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # a full disk, a read-only or missing directory: the environment, not the input
         where = f" ({exc.filename})" if exc.filename else ""
         sys.stderr.write(f"fanin: error: cannot write or read{where}: {exc.strerror or exc}; nothing was committed\n")
-        return NOT_RUN
+        return exits.NOT_RUN
     except KeyboardInterrupt as exc:
         sys.stderr.write(f"fanin: interrupted ({exc or 'SIGINT'}); every cell's previous result set is as it was\n")
-        return one_cell.INTERRUPTED
+        return exits.INTERRUPTED
 
 
 if __name__ == "__main__":

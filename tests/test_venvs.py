@@ -94,3 +94,32 @@ def test_a_framework_file_edited_inside_the_venv_rebuilds_it(tmp_path: Path, mon
     assert venvs.drift(venv, lock, {}) == []  # the versions alone see nothing
     venvs.ensure("cell", sys.executable, lock, root=tmp_path, framework=("iniconfig", "2.0.0"))
     assert module.read_text() == pristine
+
+
+def test_bytecode_is_linked_from_a_sibling_venv_and_a_stale_one_is_compiled_again(tmp_path: Path) -> None:
+    """A sibling venv's .pyc for the very same source file is shared; one that does not match is recompiled."""
+    lock = tmp_path / "lock.txt"
+    lock.write_text("iniconfig==2.0.0\n")
+    first = venvs.ensure("first", sys.executable, lock, root=tmp_path)
+    minor = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    tag = f"cpython-{sys.version_info[0]}{sys.version_info[1]}"
+
+    def paths(venv: venvs.Venv) -> tuple[Path, Path]:
+        source = venv.path / "lib" / f"python{minor}" / "site-packages" / "iniconfig" / "__init__.py"
+        return source, source.parent / "__pycache__" / f"__init__.{tag}.pyc"
+
+    _, pyc = paths(first)
+    assert pyc.is_file()  # compiled when the venv was built, as uv's --compile-bytecode would
+    pyc.write_bytes(b"\0" * 16 + pyc.read_bytes()[16:])  # a header that matches no source: must not be trusted
+    second = venvs.ensure("second", sys.executable, lock, root=tmp_path)
+    other_source, other_pyc = paths(second)
+    header = other_pyc.read_bytes()[:16]
+    assert header != b"\0" * 16  # recompiled, through a new file: the sibling's link is not written into
+    assert pyc.read_bytes()[:16] == b"\0" * 16
+    pyc.unlink()
+    third = venvs.ensure("third", sys.executable, lock, root=tmp_path)
+    third_source, third_pyc = paths(third)
+    if third_source.stat().st_ino == other_source.stat().st_ino:  # uv linked both to its cache: the .pyc is shared
+        assert third_pyc.stat().st_ino == other_pyc.stat().st_ino
+    assert third_pyc.read_bytes()[:16] == header
+    assert subprocess.run([str(third.python), "-c", "import iniconfig"], check=False).returncode == 0

@@ -31,19 +31,17 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
-from tabulate import tabulate
 
 from fanin.model import compare, exits
 from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.model.matrix import REPORTS, Cell, Framework, Matrix
 from fanin.model.results import OK, ResultSet, load
 from fanin.model.source import INSTALLED, shown
-from fanin.run import one_cell
+
+# audit imports this module for nearest(); the runner, the table and the gate are imported where they are used.
 from fanin.run.identity import load_reference
-from fanin.versions.upgrade import gate
 
 NOT_INSTALLED = "not_installed"  # the result set's environment key the plugin writes under --fanin-companions
 
@@ -141,6 +139,10 @@ def output_dir(out: Path | None) -> Path:
 
 
 def run(matrix: Matrix, python: str | None = None, out: Path | None = None) -> int:
+    from tabulate import tabulate
+
+    from fanin.run import one_cell
+
     if python is not None and not (Path(python).is_file() and os.access(python, os.X_OK)) and not shutil.which(python):
         raise FaninError(f"--python {python}: no such interpreter (give the path of the environment's python)")
     python = python or sys.executable
@@ -221,6 +223,8 @@ def not_covered(changes: list[compare.Change], here: ResultSet) -> list[compare.
 
 def install_hint(framework: Framework, here: ResultSet) -> str:
     """One `pip install` naming every registered companion of the framework this environment lacks."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
     installed = {canonicalize_name(name) for name in here.environment.get("packages", {})}
     missing = []
     for companion in framework.companions:
@@ -235,6 +239,8 @@ def install_hint(framework: Framework, here: ResultSet) -> str:
 
 def _compare(framework: Framework, base: ResultSet, here: ResultSet) -> tuple[int, str]:
     """Print the gate for the covered observations and one line for the rest; the exit code and the verdict."""
+    from fanin.versions.upgrade import gate
+
     changes = compare.diff(base, here)
     aside = not_covered(changes, here)
     set_aside = {change.probe_id for change in aside}

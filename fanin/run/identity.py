@@ -15,7 +15,6 @@ from packaging.utils import canonicalize_name
 from fanin.model.matrix import Cell
 from fanin.model.results import ResultFileError, ResultSet, load
 from fanin.model.source import shown
-from fanin.run import node_cell
 from fanin.run.environment import file_sha256
 from fanin.run.venvs import pins
 
@@ -40,7 +39,7 @@ def check_lock(result_set: ResultSet, lock: Path, origin: str) -> None:
         raise ResultFileError(f"{origin}: was made from another lock than {shown(lock)}; re-run the cell")
     installed = _packages(result_set)
     wanted: dict[str, str] = (
-        {canonicalize_name(k): v for k, v in node_cell.pins(lock).items()}  # a Node cell's package-lock.json
+        {canonicalize_name(k): v for k, v in _node_pins(lock).items()}  # a Node cell's package-lock.json
         if lock.suffix == ".json"
         else dict(pins(lock, _marker_environment(result_set)))
     )
@@ -85,3 +84,10 @@ def _marker_environment(result_set: ResultSet) -> dict[str, str]:
         "implementation_name": str(result_set.environment.get("implementation", "CPython")).lower(),
         "platform_python_implementation": str(result_set.environment.get("implementation", "CPython")),
     }
+
+
+def _node_pins(lock: Path) -> dict[str, str]:
+    """A Node cell's pins; the Node runner is imported only for a Node cell (audit and diff load references too)."""
+    from fanin.run import node_cell
+
+    return node_cell.pins(lock)

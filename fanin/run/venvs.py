@@ -1,6 +1,8 @@
 """A cell's virtual environment: exactly its lock, on exactly its Python, or rebuilt before it is used.
 
-Built with uv (`uv venv` + `uv pip sync --compile-bytecode`). A stamp records the lock's
+Built with uv (`uv venv` + `uv pip sync`), its bytecode linked from sibling venvs or compiled
+(fanin/run/bytecode.py: the same as `--compile-bytecode`, without compiling again what a sibling
+venv already compiled from the very same file). A stamp records the lock's
 SHA-256 and the interpreter's full version; on every use the installed distributions are
 compared with the lock's pins (a directory listing, milliseconds), so a package someone
 installed or upgraded by hand (drift), a changed lock, or a venv left from another Python
@@ -29,6 +31,7 @@ from packaging.utils import canonicalize_name
 
 from fanin.model.errors import EnvironmentFault
 from fanin.model.source import INSTALLED, REPO_ROOT
+from fanin.run import bytecode
 from fanin.run.environment import file_sha256
 
 VENVS = Path(
@@ -201,11 +204,17 @@ def _run(step: str, command: list[str]) -> None:
 
 
 def ensure(
-    name: str, python: str, lock: Path, root: Path | None = None, framework: tuple[str, str] | None = None
+    name: str,
+    python: str,
+    lock: Path,
+    root: Path | None = None,
+    framework: tuple[str, str] | None = None,
+    share_bytecode: bool = True,
 ) -> Venv:
     """The venv `name`, built from `lock` on `python`; rebuilt when anything has drifted from them.
 
     `framework` (package, version): the lock must pin exactly that, or nothing is installed.
+    `share_bytecode=False` compiles every file here, linking none from sibling venvs (for measuring).
     """
     if not lock.is_file():
         raise InstallError(f"no lock {lock}; make it with ./noxw -s lock -- {name}")
@@ -238,9 +247,17 @@ def ensure(
     # uv links installed files to its cache, so an edit made in place inside the venv edited the cached copy
     # too: the framework is fetched afresh, never re-linked from what was edited.
     refresh = ["--refresh-package", framework[0]] if edited and framework is not None else []
+    _run("installing the lock", [uv, "pip", "sync", "--quiet", *refresh, "--python", str(venv.python), str(lock)])
+    if share_bytecode:
+        minor = ".".join(marker["python_full_version"].split(".")[:2])
+        site = venv.path / "lib" / f"python{minor}" / "site-packages"
+        roots = list(dict.fromkeys([venv.path.parent, VENVS]))
+        donors = bytecode.donor_sites(roots, name, minor, marker["python_full_version"])
+        bytecode.link_from(site, donors, bytecode.tag(marker["python_full_version"]))
+    # uv compiles what has no current .pyc yet (everything, when nothing was linked); the install is a no-op now.
     _run(
-        "installing the lock",
-        [uv, "pip", "sync", "--quiet", "--compile-bytecode", *refresh, "--python", str(venv.python), str(lock)],
+        "compiling the venv",
+        [uv, "pip", "sync", "--quiet", "--compile-bytecode", "--python", str(venv.python), str(lock)],
     )
     left = drift(venv, lock, marker)
     if left:

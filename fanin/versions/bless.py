@@ -19,9 +19,6 @@ from fanin.model.matrix import Cell, Matrix
 from fanin.model.results import PROBE_ERROR, ResultFileError, ResultSet, dumps, load
 from fanin.model.source import shown
 from fanin.model.staging import write_all
-from fanin.report import outputs
-from fanin.report.gate_table import changes_table
-from fanin.run import identity
 
 
 def journal() -> Path:
@@ -42,6 +39,8 @@ class Accepted:
 
 
 def check(cell: Cell, force: bool, declared: list[catalog.DeclaredProbe]) -> Accepted:
+    from fanin.run import identity  # here: every command imports this module for recover(), few bless
+
     path = cell.results_path
     origin = shown(path)
     marker = markers.reason(path)
@@ -69,6 +68,10 @@ def check(cell: Cell, force: bool, declared: list[catalog.DeclaredProbe]) -> Acc
         )
     try:
         changes = compare.diff(load(cell.reference_path, expect_cell=cell.id), run)
+        from fanin.report.gate_table import (
+            changes_table,  # here, not at the top: every command imports this module to recover()
+        )
+
         note = f"blessing {len(changes)} change(s)" + (f"\n{changes_table(changes)}" if changes else "")
     except ResultFileError as exc:
         note = f"new reference with {len(run.observations)} probes (replacing: {exc})"
@@ -76,6 +79,8 @@ def check(cell: Cell, force: bool, declared: list[catalog.DeclaredProbe]) -> Acc
 
 
 def bless(matrix: Matrix, names: list[str], force: bool = False) -> list[Accepted]:
+    from fanin.report import outputs
+
     cells = [matrix.cell(c) for c in names] if names else [c for c in matrix.cells if c.results_path.exists()]
     if not cells:
         raise FaninError(f"nothing to bless: no local results in {shown(paths.RUN_RESULTS)}")
