@@ -26,7 +26,7 @@ from fanin.model.matrix import load as load_matrix
 from fanin.model.source import shown
 
 if TYPE_CHECKING:
-    from fanin.model.results import ResultSet
+    pass
 
 # Each command imports what it uses when it runs: the runner, the renderer and the version tools together
 # are most of a short command's start (audit, probe --here, upgrade between two reference cells).
@@ -92,32 +92,10 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     return 0
 
 
-def _source_path(arg: str, matrix: Matrix) -> Path:
-    if arg.endswith(".json") or "/" in arg:
-        return Path(arg)
-    return matrix.cell(arg).reference_path
-
-
-def _load_source(arg: str, matrix: Matrix) -> ResultSet:
-    """A result file, or a cell id meaning that cell's reference; either is identity-checked against its cell."""
-    from fanin.model.results import load
-    from fanin.run import identity
-
-    cells = {cell.id: cell for cell in matrix.cells}
-    if not (arg.endswith(".json") or "/" in arg):
-        cell = matrix.cell(arg)
-        return identity.load_reference(cell.reference_path, cell)
-    path = Path(arg)
-    result_set = load(path)
-    named: Cell | None = cells.get(path.stem)
-    if named is not None:
-        identity.check(result_set, named, shown(path))
-    return result_set
-
-
 def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.model import compare
     from fanin.report.gate_table import changes_table
+    from fanin.run import identity
 
     if args.base is None:
         pairs = [(cell.id, str(cell.results_path)) for cell in matrix.cells if cell.results_path.exists()]
@@ -130,7 +108,7 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
             )
         if (
             args.base == args.new
-            or _source_path(args.base, matrix).resolve() == _source_path(args.new, matrix).resolve()
+            or identity.source_path(args.base, matrix).resolve() == identity.source_path(args.new, matrix).resolve()
         ):
             raise FaninError(f"diff names {args.base!r} twice; give two different result sets")
         cells = {cell.id: cell for cell in matrix.cells}
@@ -141,7 +119,7 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
                     f"diff arguments in the wrong order: {args.base} is newer than {args.new}; give the older first"
                 )
         pairs = [(args.base, args.new)]
-    loaded = [(_load_source(base, matrix), _load_source(new, matrix)) for base, new in pairs]
+    loaded = [(identity.load_source(base, matrix), identity.load_source(new, matrix)) for base, new in pairs]
     breaking = False
     for base, new in loaded:
         if base.framework != new.framework:

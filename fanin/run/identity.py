@@ -12,7 +12,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from fanin.model.matrix import Cell
+from fanin.model.matrix import Cell, Matrix
 from fanin.model.results import ResultFileError, ResultSet, load
 from fanin.model.source import shown
 from fanin.run.environment import file_sha256
@@ -91,3 +91,24 @@ def _node_pins(lock: Path) -> dict[str, str]:
     from fanin.run import node_cell
 
     return node_cell.pins(lock)
+
+
+def source_path(arg: str, matrix: Matrix) -> Path:
+    """What `diff` names: a result file (a path), or a cell id meaning its reference."""
+    if arg.endswith(".json") or "/" in arg:
+        return Path(arg)
+    return matrix.cell(arg).reference_path
+
+
+def load_source(arg: str, matrix: Matrix) -> ResultSet:
+    """A result file, or a cell id meaning that cell's reference; either is identity-checked against its cell."""
+    cells = {cell.id: cell for cell in matrix.cells}
+    if not (arg.endswith(".json") or "/" in arg):
+        cell = matrix.cell(arg)
+        return load_reference(cell.reference_path, cell)
+    path = Path(arg)
+    result_set = load(path)
+    named: Cell | None = cells.get(path.stem)
+    if named is not None:
+        check(result_set, named, shown(path))
+    return result_set
