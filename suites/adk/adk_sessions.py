@@ -83,6 +83,11 @@ def postgres_url(dsn: str) -> str:
 ASYNC_SQLITE = "sqlite+aiosqlite:"
 
 
+def engine_kind(module: Any) -> str:
+    """`async` when DatabaseSessionService builds `create_async_engine`, `sync` when it builds `create_engine`."""
+    return "async" if hasattr(module, "create_async_engine") else "sync"
+
+
 def open_database_service(target: str) -> Any:
     """`DatabaseSessionService(target)`; an async-driver SQLite URL that this version cannot run falls back
     to the synchronous driver on the same file.
