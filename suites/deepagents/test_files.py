@@ -1,5 +1,6 @@
 """Parallel subagents writing the deep agent's `files` (the default in-state backend)."""
 
+import importlib.util
 from langchain_core.messages import HumanMessage
 
 import da_kit
@@ -29,7 +30,12 @@ FILES_REDUCER = (
 )
 def test_parallel_files(obs: Observer) -> None:
     create_deep_agent = obs.need("deepagents", "create_deep_agent")
-    create_file_data = obs.need("deepagents.backends.utils", "create_file_data")
+    # The parent's seeded files need deepagents' file-data helper: public in deepagents.backends.utils from
+    # 0.2, before that the same function, private, beside the `files` reducer (the API under test is there).
+    if importlib.util.find_spec("deepagents.backends") is not None:
+        create_file_data = obs.need("deepagents.backends.utils", "create_file_data")
+    else:
+        create_file_data = obs.need("deepagents.middleware.filesystem", "_create_file_data")
     FilesystemMiddleware = obs.need("deepagents", "FilesystemMiddleware")
     create_agent = obs.need("langchain.agents", "create_agent")
 
