@@ -291,6 +291,23 @@ def test_sigterm_to_the_matrix_parent_ends_every_cell_it_started(tmp_path: Path)
         assert "interrupted by SIGTERM" in (markers.reason(tmp_path / name / "langgraph-0.0.1.json") or "")
 
 
+def test_a_cell_queued_behind_a_signal_never_starts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A worker thread that frees up after SIGTERM must not take the next cell (it once ran it to the end)."""
+    from fanin.model import matrix as matrix_model
+    from fanin.run import all_cells
+
+    matrix = matrix_model.load()
+    started: list[str] = []
+    monkeypatch.setattr(all_cells, "run_one", lambda cell, matrix, options: started.append(cell.id))
+    monkeypatch.setattr(one_cell.CHILDREN, "stopping", "SIGTERM")
+    options = all_cells.Options(results_dir=tmp_path, quiet=True, jobs=2)
+    results = all_cells.run_cells(matrix.cells[:3], matrix, options)
+    assert started == []
+    assert [r.code for r in results] == [one_cell.INTERRUPTED] * 3
+    assert all("not started: SIGTERM came first" in (r.outcome.reason or "") for r in results)
+    assert list(tmp_path.iterdir()) == []  # no marker, no result set: every previous one is as it was
+
+
 # --- a framework that does not import --------------------------------------------------
 
 

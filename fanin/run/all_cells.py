@@ -218,13 +218,21 @@ def run_cells(cells: list[Cell], matrix: Matrix, options: Options) -> list[Resul
     done: list[Result] = []
 
     def run(cell: Cell) -> Result:
+        results = (options.results_dir or (REPORTS / "results")) / f"{cell.id}.json"
+        stopping = one_cell.CHILDREN.stopping
+        if stopping is not None:  # a signal came while an earlier cell ran: this one never starts, nothing is touched
+            outcome = one_cell.CellOutcome(cell.id, one_cell.INTERRUPTED, f"not started: {stopping} came first", 0, "")
+            result = Result(
+                cell, outcome, 0.0, REPORTS / "logs" / f"{cell.id}.log", results, REPORTS / "junit" / f"{cell.id}.xml"
+            )
+            done.append(result)
+            return result
         try:
             result = run_one(cell, matrix, shared)
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:
             reason = f"harness error: {type(exc).__name__}: {exc}"
-            results = (options.results_dir or (REPORTS / "results")) / f"{cell.id}.json"
             result = Result(
                 cell,
                 one_cell.not_run(cell.id, results, one_cell.NOT_RUN, reason),
