@@ -10,6 +10,7 @@ schema, and where it is omitted the parallel return has nothing to collide on.
 from langchain_core.messages import HumanMessage
 
 import da_kit
+from gates import ThreadTurns
 from fanin.probe import Claim, Observer, probe
 
 SKILLS_ISSUE = "https://github.com/langchain-ai/deepagents/issues/923"
@@ -43,7 +44,7 @@ def test_skills_metadata(obs: Observer) -> None:
     obs.need_parameter(create_deep_agent, "skills", "deepagents.create_deep_agent")
     create_file_data = obs.need("deepagents.backends.utils", "create_file_data")
 
-    turns = da_kit.ThreadTurns(["w2", "w1"])
+    turns = ThreadTurns(["w2", "w1"])
     worker_saw: dict = {}
     parent_saw: list = []
 
@@ -124,7 +125,7 @@ def test_parallel_interrupt(obs: Observer) -> None:
     Command = obs.need("langgraph.types", "Command")
 
     runs = {"approver_model_calls": 0, "risky_runs": 0, "plain_model_calls": 0, "count_runs": 0}
-    turns = da_kit.ThreadTurns(["approver", "plain"])
+    turns = ThreadTurns(["approver", "plain"])
 
     def risky(target: str) -> str:
         """A tool that needs a human's approval."""
