@@ -52,10 +52,10 @@ export class Turns {
 
 // One turn through ADK's Runner on a fresh in-memory session; `onEvent` sees each event as the
 // runner yields it (after the session service appended it). Never rejects: the error is returned.
-export async function runTurn(agent, { onEvent } = {}) {
+export async function runTurn(agent, { onEvent, state } = {}) {
   const sessionService = new InMemorySessionService();
   const runner = new Runner({ appName: APP, agent, sessionService });
-  await sessionService.createSession({ appName: APP, userId: USER, sessionId: "s1" });
+  await sessionService.createSession({ appName: APP, userId: USER, sessionId: "s1", state });
   const events = [];
   let error = null;
   try {
@@ -108,4 +108,21 @@ export class Step extends BaseAgent {
 export function fate(log, name) {
   const mine = log.filter(([who]) => who === name);
   return mine.length ? mine[mine.length - 1][1] : "never started";
+}
+
+// A ParallelAgent child without a model: waits for its turn, then emits one state delta, made by
+// `delta(state)` from the session state it read when it started (a read-modify-write when it uses it).
+export class GatedWriter extends BaseAgent {
+  constructor({ name, turns, delta }) {
+    super({ name });
+    Object.assign(this, { turns, delta });
+  }
+  async *runAsyncImpl(ctx) {
+    const read = { ...(ctx.session?.state ?? {}) };
+    await this.turns.wait(this.name);
+    yield createEvent({ author: this.name, invocationId: ctx.invocationId, branch: ctx.branch, actions: createEventActions({ stateDelta: this.delta(read) }) });
+  }
+  async *runLiveImpl() {
+    throw new Error("no live runs in these probes");
+  }
 }
