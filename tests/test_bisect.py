@@ -7,7 +7,8 @@ import pytest
 from fanin.model import matrix
 from fanin.model.errors import FaninError
 from fanin.model.results import Observation
-from fanin.versions import first_release, pypi
+from fanin.run import node_cell
+from fanin.versions import first_release, locking, npm, pypi
 
 MATRIX = matrix.load()
 OLD = Observation("n/a", {"reason": "no defer"}, "n/a", "n/a: no defer", "n/a")
@@ -40,6 +41,22 @@ def test_plan_lists_the_unyanked_releases_in_between(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(pypi, "releases", lambda package, timeout=20.0, prereleases=False: RELEASES)
     plan = first_release.plan(["langgraph", "langgraph/same-key/no-reducer", "0.3.34", "0.4.10"], MATRIX)
     assert [r.version for r in plan.between] == ["0.4.0", "0.4.1", "0.4.2", "0.4.9"]
+
+
+def test_a_node_framework_is_bisected_over_npm_releases_with_its_lock_beside_the_work(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    npm_releases = [npm.Release(v, "2026-08-01T00:00:00Z", False) for v in ["1.6.0", "1.7.0", "2.0.0"]]
+    monkeypatch.setattr(npm, "releases", lambda package, prereleases=False: npm_releases)
+    plan = first_release.plan(["adkjs", "adkjs/workflow/failing-branch-sibling", "1.6.0", "2.0.0"], MATRIX)
+    assert [r.version for r in plan.between] == ["1.7.0"]
+    cell = MATRIX.make_cell(plan.framework, "1.7.0", MATRIX.default_python, "as-released", "2026-08-02T00:00:00Z")
+    assert locking.lock_file(cell, tmp_path) == tmp_path / "adkjs-1.7.0" / "package-lock.json"
+    assert first_release.registry(MATRIX.framework("langgraph")) is pypi
+    probe = "suites/adkjs/workflow.test.mjs"
+    assert node_cell._suite_files("adkjs", (f"{probe}::failingBranchSibling", f"{probe}::other")) == [
+        node_cell.REPO_ROOT / probe
+    ]
 
 
 @pytest.mark.parametrize("first_new", ["0.4.0", "0.4.1", "0.4.2", "0.4.9", "0.4.10"])

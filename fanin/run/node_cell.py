@@ -164,8 +164,10 @@ def ensure(cell_id: str, lock: Path, root: Path | None = None) -> Path:
 
 
 def _suite_files(framework: str, targets: tuple[str, ...]) -> list[Path]:
+    """The probe files to run; a `file::function` target (bisect's) runs its whole file."""
     if targets:
-        return [Path(t) if Path(t).is_absolute() else REPO_ROOT / t for t in targets]
+        files = dict.fromkeys(Path(t.split("::", 1)[0]) for t in targets)
+        return [f if f.is_absolute() else REPO_ROOT / f for f in files]
     return sorted((SUITES / framework).glob(f"*{SUFFIX}"))
 
 

@@ -21,9 +21,14 @@ from fanin.model.errors import FaninError
 from fanin.model.matrix import BISECT_FINDINGS, Framework, Matrix
 from fanin.model.results import Observation, probe_of, write_atomic
 from fanin.model.source import REPO_ROOT
-from fanin.versions import pypi
+from fanin.versions import npm, pypi
 
 FINDINGS = BISECT_FINDINGS
+
+
+def registry(framework: Framework) -> Any:
+    """The module that lists a framework's releases: fanin.versions.npm for a Node cell, else pypi."""
+    return npm if framework.runtime == "node" else pypi
 
 
 @dataclass(frozen=True)
@@ -62,8 +67,9 @@ def plan(args: list[str], matrix: Matrix) -> BisectPlan:
         )
     if Version(good) > Version(bad):
         raise FaninError(f"the versions are in the wrong order: good {good} is newer than bad {bad}; give GOOD first")
-    good_release, bad_release = pypi.resolve(framework.package, good), pypi.resolve(framework.package, bad)
-    in_range = [r for r in pypi.releases(framework.package) if Version(good) < Version(r.version) < Version(bad)]
+    index = registry(framework)
+    good_release, bad_release = index.resolve(framework.package, good), index.resolve(framework.package, bad)
+    in_range = [r for r in index.releases(framework.package) if Version(good) < Version(r.version) < Version(bad)]
     between = tuple(r for r in in_range if not r.yanked)
     skipped = tuple(r for r in in_range if r.yanked)
     return BisectPlan(framework, probe_id, good_release, bad_release, between, skipped)
@@ -142,7 +148,7 @@ def run(args: list[str], matrix: Matrix) -> int:
         cell = matrix.make_cell(
             bisect_plan.framework, version, matrix.default_python, "as-released", release.as_released
         )
-        lock_path = work / "locks" / f"{cell.id}.txt"
+        lock_path = locking.lock_file(cell, work / "locks")
         locking.lock(cell, matrix, lock_path)
         options = all_cells.Options(
             lock=lock_path,

@@ -80,10 +80,17 @@ def resolve(cell: Cell, matrix: Matrix, uv: str | None = None) -> str:
 
 def lock(cell: Cell, matrix: Matrix, output: Path, uv: str | None = None) -> None:
     """Resolve, then write atomically: a failed resolution leaves the old lock intact."""
-    if cell.framework.runtime == "node":  # package.json + package-lock.json (fanin.versions.npm)
-        write_all(resolve_files(cell, matrix))
+    if cell.framework.runtime == "node":  # package.json + package-lock.json (fanin.versions.npm), beside output
+        write_all({output.parent / path.name: text for path, text in resolve_files(cell, matrix).items()})
         return
     write_atomic(output, resolve(cell, matrix, uv))
+
+
+def lock_file(cell: Cell, directory: Path) -> Path:
+    """Where a cell that is not in the matrix (bisect, upgrade) keeps its lock under `directory`."""
+    if cell.framework.runtime == "node":
+        return directory / cell.id / "package-lock.json"
+    return directory / f"{cell.id}.txt"
 
 
 def resolve_files(cell: Cell, matrix: Matrix) -> dict[Path, str]:

@@ -23,7 +23,7 @@ from fanin.model.results import Observation, ResultFileError, ResultSet, load, p
 from fanin.model.source import REPO_ROOT
 from fanin.run import all_cells, one_cell
 from fanin.versions import locking, pypi
-from fanin.versions.first_release import findings, record, search
+from fanin.versions.first_release import findings, record, registry, search
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def _observer(rng: Range, matrix: Matrix, between: dict[str, pypi.Release]) -> C
             cell = matrix.make_cell(
                 rng.good.framework, version, matrix.default_python, "as-released", release.as_released
             )
-            lock = work / "locks" / f"{cell.id}.txt"
+            lock = locking.lock_file(cell, work / "locks")
             if not lock.exists():
                 locking.lock(cell, matrix, lock)
         options = all_cells.Options(
@@ -120,7 +120,7 @@ def run(matrix: Matrix, framework: str | None = None) -> int:
         package = rng.good.framework.package
         in_range = [
             r
-            for r in pypi.releases(package)
+            for r in registry(rng.good.framework).releases(package)
             if Version(rng.good.version) < Version(r.version) < Version(rng.bad.version)
         ]
         between = {r.version: r for r in in_range if not r.yanked}
