@@ -90,4 +90,21 @@ def test_every_node_cell_is_pinned_by_an_exact_package_json_and_its_lock() -> No
 def test_node_probes_are_in_the_catalogue_with_their_own_framework_key() -> None:
     node = [p for p in catalog.declared() if p.file.endswith(js_source.SUFFIX)]
     assert len(node) >= 6
-    assert all(p.framework == "langgraphjs" for p in node)
+    assert {p.framework for p in node} <= {"langgraphjs", "adkjs"}
+
+
+def test_an_optional_package_npm_installed_at_the_locks_version_is_no_drift(tmp_path: Path) -> None:
+    lock = tmp_path / "package-lock.json"
+    packages = {
+        "": {},
+        "node_modules/a": {"version": "1.0.0"},
+        "node_modules/gyp": {"version": "8.4.1", "optional": True, "peer": True},
+    }
+    lock.write_text(json.dumps({"packages": packages}))
+    for name, version in (("a", "1.0.0"), ("gyp", "8.4.1")):
+        (tmp_path / "node_modules" / name).mkdir(parents=True)
+        (tmp_path / "node_modules" / name / "package.json").write_text(json.dumps({"name": name, "version": version}))
+    assert node_cell.pins(lock) == {"a": "1.0.0"}
+    assert node_cell.drift(tmp_path, lock) == []
+    (tmp_path / "node_modules" / "gyp" / "package.json").write_text(json.dumps({"name": "gyp", "version": "9.0.0"}))
+    assert node_cell.drift(tmp_path, lock) == ["gyp: 9.0.0 -> not in the lock"]

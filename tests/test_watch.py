@@ -19,7 +19,10 @@ from fanin.model.source import REPO_ROOT
 from fanin.versions import npm, pypi, watch
 
 RECORDED = REPO_ROOT / "tests" / "data" / "pypi"
-RECORDED_NPM = {"@langchain/langgraph": REPO_ROOT / "tests" / "data" / "npm" / "langchain-langgraph.time.json"}
+RECORDED_NPM = {
+    "@langchain/langgraph": REPO_ROOT / "tests" / "data" / "npm" / "langchain-langgraph.time.json",
+    "@google/adk": REPO_ROOT / "tests" / "data" / "npm" / "google-adk.time.json",
+}
 
 
 @pytest.fixture(autouse=True)

@@ -141,7 +141,11 @@ def _changes(rep: Report, source: str) -> str:
 
 def _chunks(topic: TopicView) -> list[range]:
     """The topic's version groups in as few tables as the width allows, split evenly (7 -> 4 + 3)."""
-    count = len(topic.groups)
+    return _even(len(topic.groups))
+
+
+def _even(count: int) -> list[range]:
+    """`count` columns in as few tables of at most MAX_GROUPS as possible, split evenly."""
     tables = -(-count // MAX_GROUPS)
     bounds = [round(i * count / tables) for i in range(tables + 1)]
     return [range(a, b) for a, b in itertools.pairwise(bounds)]
@@ -192,19 +196,23 @@ def answer_text(rep: Report, answer: Answer, source: str) -> str:
 def _comparison(rep: Report, source: str) -> str:
     if not rep.comparison:
         return "No comparison questions (reference/comparison.toml).\n"
-    views = [v for v in rep.frameworks if v.focus]
-    headers = ["question", *(f"{v.name} {v.focus.label}" for v in views if v.focus)]
-    rows = [
-        [
-            escape(q.question),
-            *(
-                "<br>".join(answer_text(rep, a, source) for a in q.answers.get(v.key, ())) or "no probe cited"
-                for v in views
-            ),
+    every = [v for v in rep.frameworks if v.focus]
+    out = []
+    for chunk in _even(len(every)):  # more frameworks than the width allows: tables side by side, split evenly
+        views = [every[i] for i in chunk]
+        headers = ["question", *(f"{v.name} {v.focus.label}" for v in views if v.focus)]
+        rows = [
+            [
+                escape(q.question),
+                *(
+                    "<br>".join(answer_text(rep, a, source) for a in q.answers.get(v.key, ())) or "no probe cited"
+                    for v in views
+                ),
+            ]
+            for q in rep.comparison
         ]
-        for q in rep.comparison
-    ]
-    return table(headers, rows) + "\n"
+        out.append(table(headers, rows))
+    return "\n\n".join(out) + "\n"
 
 
 def _runtimes(rep: Report, source: str) -> str:

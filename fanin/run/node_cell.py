@@ -80,12 +80,12 @@ class NodeRun:
     isolate: bool = True
 
 
-def pins(lock: Path) -> dict[str, str]:
-    """The lock's top-level packages (`node_modules/<name>`), name -> version; optional ones left out."""
+def pins(lock: Path, optional: bool = False) -> dict[str, str]:
+    """The lock's top-level packages (`node_modules/<name>`), name -> version; optional ones only if asked."""
     data = json.loads(lock.read_text(encoding="utf-8"))
     found: dict[str, str] = {}
     for key, entry in data.get("packages", {}).items():
-        if not key.startswith("node_modules/") or "/node_modules/" in key or entry.get("optional"):
+        if not key.startswith("node_modules/") or "/node_modules/" in key or (entry.get("optional") and not optional):
             continue
         if entry.get("dev") or entry.get("link"):
             continue
@@ -111,11 +111,13 @@ def installed(directory: Path) -> dict[str, str]:
 
 
 def drift(directory: Path, lock: Path) -> list[str]:
-    wanted, have = pins(lock), installed(directory)
+    """What differs from the lock; an optional package npm chose to install is no drift at the lock's version
+    (npm ci installs optional entries a platform allows: @google/adk 0.6.1's optional peer chain, node-gyp's)."""
+    wanted, have, allowed = pins(lock), installed(directory), pins(lock, optional=True)
     return [
         f"{name}: {have.get(name, 'absent')} -> {wanted.get(name, 'not in the lock')}"
         for name in sorted(set(wanted) | set(have))
-        if wanted.get(name) != have.get(name)
+        if wanted.get(name) != have.get(name) and not (name not in wanted and have[name] == allowed.get(name))
     ]
 
 
@@ -162,8 +164,10 @@ def ensure(cell_id: str, lock: Path, root: Path | None = None) -> Path:
 
 
 def _suite_files(framework: str, targets: tuple[str, ...]) -> list[Path]:
+    """The probe files to run; a `file::function` target (bisect's) runs its whole file."""
     if targets:
-        return [Path(t) if Path(t).is_absolute() else REPO_ROOT / t for t in targets]
+        files = dict.fromkeys(Path(t.split("::", 1)[0]) for t in targets)
+        return [f if f.is_absolute() else REPO_ROOT / f for f in files]
     return sorted((SUITES / framework).glob(f"*{SUFFIX}"))
 
 

@@ -1,0 +1,86 @@
+// LlmAgent children of a ParallelAgent storing their reply with outputKey (the counterpart of
+// suites/adk/test_output_key.py). The model is FakeLlm, so LlmAgent's own outputKey path stores it.
+import { LlmAgent, ParallelAgent } from "@google/adk";
+import { Vacuous, probe, settle } from "../fanin_node.mjs";
+import { FakeLlm, Turns, runTurn } from "./kit.mjs";
+
+probe({
+  "id": "adkjs/output-key/same-key",
+  "title": "Three LlmAgent children of a ParallelAgent share one outputKey; their replies are stored in the orders a,b,c and c,b,a",
+  "claim": {
+    "text": "Parallel sub-agents share session state; to avoid race conditions each one should write its result to a distinct output key. A shared key keeps only one reply.",
+    "source": "https://google.github.io/adk-docs/agents/workflow-agents/parallel-agents/",
+    "expect": {"value.a,b,c.final": "reply c", "value.c,b,a.final": "reply a"}
+  }
+}, async function sameKey(obs) {
+  const runs = {};
+  for (const order of [["a", "b", "c"], ["c", "b", "a"]]) {
+    const turns = new Turns(order);
+    const children = ["a", "b", "c"].map((name) => new LlmAgent({ name, instruction: "reply", outputKey: "result", model: new FakeLlm(`reply ${name}`, () => turns.wait(name)) }));
+    const writers = [];
+    const onEvent = (event) => {
+      if (event.actions?.stateDelta && "result" in event.actions.stateDelta) {
+        writers.push(event.author);
+        turns.done(event.author);
+      }
+    };
+    const run = runTurn(new ParallelAgent({ name: "fanout", subAgents: children }), { onEvent });
+    await settle();
+    if (!turns.allArrived()) {
+      turns.openAll();
+      await run;
+      throw new Vacuous(`only ${[...turns.arrived].join(",")} reached the model before the first reply`);
+    }
+    turns.start();
+    const { error, storedState } = await run;
+    if (error) return obs.raised(error, { value: { order: order.join(","), output_key_events: writers } });
+    runs[order.join(",")] = { output_key_events: writers, final: (await storedState()).result ?? null };
+  }
+  const all = Object.values(runs);
+  const lastWins = all.every((r) => r.final === `reply ${r.output_key_events[r.output_key_events.length - 1]}`);
+  const lost = all.reduce((n, r) => n + Math.max(r.output_key_events.length - 1, 0), 0);
+  const survivors = Object.entries(runs).map(([order, r]) => `${order} -> ${r.final}`).join("; ");
+  obs.record(runs, {
+    label: lastWins ? "last reply wins" : "not the last reply",
+    detail: `every reply is stored under 'result' and ${lastWins ? "the last one stored wins" : "the survivor is not the last stored"} (${survivors}); ${lost} replies overwritten, no error`,
+    hazard: lost ? "silent" : "safe",
+  });
+});
+
+probe({
+  "id": "adkjs/output-key/distinct-keys",
+  "title": "Three LlmAgent children of a ParallelAgent each have their own outputKey",
+  "claim": {
+    "text": "Give each parallel sub-agent its own output key; every reply is then kept in session state.",
+    "source": "https://google.github.io/adk-docs/agents/workflow-agents/parallel-agents/",
+    "expect": {"value.final": {"result_a": "reply a", "result_b": "reply b", "result_c": "reply c"}}
+  }
+}, async function distinctKeys(obs) {
+  const turns = new Turns(["c", "b", "a"]);
+  const children = ["a", "b", "c"].map((name) => new LlmAgent({ name, instruction: "reply", outputKey: `result_${name}`, model: new FakeLlm(`reply ${name}`, () => turns.wait(name)) }));
+  const writers = [];
+  const onEvent = (event) => {
+    if (event.actions?.stateDelta && Object.keys(event.actions.stateDelta).length) {
+      writers.push(event.author);
+      turns.done(event.author);
+    }
+  };
+  const run = runTurn(new ParallelAgent({ name: "fanout", subAgents: children }), { onEvent });
+  await settle();
+  if (!turns.allArrived()) {
+    turns.openAll();
+    await run;
+    throw new Vacuous(`only ${[...turns.arrived].join(",")} reached the model before the first reply`);
+  }
+  turns.start();
+  const { error, storedState } = await run;
+  if (error) return obs.raised(error);
+  const state = await storedState();
+  const final = Object.fromEntries(["a", "b", "c"].map((n) => [`result_${n}`, state[`result_${n}`] ?? null]));
+  const count = Object.values(final).filter((v) => v !== null).length;
+  obs.record({ output_key_events: writers, final }, {
+    label: `${count} of 3 replies kept`,
+    detail: `${writers.length} outputKey events in the order ${writers.join(",")}; ${count} of 3 replies are in state`,
+    hazard: count === 3 ? "safe" : "silent",
+  });
+});
