@@ -68,9 +68,16 @@ def test_add(obs: Observer) -> None:
     runs = fold_both_namings(obs, State)
     lost, follows_names, hazard = fold_grade(runs)
     folds = {case: run["items"] for case, run in runs.items()}
+    # Which way the names order the fold: ascending (a's write first), descending, or neither.
+    by_name = {case: [naming[n] for n in sorted(naming)] for case, naming in NAMINGS.items()}
+    fold_by = (
+        "node names, ascending" if all(folds[c] == by_name[c] for c in folds)
+        else "node names, descending" if all(folds[c] == by_name[c][::-1] for c in folds)
+        else "neither name order"
+    )
     obs.record(
-        {**runs, "lost": lost, "order_follows_names": follows_names},
-        label=f"lost {len(lost)} writes" if lost else "both kept, order follows names" if follows_names else "both kept, same order",
+        {**runs, "lost": lost, "order_follows_names": follows_names, "fold_by": fold_by},
+        label=f"lost {len(lost)} writes" if lost else f"both kept, by {fold_by}" if follows_names else "both kept, same order",
         detail=f"writes lost: {lost}; folds {folds}" if lost else f"both kept in both namings, folded as {folds}",
         hazard=hazard,
     )
