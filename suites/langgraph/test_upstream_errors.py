@@ -187,7 +187,8 @@ def test_sync_sibling_pending_writes(obs: Observer) -> None:
     put_writes to the run's thread pool; `concurrent.futures.wait` (the executor's exit) returns when the
     future is resolved, before its callbacks run, and the pool is then shut down, so a callback that comes
     later cannot submit ("cannot schedule new futures after shutdown") and the write never reaches the saver.
-    Seven siblings released together by the failing thread itself, with the interpreter switching threads
+    Failing raises once every sibling is running (a sibling not yet started is cancelled, which is no lost
+    write). Seven siblings released together by the failing thread itself, with the interpreter switching threads
     every microsecond (sys.setswitchinterval: no framework code is touched), make a callback that trails the
     shutdown likely within a few runs; one sibling at the default switch interval made it depend on load."""
     import logging
@@ -213,6 +214,7 @@ def test_sync_sibling_pending_writes(obs: Observer) -> None:
         shut down)."""
         raised = threading.Event()  # failing's exception is on its way out
         saved = threading.Event()  # the saver holds the (first) sibling's write
+        started = threading.Semaphore(0)  # one release per sibling that is running
         stuck: list[str] = []
         names = [f"sibling{i}" for i in range(siblings)]
 
@@ -224,6 +226,7 @@ def test_sync_sibling_pending_writes(obs: Observer) -> None:
 
         def sibling(name: str):
             def run(state: State) -> dict:
+                started.release()
                 if order != "finished-before-failure" and not raised.wait(10):
                     stuck.append("failing never raised while the siblings waited")
                 if order == "held-past-failure":
@@ -236,6 +239,9 @@ def test_sync_sibling_pending_writes(obs: Observer) -> None:
         def failing(state: State) -> dict:
             if order == "finished-before-failure" and not saved.wait(10):
                 stuck.append("the sibling's write never reached the saver while failing waited")
+            # every sibling is running before failing raises: one not yet started would be cancelled, not lost
+            if not all(started.acquire(timeout=10) for _ in names):
+                stuck.append("a sibling never started while failing waited")
             try:
                 raise RuntimeError("branch failed")
             finally:
@@ -270,9 +276,9 @@ def test_sync_sibling_pending_writes(obs: Observer) -> None:
     gated = {order: once(order, 1)[0][0] for order in ("finished-before-failure", "held-past-failure")}
     # Stopping rule: until a sibling's write is lost (kept ones come in the first run), else MAX_RUNS runs
     # of SIBLINGS writes each; by the rule of three the loss rate per write is then below 3/7000 = 0.043%
-    # with 95% confidence. Measured (2026-12-01, 2 shared cores): with the switch interval at 1 µs the first
-    # loss came within 9 runs in every LangGraph cell; at the default 5 ms it took up to 145 runs, and once
-    # none came in 300.
+    # with 95% confidence. Measured (2026-12-01, 2 shared cores, 3 runs of each of the 11 LangGraph cells):
+    # the first loss came within 30 runs, and every loss logged the shutdown; one sibling at the default
+    # 5 ms switch interval lost its write within 145 runs, or in none of 300.
     seen: dict[str, int] = {}
     runs = 0
     logged_when_lost: set[bool] = set()
