@@ -107,40 +107,47 @@ def parallel_graph(runs: dict[str, int], steps: dict[str, int], hold_slow: Calla
     return builder
 
 
-def run_until_killed(
-    backend: str, target: str, thread: str, options: dict, save_wait: float, hold_checkpoint: bool, conn: Any
-) -> None:
+SAVE_GUARD = 60.0  # seconds a worker waits for a save its mode makes: only a hang guard, never an order
+
+
+def run_until_killed(backend: str, target: str, thread: str, options: dict, plan: dict, hold_checkpoint: bool, conn: Any) -> None:
     """Run the graph until `fast` has finished while `slow` is held in flight, then report and wait to be killed.
 
-    The saver works in the background (durability `async`), at the end (`exit`) or before each step
-    (`sync`), so before it reports the worker waits, at most `save_wait` seconds each, for fast's write and
-    for the checkpoint that write belongs to (the one after `prep`) to reach the saver; with
-    `hold_checkpoint` that checkpoint's `put` is held instead (it never returns: the crash comes first): the
-    worker waits for that put to start, then for fast, at most `save_wait` seconds each (a step that waits
-    for the checkpoint never runs).
-    What was saved is reported as observed; the bounds end waits for things a mode does not do."""
+    The kill point is defined by the saves themselves, observed in the saver, never by a clock. `plan` says
+    what the mode does before the run exits (from the framework's source and docs): `saves` (async, sync,
+    checkpoint_during=True, the pre-durability default) saves prep's write, each checkpoint up to the one
+    after prep (puts are chained: each starts once the one before it has returned) and fast's write; without it (exit, checkpoint_during=False) nothing is saved
+    until the run exits. `step_waits` (sync) runs no step before the previous checkpoint is saved. The
+    worker reports once every save its mode makes up to that point has returned: with `hold_checkpoint`
+    the checkpoint after prep is held at the start of its `put` (it never returns: the crash comes first),
+    and under `step_waits` fast then never starts. A save that never comes within SAVE_GUARD is reported
+    as a hang (the parent makes the run vacuous)."""
     runs: dict[str, int] = {}
     steps: dict[str, int] = {}
     slow_in_flight = threading.Event()
-    fast_saved = threading.Event()
     fast_finished = threading.Event()
-    checkpoint_saved = threading.Event()
+    saved = {name: threading.Event() for name in ("prep", "fast", "checkpoint")}
     checkpoint_held = threading.Event()
     never = threading.Event()
+    started: list[str] = []  # every save the saver began, in order
 
     def hold_slow() -> None:
         slow_in_flight.set()
         never.wait(120)  # the parent kills this process long before; the bound only ends an orphan
 
     def on_put_writes(writes: list) -> None:
-        if ("items", ["fast"]) in [tuple(write) for write in writes]:
-            fast_saved.set()
+        for name in ("prep", "fast"):
+            if ("items", [name]) in [tuple(write) for write in writes]:
+                saved[name].set()
 
-    def on_put(metadata: dict, saved: bool) -> None:
-        if "prep" not in steps or metadata.get("step") != steps["prep"]:
+    def on_put(metadata: dict, done: bool) -> None:
+        step = metadata.get("step")
+        if not done:
+            started.append(f"put(step {step})")
+        if "prep" not in steps or step != steps["prep"]:
             return
-        if saved:
-            checkpoint_saved.set()
+        if done:
+            saved["checkpoint"].set()
         elif hold_checkpoint:
             checkpoint_held.set()
             never.wait(120)
@@ -148,6 +155,13 @@ def run_until_killed(
     def on_chunk(mode: str, chunk: Any) -> None:
         if mode == "updates" and "fast" in (chunk or {}):
             fast_finished.set()
+
+    hangs: list[str] = []
+
+    def wait(event: threading.Event, what: str) -> bool:
+        if not event.wait(SAVE_GUARD):
+            hangs.append(f"{what} did not come within {SAVE_GUARD:.0f} s")
+        return event.is_set()
 
     with saver(backend, target, on_put_writes, on_put=on_put) as opened:
         graph = parallel_graph(runs, steps, hold_slow).compile(checkpointer=opened)
@@ -159,17 +173,24 @@ def run_until_killed(
                 on_chunk(mode, chunk)
 
         threading.Thread(target=drive, daemon=True).start()
-        # the held put starts when the mode saves that checkpoint (after the earlier ones: puts are chained)
-        held = checkpoint_held.wait(save_wait) if hold_checkpoint else False
-        finished = fast_finished.wait(save_wait if hold_checkpoint else 60)
+        if plan["saves"]:
+            wait(saved["prep"], "the save of prep's write")
+            wait(checkpoint_held if hold_checkpoint else saved["checkpoint"], "the checkpoint after prep")
+        if not (hold_checkpoint and plan["step_waits"]):  # else the step of fast waits for the held save
+            wait(fast_finished, "fast's update")
+            wait(slow_in_flight, "slow in flight")
+            if plan["saves"]:
+                wait(saved["fast"], "the save of fast's write")
         report = {
-            "fast_finished": finished,
-            "slow_in_flight": slow_in_flight.wait(10) if finished else slow_in_flight.is_set(),
-            "fast_saved": fast_saved.wait(save_wait) if finished else False,
+            "fast_finished": fast_finished.is_set(),
+            "slow_in_flight": slow_in_flight.is_set(),
+            "fast_saved": saved["fast"].is_set(),
+            "checkpoint_saved": saved["checkpoint"].is_set(),
+            "checkpoint_held": checkpoint_held.is_set(),
+            "saves_started": sorted(set(started)),
+            "hangs": hangs,
         }
-        report["checkpoint_saved"] = checkpoint_saved.is_set() if hold_checkpoint else checkpoint_saved.wait(save_wait)
-        report["checkpoint_held"] = held
-        conn.send(("gated", {"runs": dict(runs), "steps": dict(steps), **report}))
+        conn.send(("gated", {"runs": dict(sorted(runs.items())), "steps": dict(sorted(steps.items())), **report}))
         never.wait(120)
 
 
@@ -202,7 +223,7 @@ def restart(backend: str, target: str, thread: str, options: dict, conn: Any) ->
                 {
                     "found": found,
                     "resume": resumed,
-                    "runs_on_restart": runs,
+                    "runs_on_restart": dict(sorted(runs.items())),
                     "returned": returned,
                     "final": sorted(final.get("items") or []) if final else None,
                 },

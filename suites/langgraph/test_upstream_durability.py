@@ -13,7 +13,6 @@ from fanin.probe import Claim, Observer, probe
 
 CRASH_ISSUE = "https://github.com/langchain-ai/langgraph/issues/8039"
 DURABILITY_DOC = "https://docs.langchain.com/oss/python/langgraph/durable-execution#durability-modes"
-SAVE_WAIT = 2.0  # seconds a worker waits for a save a mode may never make, before it reports (see lg_procs)
 
 
 def durability_settings(obs: Observer) -> tuple[str, dict[str, dict]]:
@@ -28,11 +27,19 @@ def durability_settings(obs: Observer) -> tuple[str, dict[str, dict]]:
     return "none (a checkpoint after every step)", {"default": {}}
 
 
+def save_plan(name: str) -> dict[str, bool]:
+    """Which saves a setting makes before the run exits, as the framework's loop does it (lg_procs waits
+    for exactly these): exit and checkpoint_during=False checkpoint only when the run exits and save a
+    task's writes only for Send; every other setting saves each checkpoint and each task's writes in the
+    background; only `sync` waits for a step's checkpoint before it runs the next step."""
+    return {"saves": name not in ("exit", "checkpoint_during=False"), "step_waits": name == "sync"}
+
+
 @probe(
     "langgraph/durability/kill-mid-superstep",
     title="prep, then `fast` and `slow` in parallel; the process is killed (SIGKILL) once fast has finished while"
-    " slow is still running (once fast's write and its checkpoint are saved; and with that checkpoint's save"
-    " held), under each durability mode; a new process on the same store resumes the thread",
+    " slow is still running, once every save the mode makes by then has returned (and with the checkpoint after"
+    " prep held in its save), under each durability mode; a new process on the same store resumes the thread",
     claim=Claim(
         "A durable checkpointer keeps the writes of nodes that finished in an interrupted superstep as pending"
         " writes: after a crash, resuming the thread re-runs only the node that had not finished, and each write"
@@ -57,7 +64,9 @@ def test_kill_mid_superstep(obs: Observer) -> None:
 
     def crash_and_restart(target: str, name: str, options: dict, hold: bool) -> dict:
         thread = f"kill-{name}-{'held' if hold else 'saved'}"
-        worker, pipe = lg_procs.fork(lg_procs.run_until_killed, obs.backend, target, thread, options, SAVE_WAIT, hold)
+        worker, pipe = lg_procs.fork(
+            lg_procs.run_until_killed, obs.backend, target, thread, options, save_plan(name), hold
+        )
         try:
             if not pipe.poll(60):
                 raise RuntimeError("the worker never reached the gated point (a broken worker)")
@@ -66,6 +75,8 @@ def test_kill_mid_superstep(obs: Observer) -> None:
                 raise RuntimeError(f"the worker failed:\n{seen}")
             if kind != "gated":
                 raise RuntimeError(f"the worker said {kind}: {seen}")
+            if seen["hangs"]:
+                obs.vacuous(f"{name}: {seen['hangs'][0]}")
             if seen["fast_finished"]:  # (with its checkpoint held, a step that waits for it never started)
                 if not seen["slow_in_flight"]:
                     obs.vacuous("slow was never in flight while fast finished")
@@ -91,6 +102,7 @@ def test_kill_mid_superstep(obs: Observer) -> None:
             "fast_write_saved_before_kill": seen["fast_saved"],
             "its_checkpoint_saved_before_kill": seen["checkpoint_saved"],
             "its_checkpoint_held": seen["checkpoint_held"],
+            "saves_started_before_kill": seen["saves_started"],
             "killed_by": killed["signal"],
             **after,
         }
