@@ -14,6 +14,7 @@ import inspect
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -206,6 +207,9 @@ def observe(test, obs):
         said = "n/a" if isinstance(exc, NotApplicable) else "vacuous"
         value = {"reason": str(exc)}
         obs.observation = {"outcome": said, "value": value, "label": said, "detail": f"{said}: {exc}", "hazard": "n/a"}
+    finally:
+        if hasattr(obs, "_scratch"):  # the observation's SQLite files: nothing is left behind in the temp dir
+            shutil.rmtree(obs._scratch, ignore_errors=True)
     if obs.observation is None:
         sys.exit("the probe returned without recording an observation")
     print(json.dumps({"id": obs.observation_id, **obs.observation}, indent=2, ensure_ascii=False))
