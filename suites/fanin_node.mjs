@@ -136,3 +136,108 @@ function probeError(message, where) {
   const value = where ? { error: message, where } : { error: message };
   return { outcome: "probe-error", value, label: "probe-error", detail: `probe-error: ${message}`, hazard: "n/a" };
 }
+
+// The legend's order of harm (fanin.model.compare.harm; tests/test_kits.py checks they agree); n/a ranks with safe.
+const HARM = { safe: 0, "order-coupled": 1, loud: 2, nondeterministic: 2, hangs: 3, silent: 4 };
+
+export function harm(hazard) {
+  return HARM[hazard] ?? 0;
+}
+
+// The first of the most harmful (Python's max(..., key=harm)).
+function worst(hazards) {
+  return hazards.reduce((found, h) => (harm(h) > harm(found) ? h : found));
+}
+
+// Plain data compared as Python compares it: dict key order does not matter.
+function canonicalJson(value) {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+export function sameValue(a, b) {
+  return canonicalJson(plain(a)) === canonicalJson(plain(b));
+}
+
+// How a mitigation probe judges what it saw: suites/mitigation.py's judge, for Node probes (the same value
+// and hazard for the same runs; tests/test_kits.py runs both). `variants[variant][run]` is
+// {made, kept, result, wrong?, observed?}, {raises: Name}, {hangs: what}, or a variant {"n/a": reason}.
+export function judge(variants) {
+  const made = [];
+  const kept = [];
+  const lost = [];
+  const wrong = [];
+  const shown = {};
+  const hazards = {};
+  const many = Object.keys(variants).length > 1;
+  for (const [variant, runs] of Object.entries(variants)) {
+    if ("n/a" in runs) {
+      shown[variant] = runs;
+      continue;
+    }
+    const found = ["safe"];
+    const results = [];
+    const several = Object.keys(runs).length > 1;
+    for (const [run, seen] of Object.entries(runs)) {
+      const stopped = "raises" in seen ? "loud" : "hangs" in seen ? "hangs" : null;
+      if (stopped) {
+        found.push(stopped);
+        results.push(seen);
+        continue;
+      }
+      const tag = [...(many ? [variant] : []), ...(several ? [run] : [])].join(" | ");
+      const named = (w) => (tag ? `${tag} | ${w}` : w);
+      const missing = seen.made.filter((w) => !seen.kept.includes(w)).map(named);
+      made.push(...seen.made.map(named));
+      kept.push(...seen.made.filter((w) => seen.kept.includes(w)).map(named));
+      lost.push(...missing);
+      wrong.push(...(seen.wrong ?? []).map(named));
+      found.push(missing.length || (seen.wrong ?? []).length ? "silent" : "safe");
+      results.push(seen.result);
+    }
+    const same = results.every((r) => sameValue(r, results[0]));
+    if (!same) found.push("order-coupled");
+    hazards[variant] = worst(found);
+    shown[variant] = {
+      hazard: hazards[variant],
+      ...(several ? { order_independent: same } : {}),
+      runs: Object.fromEntries(
+        Object.entries(runs).map(([run, seen]) => [run, "raises" in seen || "hangs" in seen ? seen : { result: seen.result, ...(seen.observed ?? {}) }]),
+      ),
+    };
+  }
+  const hazard = Object.keys(hazards).length ? worst(Object.values(hazards)) : "n/a";
+  return [plain({ writes: { made, kept }, lost, wrong, variants: shown }), hazard];
+}
+
+// A label (at most 40 characters) and a detail line for a judged mitigation (suites/mitigation.py's words;
+// the detail shows results as JSON).
+export function words(value, hazard, safe = null) {
+  const variants = Object.fromEntries(Object.entries(value.variants).filter(([, v]) => !("n/a" in v)));
+  const total = value.writes.made.length;
+  const keptCount = value.writes.kept.length;
+  let label;
+  if (hazard === "safe") {
+    const compared = Object.values(variants).some((v) => "order_independent" in v);
+    label = safe ?? "every write kept" + (compared ? ", order-independent" : "");
+  } else if (Object.keys(variants).length === 1) {
+    label = {
+      "order-coupled": "all kept, order-coupled",
+      loud: "raises",
+      hangs: "never ends",
+      silent: `lost ${total - keptCount} of ${total}, ${value.wrong.length} wrong`,
+    }[hazard] ?? hazard;
+  } else {
+    const unsafe = Object.entries(variants).filter(([, v]) => v.hazard !== "safe").map(([name, v]) => `${name.split(/\s+/)[0]}: ${v.hazard}`);
+    label = unsafe.join("; ") + (unsafe.length < Object.keys(variants).length ? "; rest safe" : "");
+  }
+  label = [...label].length <= 40 ? label : [...label].slice(0, 39).join("") + "…";
+  let detail = `${keptCount} of ${total} writes kept` + (value.wrong.length ? `; wrong: ${JSON.stringify(value.wrong)}` : "") + "; ";
+  detail += Object.entries(value.variants)
+    .map(([name, v]) => ("n/a" in v ? `${name}: n/a (${v["n/a"]})` : `${name}: ${v.hazard}, results ${JSON.stringify(Object.values(v.runs).map((r) => ("result" in r ? r.result : r)))}`))
+    .join("; ");
+  return [label, detail];
+}

@@ -1,19 +1,23 @@
 """The probe kits every framework shares (suites/gates.py, suites/mitigation.py): framework-free, so tested here.
 
 A gate that gives up must say what happened, and the mitigation verdict must rank by the harness's
-order of harm, with a raise graded as an outcome (loud), never lost.
+order of harm, with a raise graded as an outcome (loud), never lost. The Node kit's verdict
+(suites/fanin_node.mjs) must be the Python one: the same value, hazard and label for the same runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
+import subprocess
 import threading
 from types import ModuleType
 
 import pytest
 
 from fanin.model.compare import harm
+from fanin.model.results import HAZARDS, canonical
 from fanin.model.source import SUITES
 
 
@@ -102,3 +106,33 @@ def test_thread_turns_orders_threads_and_names_a_predecessor_that_never_finished
     assert stuck.vacuous is not None and "['a'] never finished" in stuck.vacuous
     stuck.done("not-gated")  # names outside the order are ignored (a stream chunk names every node)
     assert "not-gated" not in stuck.acted
+
+
+_CASES = [
+    ({"v": {"x": _kept("a"), "y": _kept("a")}}, None),
+    ({"v": {"x": _kept("a", result={"k": 1, "j": 2}), "y": _kept("a", result={"j": 2, "k": 1})}}, "kept anyway"),
+    ({"v": {"x": _kept("a", result=1), "y": _kept("a", result=2)}}, None),
+    ({"v": {"x": _kept("a"), "y": {"raises": "Error"}}}, None),
+    ({"v": {"x": {"hangs": "never ended"}, "y": {"raises": "ValueError"}}}, None),
+    ({"v": {"x": {"made": ["a", "b"], "kept": ["a"], "result": "r", "wrong": ["dup"]}}}, None),
+    ({"one run": {"x": {"raises": "E"}}, "two": {"x": _kept("a")}, "three": {"n/a": "no such API"}}, None),
+    ({"only": {"n/a": "no such API"}}, None),
+    ({"v": {"x": {**_kept("a", result=[1]), "observed": {"finished": ["a"]}}}}, "a label longer than forty characters, cut"),
+]
+
+
+def test_the_node_kits_verdict_is_the_python_one() -> None:
+    script = (
+        f"import {{ harm, judge, words }} from {json.dumps((SUITES / 'fanin_node.mjs').as_uri())};\n"
+        f"const cases = {json.dumps([c for c, _ in _CASES])}; const safe = {json.dumps([s for _, s in _CASES])};\n"
+        "const out = cases.map((c, i) => { const [value, hazard] = judge(c); return [value, hazard, words(value, hazard, safe[i])[0]]; });\n"
+        f"console.log(JSON.stringify({{ out, harm: Object.fromEntries({json.dumps(list(HAZARDS))}.map((h) => [h, harm(h)])) }}));\n"
+    )
+    done = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["harm"] == {h: harm(h) for h in HAZARDS}
+    for (variants, safe), (value, hazard, label) in zip(_CASES, found["out"], strict=True):
+        expected_value, expected_hazard = mitigation.judge(variants)
+        assert (canonical(value), hazard) == (canonical(expected_value), expected_hazard), variants
+        assert label == mitigation.words(expected_value, expected_hazard, safe)[0], variants

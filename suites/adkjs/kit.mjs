@@ -2,7 +2,7 @@
 // Only the model is replaced: FakeLlm is a BaseLlm subclass that yields one scripted reply, so
 // LlmAgent's own output_key code path stores it; runs go through ADK's Runner and InMemorySessionService.
 import { BaseAgent, BaseLlm, InMemorySessionService, Runner, createEvent, createEventActions } from "@google/adk";
-import { Gate } from "../fanin_node.mjs";
+import { Gate, Vacuous, sameValue, settle } from "../fanin_node.mjs";
 
 export const APP = "fanin";
 export const USER = "u";
@@ -74,15 +74,32 @@ export async function runTurn(agent, { onEvent, state } = {}) {
   return { events, error, storedState };
 }
 
+// A turn whose branches take turns (`turns`): once every branch has arrived at its gate (all in flight
+// together) the first turn opens; a branch that never arrived makes the probe vacuous (`arrived` says
+// what arriving means). Resolves as runTurn does.
+export async function runInTurns(agent, turns, { onEvent, state, arrived = "were in flight before the first write" } = {}) {
+  const run = runTurn(agent, { onEvent, state });
+  await settle();
+  if (!turns.allArrived()) {
+    turns.openAll();
+    await run;
+    throw new Vacuous(`only ${[...turns.arrived].join(",")} ${arrived}`);
+  }
+  turns.start();
+  return run;
+}
+
+// An event from `agent` carrying one state delta.
+export function deltaEvent(agent, ctx, delta) {
+  return createEvent({ author: agent.name, invocationId: ctx.invocationId, branch: ctx.branch, actions: createEventActions({ stateDelta: delta }) });
+}
+
 // A ParallelAgent child without a model: writes `first`, notes what it does in `log`, parks on
 // `hold` (in flight), then writes `then`; with `fail` it throws once `failAfter` resolves.
 export class Step extends BaseAgent {
   constructor({ name, log, first, then, hold, holding, fail, failAfter }) {
     super({ name });
     Object.assign(this, { log, first, then, hold, holding, fail, failAfter });
-  }
-  event(ctx, delta) {
-    return createEvent({ author: this.name, invocationId: ctx.invocationId, branch: ctx.branch, actions: createEventActions({ stateDelta: delta }) });
   }
   async *runAsyncImpl(ctx) {
     if (this.fail) {
@@ -91,12 +108,12 @@ export class Step extends BaseAgent {
       throw new Error(`${this.name} failed`);
     }
     this.log.push([this.name, "started"]);
-    yield this.event(ctx, this.first);
+    yield deltaEvent(this, ctx, this.first);
     this.log.push([this.name, "holding"]);
     this.holding?.open();
     await this.hold.wait();
     this.log.push([this.name, "released"]);
-    yield this.event(ctx, this.then);
+    yield deltaEvent(this, ctx, this.then);
     this.log.push([this.name, "finished"]);
   }
   async *runLiveImpl() {
@@ -120,9 +137,98 @@ export class GatedWriter extends BaseAgent {
   async *runAsyncImpl(ctx) {
     const read = { ...(ctx.session?.state ?? {}) };
     await this.turns.wait(this.name);
-    yield createEvent({ author: this.name, invocationId: ctx.invocationId, branch: ctx.branch, actions: createEventActions({ stateDelta: this.delta(read) }) });
+    yield deltaEvent(this, ctx, this.delta(read));
   }
   async *runLiveImpl() {
     throw new Error("no live runs in these probes");
   }
+}
+
+// The deterministic merge step after a ParallelAgent whose branches each wrote their own key
+// (suites/adk/test_mitigations_parallel.py's Merge): branch b wrote `<prefix><b>`; folded in `authority`
+// order, the first branch with a value provides it, every later one is kept with its provenance as an
+// agreement or a conflict, a branch without a value is listed as missing. The record written to `target`
+// depends only on the authority order, never on which branch finished first.
+export class Merge extends BaseAgent {
+  constructor({ name, authority, prefix, target }) {
+    super({ name });
+    Object.assign(this, { authority, prefix, target });
+  }
+  async *runAsyncImpl(ctx) {
+    const state = ctx.session?.state ?? {};
+    const record = { value: null, from: null, agrees: [], conflicts: [], missing: [] };
+    for (const branch of this.authority) {
+      const value = state[this.prefix + branch] ?? null;
+      if (value === null) record.missing.push(branch);
+      else if (record.from === null) Object.assign(record, { value, from: branch });
+      else if (sameValue(value, record.value)) record.agrees.push(branch);
+      else record.conflicts.push({ branch, value });
+    }
+    yield deltaEvent(this, ctx, { [this.target]: record });
+  }
+  async *runLiveImpl() {
+    throw new Error("no live runs in these probes");
+  }
+}
+
+// The branch writes (`branch: value`) a Merge record keeps, each with the branch it came from.
+export function mergedWrites(writes, record) {
+  const keeps = (branch, value) =>
+    (record.from === branch && sameValue(record.value, value))
+    || ((record.agrees ?? []).includes(branch) && sameValue(record.value, value))
+    || (record.conflicts ?? []).some((c) => sameValue(c, { branch, value }));
+  return Object.entries(writes).filter(([branch, value]) => keeps(branch, value)).map(([branch, value]) => `${branch}: ${value}`);
+}
+
+// After a ParallelAgent: folds each branch's own key `<prefix><branch>` into the object at `target`, in the
+// order of `branches` (the sub-agent list), keeping what `target` held before.
+export class Combine extends BaseAgent {
+  constructor({ name, branches, prefix, target }) {
+    super({ name });
+    Object.assign(this, { branches, prefix, target });
+  }
+  async *runAsyncImpl(ctx) {
+    const state = ctx.session?.state ?? {};
+    const combined = { ...(state[this.target] ?? {}) };
+    for (const branch of this.branches) {
+      if ((state[this.prefix + branch] ?? null) !== null) combined[branch] = state[this.prefix + branch];
+    }
+    yield deltaEvent(this, ctx, { [this.target]: combined });
+  }
+  async *runLiveImpl() {
+    throw new Error("no live runs in these probes");
+  }
+}
+
+// A ParallelAgent branch that runs its one sub-agent and catches what it throws, recording a failure
+// result {failed: <error name>} in `key` (the mitigation: every failure becomes this branch's result).
+export class Guard extends BaseAgent {
+  constructor({ name, key, child }) {
+    super({ name, subAgents: [child] });
+    this.key = key;
+  }
+  async *runAsyncImpl(ctx) {
+    try {
+      for await (const event of this.subAgents[0].runAsync(ctx)) yield event;
+    } catch (error) {
+      yield deltaEvent(this, ctx, { [this.key]: { failed: error?.name ?? "Error" } });
+    }
+  }
+  async *runLiveImpl() {
+    throw new Error("no live runs in these probes");
+  }
+}
+
+// A Workflow node function that catches what `work(ctx)` throws and records {failed: <error name>} in
+// state `<name>_result` (the same mitigation for a Workflow node). A failed node has no output: two
+// terminal nodes with an output end a Workflow run with an error.
+export function caught(name, work) {
+  return async (ctx) => {
+    try {
+      return await work(ctx);
+    } catch (error) {
+      ctx.state.set(`${name}_result`, { failed: error?.name ?? "Error" });
+      return undefined;
+    }
+  };
 }

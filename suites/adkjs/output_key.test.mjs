@@ -1,8 +1,8 @@
 // LlmAgent children of a ParallelAgent storing their reply with outputKey (the counterpart of
 // suites/adk/test_output_key.py). The model is FakeLlm, so LlmAgent's own outputKey path stores it.
 import { LlmAgent, ParallelAgent } from "@google/adk";
-import { Vacuous, probe, settle } from "../fanin_node.mjs";
-import { FakeLlm, Turns, runTurn } from "./kit.mjs";
+import { probe } from "../fanin_node.mjs";
+import { FakeLlm, Turns, runInTurns } from "./kit.mjs";
 
 probe({
   "id": "adkjs/output-key/same-key",
@@ -24,15 +24,7 @@ probe({
         turns.done(event.author);
       }
     };
-    const run = runTurn(new ParallelAgent({ name: "fanout", subAgents: children }), { onEvent });
-    await settle();
-    if (!turns.allArrived()) {
-      turns.openAll();
-      await run;
-      throw new Vacuous(`only ${[...turns.arrived].join(",")} reached the model before the first reply`);
-    }
-    turns.start();
-    const { error, storedState } = await run;
+    const { error, storedState } = await runInTurns(new ParallelAgent({ name: "fanout", subAgents: children }), turns, { onEvent, arrived: "reached the model before the first reply" });
     if (error) return obs.raised(error, { value: { order: order.join(","), output_key_events: writers } });
     runs[order.join(",")] = { output_key_events: writers, final: (await storedState()).result ?? null };
   }
@@ -65,15 +57,7 @@ probe({
       turns.done(event.author);
     }
   };
-  const run = runTurn(new ParallelAgent({ name: "fanout", subAgents: children }), { onEvent });
-  await settle();
-  if (!turns.allArrived()) {
-    turns.openAll();
-    await run;
-    throw new Vacuous(`only ${[...turns.arrived].join(",")} reached the model before the first reply`);
-  }
-  turns.start();
-  const { error, storedState } = await run;
+  const { error, storedState } = await runInTurns(new ParallelAgent({ name: "fanout", subAgents: children }), turns, { onEvent, arrived: "reached the model before the first reply" });
   if (error) return obs.raised(error);
   const state = await storedState();
   const final = Object.fromEntries(["a", "b", "c"].map((n) => [`result_${n}`, state[`result_${n}`] ?? null]));

@@ -2,7 +2,7 @@
 // adk/parallel-agent/child-exception-running-sibling in suites/adk/test_parallel_production.py).
 import { ParallelAgent } from "@google/adk";
 import { Gate, Vacuous, probe, settle } from "../fanin_node.mjs";
-import { GatedWriter, Step, Turns, fate, runTurn } from "./kit.mjs";
+import { GatedWriter, Step, Turns, fate, runInTurns, runTurn } from "./kit.mjs";
 
 probe({
   "id": "adkjs/parallel-agent/child-exception-running-sibling",
@@ -70,15 +70,7 @@ probe({
         turns.done(event.author);
       }
     };
-    const run = runTurn(new ParallelAgent({ name: "fanout", subAgents: children }), { onEvent });
-    await settle();
-    if (!turns.allArrived()) {
-      turns.openAll();
-      await run;
-      throw new Vacuous(`only ${[...turns.arrived].join(",")} were in flight before the first write`);
-    }
-    turns.start();
-    const { error, storedState } = await run;
+    const { error, storedState } = await runInTurns(new ParallelAgent({ name: "fanout", subAgents: children }), turns, { onEvent });
     if (error) return obs.raised(error, { value: { order: order.join(","), state_delta_events: deltas } });
     runs[order.join(",")] = { state_delta_events: deltas, final: (await storedState()).result ?? null };
   }
@@ -105,15 +97,7 @@ probe({
   const onEvent = (event) => {
     if (event.actions?.stateDelta && "tally" in event.actions.stateDelta) turns.done(event.author);
   };
-  const run = runTurn(new ParallelAgent({ name: "fanout", subAgents: children }), { onEvent, state: { tally: { seed: "0" } } });
-  await settle();
-  if (!turns.allArrived()) {
-    turns.openAll();
-    await run;
-    throw new Vacuous(`only ${[...turns.arrived].join(",")} had read the tally before the first write`);
-  }
-  turns.start();
-  const { error, storedState } = await run;
+  const { error, storedState } = await runInTurns(new ParallelAgent({ name: "fanout", subAgents: children }), turns, { onEvent, state: { tally: { seed: "0" } }, arrived: "had read the tally before the first write" });
   if (error) return obs.raised(error);
   const tally = (await storedState()).tally ?? {};
   const lost = ["a", "b", "seed"].filter((k) => !(k in tally));
