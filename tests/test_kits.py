@@ -117,7 +117,10 @@ _CASES = [
     ({"v": {"x": {"made": ["a", "b"], "kept": ["a"], "result": "r", "wrong": ["dup"]}}}, None),
     ({"one run": {"x": {"raises": "E"}}, "two": {"x": _kept("a")}, "three": {"n/a": "no such API"}}, None),
     ({"only": {"n/a": "no such API"}}, None),
-    ({"v": {"x": {**_kept("a", result=[1]), "observed": {"finished": ["a"]}}}}, "a label longer than forty characters, cut"),
+    (
+        {"v": {"x": {**_kept("a", result=[1]), "observed": {"finished": ["a"]}}}},
+        "a label longer than forty characters, cut",
+    ),
 ]
 
 
