@@ -195,7 +195,7 @@ probe({
   "id": "adkjs/workflow/failing-branch-sibling-mitigated",
   "title": "failing-branch-sibling, mitigated: both Workflow nodes catch their own errors and record a failure result (`failing_result`); `failing` throws while `slow` awaits a gate, then `slow` finishes before `failing` throws",
   "claim": {
-    "text": "A Workflow node that catches its own errors and returns a failure result does not abort its siblings: the run waits for every node and keeps every write, the failure included, in either completion order.",
+    "text": "A Workflow node that catches its own errors and records a failure result in state (returning no output) does not abort its siblings: the run waits for every node and keeps every write, the failure included, in either completion order.",
     "source": "https://github.com/google/adk-js/blob/main/core/src/workflow/workflow.ts",
     "expect": {"hazard": "safe", "value.variants.caught in each node.runs.failing first.result.failing_result": {"failed": "Error"}}
   }
