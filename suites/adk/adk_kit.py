@@ -151,7 +151,9 @@ async def stored_state(service: InMemorySessionService, session_id: str, user_id
     return dict(stored.state)
 
 
-async def run_once(root: BaseAgent, service: InMemorySessionService | None = None, session_id: str = "s1"):
+async def run_once(
+    root: BaseAgent, service: InMemorySessionService | None = None, session_id: str = "s1"
+) -> tuple[list[Event], dict[str, Any]]:
     """Run `root` once on a fresh session; return (events, state re-read from the session service)."""
     service = service or InMemorySessionService()
     session = await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
@@ -159,7 +161,9 @@ async def run_once(root: BaseAgent, service: InMemorySessionService | None = Non
     return events, await stored_state(service, session.id)
 
 
-async def run_workflow(workflow: Any, service: InMemorySessionService | None = None, session_id: str = "s1"):
+async def run_workflow(
+    workflow: Any, service: InMemorySessionService | None = None, session_id: str = "s1"
+) -> tuple[list[Event], list[Event]]:
     """Run a 2.x `Workflow` through `Runner(node=...)`; return (events, events re-read from the service)."""
     service = service or InMemorySessionService()
     await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
@@ -179,6 +183,6 @@ async def settle(max_rounds: int = 10_000) -> None:
     loop = asyncio.get_running_loop()
     for _ in range(max_rounds):
         await asyncio.sleep(0)
-        if not loop._ready:  # CPython's queue of ready callbacks
+        if not loop._ready:  # type: ignore[attr-defined]  # CPython's queue of ready callbacks: no public API has it
             return
     raise RuntimeError(f"the event loop still had work after {max_rounds} rounds")
