@@ -2,7 +2,7 @@
 
 import itertools
 from collections import Counter
-from typing import Any
+from typing import Any, AsyncGenerator
 
 from gates import Turns
 from adk_failure import ChildFailure, where_the_child_failure_is
@@ -114,7 +114,7 @@ async def test_branch_state_visibility(obs: Observer) -> None:
         events, state = await run_once(ParallelAgent(name="fanout", sub_agents=[a, b]))
     obs.require_in_flight(turns)
     b_prompt = [text for request in b_model.requests for text in request]
-    value = {
+    value: dict[str, Any] = {
         "b_reads_state_result_a": seen_by_b.get("result_a"),
         "b_prompt_has_a_reply": any("A-REPORT" in text for text in b_prompt),
         "branches": {e.author: e.branch for e in events if e.author in ("a", "b")},
@@ -237,7 +237,7 @@ async def test_all_permutations(obs: Observer) -> None:
     # (where it varies, ~1 run in 6 deviates: 60 runs without one happen with probability < 2e-5).
     MAX_RUNS = 60
     names = [f"w{i}" for i in range(8)]
-    seen = Counter()
+    seen: Counter[str] = Counter()
     while sum(seen.values()) < MAX_RUNS and len(seen) < 2:
         children = [Step(name=n, delta={"result": n}) for n in names]
         with obs.framework():
@@ -269,7 +269,7 @@ class Raiser(BaseAgent):
     turns: Any
     log: Any
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         await self.turns.wait(self.name)
         self.log.append((self.name, "raised"))
         raise ChildFailure(f"{self.name} failed")
@@ -308,7 +308,7 @@ async def test_child_exception(obs: Observer) -> None:
     fate = {name: what for name, what in log}
     fate.setdefault("c", "still waiting" if "c" in turns.arrived else "never started")
     surfaced = caught[0] if caught else None
-    value = {
+    value: dict[str, Any] = {
         "run_async": {
             "raises": type(surfaced).__name__,
             "inside": sorted(type(e).__name__ for e in getattr(surfaced, "exceptions", [])),
@@ -342,7 +342,7 @@ class ReadModifyWrite(BaseAgent):
     turns: Any
     value: str
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         old = dict(ctx.session.state.get("tally") or {})
         await self.turns.wait(self.name)
         yield Event(

@@ -8,7 +8,7 @@ releases the branch itself.
 """
 
 import asyncio
-from typing import Any
+from typing import Any, AsyncGenerator
 
 from gates import Turns
 from liveness import quiesce
@@ -35,7 +35,7 @@ class Held(BaseAgent):
     then: dict = Field(default_factory=dict)
     log: Any = Field(default_factory=list)
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         if self.turns is not None:
             await self.turns.wait(self.name)
         if self.first:
@@ -101,7 +101,7 @@ async def test_child_exception_running_sibling(obs: Observer) -> None:
     await settle()
     state = await stored_state(service, "s1")
     raised = result.get("raises")
-    value = {
+    value: dict[str, Any] = {
         "run_async": {"raises": raised, "inside": [type(e).__name__ for e in getattr(caught[0], "exceptions", [])]}
         if raised else "returned",
         "event_authors": [e.author for e in events],
@@ -162,7 +162,7 @@ async def test_stalled_branch(obs: Observer) -> None:
         obs.vacuous(f"the stalled branch was {default['stalled_branch']}")
 
     if "branch_idle_timeout_secs" not in ParallelAgent.model_fields:
-        idle = "ParallelAgent has no branch_idle_timeout_secs in this version"
+        idle: str | dict[str, Any] = "ParallelAgent has no branch_idle_timeout_secs in this version"
     else:
         # The timeout is the framework's own clock: give it 0.05 s; the probe's bound (0.5 s) only stops it
         # waiting forever, and the branch's own log says whether the timeout cancelled it.
@@ -283,7 +283,7 @@ class Lane(BaseAgent):
     escalate: bool = False
     mark_done: bool = True
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         run = sum(1 for who, _ in self.log if who == self.name)
         turns, turn = self.turns[run], self.gate or self.name
         try:
@@ -313,7 +313,7 @@ class Lane(BaseAgent):
 async def test_in_loop(obs: Observer) -> None:
     from google.adk.agents import LoopAgent, SequentialAgent
 
-    variants = {}
+    variants: dict[str, dict[str, Any]] = {}
     for variant in ("direct", "inner_loop"):
         turns = [Turns(["a", "b", "c"]) for _ in range(3)]  # one set of turns per outer iteration
         log: list = []
@@ -482,7 +482,7 @@ async def test_include_contents_none(obs: Observer) -> None:
     from adk_kit import FakeModel
     from google.adk.agents import LlmAgent
 
-    variants = {}
+    variants: dict[str, dict[str, Any]] = {}
     for include in ("none", "default"):
         # a asks for lookup; b's reply is stored after a's function call and before lookup returns.
         turns = Turns(["b", "lookup"])
@@ -662,6 +662,7 @@ async def resume_fan_out(obs: Observer, interim: Any) -> None:
     # 1. Failed: a answers, then b's model call raises while c waits for its turn; resume by invocation id.
     #    (Only in resume: what the long-running tool returns plays no part in it.)
     value: dict = {}
+    log: list[tuple[str, int]]
     if interim is None:
         phase, log = {"attempt": 0}, []
         turns = Turns(["a", "b", "c"])
@@ -681,7 +682,7 @@ async def resume_fan_out(obs: Observer, interim: Any) -> None:
 
     else:
 
-        def approve() -> dict:  # the same tool, with an interim result
+        def approve() -> dict:  # type: ignore[misc]  # the same tool, with an interim result: ADK reads its return hint
             """Asks a human to approve; the answer comes later (now: an interim result)."""
             return dict(interim)
 

@@ -14,7 +14,7 @@ when its peer raises is `adk/parallel-agent/child-exception-running-sibling`.
 """
 
 import asyncio
-from typing import Any
+from typing import Any, AsyncGenerator
 
 from adk_failure import ChildFailure, where_the_child_failure_is
 from adk_kit import APP, USER, Event, EventActions, run_turn, settle, stored_state
@@ -39,7 +39,7 @@ class Released(BaseAgent):
     log: Any
     delta: dict[str, Any]
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         self.arrived.append(self.name)
         if len(self.arrived) == self.siblings:
             self.all_in.set()
@@ -71,7 +71,7 @@ class ReleasingRaiser(BaseAgent):
     go: Any
     log: Any
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         await self.all_in.wait()
         self.go.set()
         self.log.append((self.name, "raised"))
