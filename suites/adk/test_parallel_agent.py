@@ -6,7 +6,7 @@ from typing import Any, AsyncGenerator
 
 from gates import Turns
 from adk_failure import ChildFailure, where_the_child_failure_is
-from adk_kit import APP, USER, Event, EventActions, FakeModel, GatedWriter, Step, run_once, run_turn, settle, stored_state
+from adk_kit import APP, USER, Event, EventActions, FakeModel, FanOut, GatedWriter, Step, run_once, run_turn, settle, stored_state
 
 from google.adk.agents import BaseAgent, LlmAgent, ParallelAgent
 from google.adk.sessions import InMemorySessionService
@@ -294,20 +294,14 @@ async def test_child_exception(obs: Observer) -> None:
         Step(name="b", turns=turns, delta={"result_b": "B"}, log=log),
         Step(name="c", turns=turns, delta={"result_c": "C"}, log=log),
     ]
-    service = InMemorySessionService()
-    await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-    events: list = []
-    caught: list = []
-    try:
-        await run_turn(ParallelAgent(name="fanout", sub_agents=children), service, "s1", events=events)
-    except Exception as exc:  # the framework's answer: recorded below with where the child's own exception went
-        caught.append(exc)
+    fan = await FanOut.on_new_session(children)
+    await fan.run_keeping_exception()  # recorded below with where the child's own exception went
     obs.require_in_flight(turns)
     await settle()  # every task ADK left behind has run as far as it can: c is cancelled or still waiting
-    state = await stored_state(service, "s1")
+    state = await fan.state()
     fate = {name: what for name, what in log}
     fate.setdefault("c", "still waiting" if "c" in turns.arrived else "never started")
-    surfaced = caught[0] if caught else None
+    surfaced = fan.caught[0] if fan.caught else None
     value: dict[str, Any] = {
         "run_async": {
             "raises": type(surfaced).__name__,
@@ -316,7 +310,7 @@ async def test_child_exception(obs: Observer) -> None:
         }
         if surfaced
         else "returned",
-        "event_authors": [e.author for e in events],
+        "event_authors": [e.author for e in fan.events],
         "branches": fate,
         "persisted": {k: state.get(k) for k in ("result_b", "result_c")},
     }

@@ -12,7 +12,7 @@ from typing import Any, AsyncGenerator
 
 from gates import Turns
 from liveness import quiesce
-from adk_kit import APP, USER, Event, EventActions, Step, run_turn, stored_state, user_message, settle
+from adk_kit import APP, USER, Event, EventActions, FanOut, Step, run_turn, stored_state, user_message, settle
 
 from google.adk.agents import BaseAgent, ParallelAgent
 from google.adk.sessions import InMemorySessionService
@@ -79,19 +79,8 @@ async def test_child_exception_running_sibling(obs: Observer) -> None:
         Step(name="b", turns=turns, delta={"result_b": "B"}, log=log),
         Held(name="c", turns=turns, hold=hold, first={"result_c1": "C1"}, then={"result_c2": "C2"}, log=log),
     ]
-    service = InMemorySessionService()
-    await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-    events: list = []
-    caught: list = []
-
-    async def run() -> list:
-        try:
-            return await run_turn(ParallelAgent(name="fanout", sub_agents=children), service, "s1", events=events)
-        except Exception as exc:  # kept to name what an exception group holds; attempt_async records it
-            caught.append(exc)
-            raise
-
-    result = await obs.attempt_async(run)
+    fan = await FanOut.on_new_session(children)
+    result = await obs.attempt_async(fan.run)
     obs.require_in_flight(turns)
     if ("c", "holding") not in log:
         obs.vacuous("c was not in flight when a raised")
@@ -99,12 +88,12 @@ async def test_child_exception_running_sibling(obs: Observer) -> None:
     c_at_end = fate(log, "c")
     hold.set()  # the I/O c was waiting for completes: does a c left running still get its write in?
     await settle()
-    state = await stored_state(service, "s1")
+    state = await fan.state()
     raised = result.get("raises")
     value: dict[str, Any] = {
-        "run_async": {"raises": raised, "inside": [type(e).__name__ for e in getattr(caught[0], "exceptions", [])]}
+        "run_async": {"raises": raised, "inside": [type(e).__name__ for e in getattr(fan.caught[0], "exceptions", [])]}
         if raised else "returned",
-        "event_authors": [e.author for e in events],
+        "event_authors": [e.author for e in fan.events],
         "c_when_run_ended": c_at_end,
         "c_after_hold_released": fate(log, "c"),
         "persisted": {k: state.get(k) for k in ("result_b", "result_c1", "result_c2")},
@@ -500,25 +489,14 @@ async def test_include_contents_none(obs: Observer) -> None:
         a = LlmAgent(name="a", model=FakeModel(replies=[[("lookup", {})], "A-FINAL"]), tools=[lookup],
                      include_contents=include, before_model_callback=note)
         b = LlmAgent(name="b", model=FakeModel(replies=["B-REPORT"], turns=turns, gate="b"))
-        service = InMemorySessionService()
-        await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-        events: list = []
-        caught: list = []
-
-        async def run() -> list:
-            try:
-                return await run_turn(ParallelAgent(name="fanout", sub_agents=[a, b]), service, "s1", events=events)
-            except Exception as exc:  # kept to name what an exception group holds; attempt_async records it
-                caught.append(exc)
-                raise
-
-        result = await obs.attempt_async(run)
+        fan = await FanOut.on_new_session([a, b])
+        result = await obs.attempt_async(fan.run)
         obs.require_in_flight(turns)
-        order = [f"{e.author}: {parts_summary(e.content)}" for e in events if e.content]
+        order = [f"{e.author}: {parts_summary(e.content)}" for e in fan.events if e.content]
         second = requests[1] if len(requests) > 1 else []
         variants[include] = {
             "run": "returned" if "returned" in result else {
-                **result, "inside": [type(e).__name__ for e in getattr(caught[0], "exceptions", [])]},
+                **result, "inside": [type(e).__name__ for e in getattr(fan.caught[0], "exceptions", [])]},
             "session_order": order,
             "a_requests": requests,
             "second_request_has_own_call": any("call lookup" in line for line in second),
