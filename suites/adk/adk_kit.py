@@ -11,9 +11,10 @@ ADK's code path.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any, AsyncGenerator
 
-from google.adk.agents import BaseAgent
+from google.adk.agents import BaseAgent, ParallelAgent
 from google.adk.events import Event, EventActions
 from google.adk.models import BaseLlm, LlmResponse
 from google.adk.runners import Runner
@@ -151,7 +152,9 @@ async def stored_state(service: InMemorySessionService, session_id: str, user_id
     return dict(stored.state)
 
 
-async def run_once(root: BaseAgent, service: InMemorySessionService | None = None, session_id: str = "s1"):
+async def run_once(
+    root: BaseAgent, service: InMemorySessionService | None = None, session_id: str = "s1"
+) -> tuple[list[Event], dict[str, Any]]:
     """Run `root` once on a fresh session; return (events, state re-read from the session service)."""
     service = service or InMemorySessionService()
     session = await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
@@ -159,7 +162,9 @@ async def run_once(root: BaseAgent, service: InMemorySessionService | None = Non
     return events, await stored_state(service, session.id)
 
 
-async def run_workflow(workflow: Any, service: InMemorySessionService | None = None, session_id: str = "s1"):
+async def run_workflow(
+    workflow: Any, service: InMemorySessionService | None = None, session_id: str = "s1"
+) -> tuple[list[Event], list[Event]]:
     """Run a 2.x `Workflow` through `Runner(node=...)`; return (events, events re-read from the service)."""
     service = service or InMemorySessionService()
     await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
@@ -167,6 +172,47 @@ async def run_workflow(workflow: Any, service: InMemorySessionService | None = N
     events = [e async for e in runner.run_async(user_id=USER, session_id=session_id, new_message=user_message())]
     stored = await service.get_session(app_name=APP, user_id=USER, session_id=session_id)
     return events, list(stored.events)
+
+
+class FanOut:
+    """A `ParallelAgent("fanout")` turn over `children` on session "s1" of its own in-memory service, keeping
+    what a failing run leaves: `events`, those that reached the runner before the exception, and `caught`,
+    the exception itself (to name what an exception group holds, or where a child's own exception went).
+
+    `fan = await FanOut.on_new_session(children)`, then `await obs.attempt_async(fan.run)` (the exception
+    recorded as the run's outcome) or `await fan.run_keeping_exception()` (the probe reads `fan.caught`).
+    """
+
+    def __init__(self, children: list[Any]) -> None:
+        self.children = children
+        self.service = InMemorySessionService()
+        self.events: list[Event] = []
+        self.caught: list[Exception] = []
+
+    @classmethod
+    async def on_new_session(cls, children: list[Any]) -> FanOut:
+        fan = cls(children)
+        await fan.service.create_session(app_name=APP, user_id=USER, session_id="s1")
+        return fan
+
+    async def run(self) -> list[Event]:
+        """The turn; an exception is kept in `caught` and raised on."""
+        try:
+            return await run_turn(
+                ParallelAgent(name="fanout", sub_agents=self.children), self.service, "s1", events=self.events
+            )
+        except Exception as exc:
+            self.caught.append(exc)
+            raise
+
+    async def run_keeping_exception(self) -> None:
+        """The turn; an exception is kept in `caught` only (the framework's answer, which the probe records)."""
+        with contextlib.suppress(Exception):
+            await self.run()
+
+    async def state(self) -> dict[str, Any]:
+        """The session state as the service stored it."""
+        return await stored_state(self.service, "s1")
 
 
 async def settle(max_rounds: int = 10_000) -> None:
@@ -179,6 +225,6 @@ async def settle(max_rounds: int = 10_000) -> None:
     loop = asyncio.get_running_loop()
     for _ in range(max_rounds):
         await asyncio.sleep(0)
-        if not loop._ready:  # CPython's queue of ready callbacks
+        if not loop._ready:  # type: ignore[attr-defined]  # CPython's queue of ready callbacks: no public API has it
             return
     raise RuntimeError(f"the event loop still had work after {max_rounds} rounds")

@@ -186,6 +186,7 @@ def _read_code(code: Any) -> Source:
         text = textwrap.dedent(pyinspect.getsource(code))
     except (OSError, TypeError):
         return Source(readable=False)
+    tree: ast.Module | None
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -357,10 +358,10 @@ def _parallel_findings(
         groups[(all(w.how == "output_key" for w in writes), listed)].append(key)
     for (output_keys, listed), keys in groups.items():
         writes = [w for key in keys for ws in by_key[key].values() for w in ws]
-        branches = len(by_key[keys[0]])
+        writers = len(by_key[keys[0]])
         named = ", ".join(repr(k) for k in keys)
         precondition = (
-            f"{branches} branches of ParallelAgent {where} run concurrently and each writes {named}; "
+            f"{writers} branches of ParallelAgent {where} run concurrently and each writes {named}; "
             "nothing merges their writes, the last to arrive is kept"
         )
         if output_keys:
@@ -369,7 +370,7 @@ def _parallel_findings(
                 "where": [where, f"output_key {named}: {listed}"],
                 "probes": ["adk/output-key/same-key", "adk/parallel-agent/same-key"],
                 "certainty": "static",
-                "how": f"read from the agent tree: output_key {named} is set in {branches} branches",
+                "how": f"read from the agent tree: output_key {named} is set in {writers} branches",
                 "precondition": precondition,
             })
         else:

@@ -1,5 +1,7 @@
 """AgentTools called in parallel (two function calls in one model turn), each sub-agent with an output_key."""
 
+from typing import Any
+
 from gates import IdleTurns
 from adk_kit import FakeModel, run_once
 
@@ -34,7 +36,7 @@ async def test_parallel_state_delta(obs: Observer) -> None:
     with obs.framework():
         events, state = await run_once(root)
     responses = [e for e in events if e.get_function_responses()]
-    value = {
+    value: dict[str, Any] = {
         "tool_calls_ran": "one after the other" if turns.vacuous else "concurrently",
         "function_response_events": len(responses),
         "responses_per_event": [len(e.get_function_responses()) for e in responses],

@@ -1,7 +1,7 @@
 """Escalation inside a ParallelAgent branch: what it stops (the siblings, an enclosing loop), which branch
 writes land, whether the escalating event reaches the runner, and what the fan-in after it sees."""
 
-from typing import Any
+from typing import Any, AsyncGenerator
 
 from gates import Turns
 from adk_kit import Event, EventActions, Step, run_once
@@ -16,7 +16,7 @@ class Gather(BaseAgent):
 
     found: Any
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         keys = sorted(k for k in ctx.session.state if k.startswith("result_"))
         self.found.append(keys)
         yield Event(

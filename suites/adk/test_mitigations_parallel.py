@@ -11,7 +11,7 @@ agreement or a conflict with its provenance; nothing depends on which branch fin
 """
 
 import asyncio
-from typing import Any
+from typing import Any, AsyncGenerator
 
 from gates import Turns
 from adk_kit import (
@@ -57,7 +57,7 @@ class Merge(BaseAgent):
     prefix: str
     target: str
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         state = ctx.session.state
         record: dict[str, Any] = {"value": None, "from": None, "agrees": [], "conflicts": [], "missing": []}
         for branch in self.authority:
@@ -233,7 +233,7 @@ class Combine(BaseAgent):
     prefix: str
     target: str
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         state = ctx.session.state
         combined = dict(state.get(self.target) or {})
         for branch in self.branches:
@@ -295,7 +295,7 @@ class Present(BaseAgent):
     prefix: str
     target: str
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         state = ctx.session.state
         presented = [state.get(self.prefix + branch) for branch in self.branches]
         yield Event(
@@ -405,7 +405,7 @@ class Guard(BaseAgent):
     key: str
     turns: Any = None
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         child = self.sub_agents[0]
         try:
             async for event in child.run_async(ctx):
@@ -469,7 +469,7 @@ class Accept(BaseAgent):
 
     branches: list[str]
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         state = ctx.session.state
         run_id = state.get("run_id")
         verdict: dict[str, Any] = {"accepted": {}, "rejected": [], "missing": []}
@@ -612,7 +612,7 @@ class Reader(BaseAgent):
     key: str
     seen: Any
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         await self.turns.wait(self.name)
         self.seen[self.key] = ctx.session.state.get(self.key)
         yield Event(

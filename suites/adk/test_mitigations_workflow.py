@@ -6,6 +6,7 @@ the fan-in; where the hazard depends on which predecessor finishes first, both o
 collector's result must be the same. Every probe is `n/a` before 2.0 (no google.adk.workflow).
 """
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from gates import Turns
@@ -30,7 +31,7 @@ def sorted_dict(value: Any) -> Any:
     return {k: value[k] for k in sorted(value)} if isinstance(value, dict) else value
 
 
-def gated(turns: Turns, name: str, output: Any):
+def gated(turns: Turns, name: str, output: Any) -> Callable[[Any], Awaitable[Any]]:
     """An async function node named `name` that waits for its turn, then returns `output`."""
 
     async def branch(node_input: Any) -> Any:

@@ -4,6 +4,8 @@ The model is the suite's FakeModel (ADK's BaseLlm interface, canned text), so
 the reply is saved to state by LlmAgent's own output_key code path.
 """
 
+from typing import Any
+
 from gates import Turns
 from adk_kit import fake_llm_agent, run_once
 
@@ -25,7 +27,7 @@ PARALLEL_AGENT_DOC = "https://google.github.io/adk-docs/agents/workflow-agents/p
     ),
 )
 async def test_same_key(obs: Observer) -> None:
-    runs = {}
+    runs: dict[str, dict[str, Any]] = {}
     for order in (["a", "b", "c"], ["c", "b", "a"]):
         turns = Turns(order)
         children = [fake_llm_agent(n, f"reply {n}", turns=turns, output_key="result") for n in ("a", "b", "c")]

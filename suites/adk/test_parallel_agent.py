@@ -2,11 +2,11 @@
 
 import itertools
 from collections import Counter
-from typing import Any
+from typing import Any, AsyncGenerator
 
 from gates import Turns
 from adk_failure import ChildFailure, where_the_child_failure_is
-from adk_kit import APP, USER, Event, EventActions, FakeModel, GatedWriter, Step, run_once, run_turn, settle, stored_state
+from adk_kit import APP, USER, Event, EventActions, FakeModel, FanOut, GatedWriter, Step, run_once, run_turn, settle, stored_state
 
 from google.adk.agents import BaseAgent, LlmAgent, ParallelAgent
 from google.adk.sessions import InMemorySessionService
@@ -114,7 +114,7 @@ async def test_branch_state_visibility(obs: Observer) -> None:
         events, state = await run_once(ParallelAgent(name="fanout", sub_agents=[a, b]))
     obs.require_in_flight(turns)
     b_prompt = [text for request in b_model.requests for text in request]
-    value = {
+    value: dict[str, Any] = {
         "b_reads_state_result_a": seen_by_b.get("result_a"),
         "b_prompt_has_a_reply": any("A-REPORT" in text for text in b_prompt),
         "branches": {e.author: e.branch for e in events if e.author in ("a", "b")},
@@ -237,7 +237,7 @@ async def test_all_permutations(obs: Observer) -> None:
     # (where it varies, ~1 run in 6 deviates: 60 runs without one happen with probability < 2e-5).
     MAX_RUNS = 60
     names = [f"w{i}" for i in range(8)]
-    seen = Counter()
+    seen: Counter[str] = Counter()
     while sum(seen.values()) < MAX_RUNS and len(seen) < 2:
         children = [Step(name=n, delta={"result": n}) for n in names]
         with obs.framework():
@@ -269,7 +269,7 @@ class Raiser(BaseAgent):
     turns: Any
     log: Any
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         await self.turns.wait(self.name)
         self.log.append((self.name, "raised"))
         raise ChildFailure(f"{self.name} failed")
@@ -294,21 +294,15 @@ async def test_child_exception(obs: Observer) -> None:
         Step(name="b", turns=turns, delta={"result_b": "B"}, log=log),
         Step(name="c", turns=turns, delta={"result_c": "C"}, log=log),
     ]
-    service = InMemorySessionService()
-    await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-    events: list = []
-    caught: list = []
-    try:
-        await run_turn(ParallelAgent(name="fanout", sub_agents=children), service, "s1", events=events)
-    except Exception as exc:  # the framework's answer: recorded below with where the child's own exception went
-        caught.append(exc)
+    fan = await FanOut.on_new_session(children)
+    await fan.run_keeping_exception()  # recorded below with where the child's own exception went
     obs.require_in_flight(turns)
     await settle()  # every task ADK left behind has run as far as it can: c is cancelled or still waiting
-    state = await stored_state(service, "s1")
+    state = await fan.state()
     fate = {name: what for name, what in log}
     fate.setdefault("c", "still waiting" if "c" in turns.arrived else "never started")
-    surfaced = caught[0] if caught else None
-    value = {
+    surfaced = fan.caught[0] if fan.caught else None
+    value: dict[str, Any] = {
         "run_async": {
             "raises": type(surfaced).__name__,
             "inside": sorted(type(e).__name__ for e in getattr(surfaced, "exceptions", [])),
@@ -316,7 +310,7 @@ async def test_child_exception(obs: Observer) -> None:
         }
         if surfaced
         else "returned",
-        "event_authors": [e.author for e in events],
+        "event_authors": [e.author for e in fan.events],
         "branches": fate,
         "persisted": {k: state.get(k) for k in ("result_b", "result_c")},
     }
@@ -342,7 +336,7 @@ class ReadModifyWrite(BaseAgent):
     turns: Any
     value: str
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         old = dict(ctx.session.state.get("tally") or {})
         await self.turns.wait(self.name)
         yield Event(

@@ -8,11 +8,11 @@ releases the branch itself.
 """
 
 import asyncio
-from typing import Any
+from typing import Any, AsyncGenerator
 
 from gates import Turns
 from liveness import quiesce
-from adk_kit import APP, USER, Event, EventActions, Step, run_turn, stored_state, user_message, settle
+from adk_kit import APP, USER, Event, EventActions, FanOut, Step, run_turn, stored_state, user_message, settle
 
 from google.adk.agents import BaseAgent, ParallelAgent
 from google.adk.sessions import InMemorySessionService
@@ -35,7 +35,7 @@ class Held(BaseAgent):
     then: dict = Field(default_factory=dict)
     log: Any = Field(default_factory=list)
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         if self.turns is not None:
             await self.turns.wait(self.name)
         if self.first:
@@ -79,19 +79,8 @@ async def test_child_exception_running_sibling(obs: Observer) -> None:
         Step(name="b", turns=turns, delta={"result_b": "B"}, log=log),
         Held(name="c", turns=turns, hold=hold, first={"result_c1": "C1"}, then={"result_c2": "C2"}, log=log),
     ]
-    service = InMemorySessionService()
-    await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-    events: list = []
-    caught: list = []
-
-    async def run() -> list:
-        try:
-            return await run_turn(ParallelAgent(name="fanout", sub_agents=children), service, "s1", events=events)
-        except Exception as exc:  # kept to name what an exception group holds; attempt_async records it
-            caught.append(exc)
-            raise
-
-    result = await obs.attempt_async(run)
+    fan = await FanOut.on_new_session(children)
+    result = await obs.attempt_async(fan.run)
     obs.require_in_flight(turns)
     if ("c", "holding") not in log:
         obs.vacuous("c was not in flight when a raised")
@@ -99,12 +88,12 @@ async def test_child_exception_running_sibling(obs: Observer) -> None:
     c_at_end = fate(log, "c")
     hold.set()  # the I/O c was waiting for completes: does a c left running still get its write in?
     await settle()
-    state = await stored_state(service, "s1")
+    state = await fan.state()
     raised = result.get("raises")
-    value = {
-        "run_async": {"raises": raised, "inside": [type(e).__name__ for e in getattr(caught[0], "exceptions", [])]}
+    value: dict[str, Any] = {
+        "run_async": {"raises": raised, "inside": [type(e).__name__ for e in getattr(fan.caught[0], "exceptions", [])]}
         if raised else "returned",
-        "event_authors": [e.author for e in events],
+        "event_authors": [e.author for e in fan.events],
         "c_when_run_ended": c_at_end,
         "c_after_hold_released": fate(log, "c"),
         "persisted": {k: state.get(k) for k in ("result_b", "result_c1", "result_c2")},
@@ -162,7 +151,7 @@ async def test_stalled_branch(obs: Observer) -> None:
         obs.vacuous(f"the stalled branch was {default['stalled_branch']}")
 
     if "branch_idle_timeout_secs" not in ParallelAgent.model_fields:
-        idle = "ParallelAgent has no branch_idle_timeout_secs in this version"
+        idle: str | dict[str, Any] = "ParallelAgent has no branch_idle_timeout_secs in this version"
     else:
         # The timeout is the framework's own clock: give it 0.05 s; the probe's bound (0.5 s) only stops it
         # waiting forever, and the branch's own log says whether the timeout cancelled it.
@@ -283,7 +272,7 @@ class Lane(BaseAgent):
     escalate: bool = False
     mark_done: bool = True
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         run = sum(1 for who, _ in self.log if who == self.name)
         turns, turn = self.turns[run], self.gate or self.name
         try:
@@ -313,7 +302,7 @@ class Lane(BaseAgent):
 async def test_in_loop(obs: Observer) -> None:
     from google.adk.agents import LoopAgent, SequentialAgent
 
-    variants = {}
+    variants: dict[str, dict[str, Any]] = {}
     for variant in ("direct", "inner_loop"):
         turns = [Turns(["a", "b", "c"]) for _ in range(3)]  # one set of turns per outer iteration
         log: list = []
@@ -482,7 +471,7 @@ async def test_include_contents_none(obs: Observer) -> None:
     from adk_kit import FakeModel
     from google.adk.agents import LlmAgent
 
-    variants = {}
+    variants: dict[str, dict[str, Any]] = {}
     for include in ("none", "default"):
         # a asks for lookup; b's reply is stored after a's function call and before lookup returns.
         turns = Turns(["b", "lookup"])
@@ -500,25 +489,14 @@ async def test_include_contents_none(obs: Observer) -> None:
         a = LlmAgent(name="a", model=FakeModel(replies=[[("lookup", {})], "A-FINAL"]), tools=[lookup],
                      include_contents=include, before_model_callback=note)
         b = LlmAgent(name="b", model=FakeModel(replies=["B-REPORT"], turns=turns, gate="b"))
-        service = InMemorySessionService()
-        await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-        events: list = []
-        caught: list = []
-
-        async def run() -> list:
-            try:
-                return await run_turn(ParallelAgent(name="fanout", sub_agents=[a, b]), service, "s1", events=events)
-            except Exception as exc:  # kept to name what an exception group holds; attempt_async records it
-                caught.append(exc)
-                raise
-
-        result = await obs.attempt_async(run)
+        fan = await FanOut.on_new_session([a, b])
+        result = await obs.attempt_async(fan.run)
         obs.require_in_flight(turns)
-        order = [f"{e.author}: {parts_summary(e.content)}" for e in events if e.content]
+        order = [f"{e.author}: {parts_summary(e.content)}" for e in fan.events if e.content]
         second = requests[1] if len(requests) > 1 else []
         variants[include] = {
             "run": "returned" if "returned" in result else {
-                **result, "inside": [type(e).__name__ for e in getattr(caught[0], "exceptions", [])]},
+                **result, "inside": [type(e).__name__ for e in getattr(fan.caught[0], "exceptions", [])]},
             "session_order": order,
             "a_requests": requests,
             "second_request_has_own_call": any("call lookup" in line for line in second),
@@ -662,6 +640,7 @@ async def resume_fan_out(obs: Observer, interim: Any) -> None:
     # 1. Failed: a answers, then b's model call raises while c waits for its turn; resume by invocation id.
     #    (Only in resume: what the long-running tool returns plays no part in it.)
     value: dict = {}
+    log: list[tuple[str, int]]
     if interim is None:
         phase, log = {"attempt": 0}, []
         turns = Turns(["a", "b", "c"])
@@ -681,7 +660,7 @@ async def resume_fan_out(obs: Observer, interim: Any) -> None:
 
     else:
 
-        def approve() -> dict:  # the same tool, with an interim result
+        def approve() -> dict:  # type: ignore[misc]  # the same tool, with an interim result: ADK reads its return hint
             """Asks a human to approve; the answer comes later (now: an interim result)."""
             return dict(interim)
 

@@ -14,13 +14,12 @@ when its peer raises is `adk/parallel-agent/child-exception-running-sibling`.
 """
 
 import asyncio
-from typing import Any
+from typing import Any, AsyncGenerator
 
 from adk_failure import ChildFailure, where_the_child_failure_is
-from adk_kit import APP, USER, Event, EventActions, run_turn, settle, stored_state
+from adk_kit import Event, EventActions, FanOut, settle
 
-from google.adk.agents import BaseAgent, ParallelAgent
-from google.adk.sessions import InMemorySessionService
+from google.adk.agents import BaseAgent
 
 from fanin.probe import Claim, Observer, probe
 
@@ -39,7 +38,7 @@ class Released(BaseAgent):
     log: Any
     delta: dict[str, Any]
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         self.arrived.append(self.name)
         if len(self.arrived) == self.siblings:
             self.all_in.set()
@@ -71,7 +70,7 @@ class ReleasingRaiser(BaseAgent):
     go: Any
     log: Any
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         await self.all_in.wait()
         self.go.set()
         self.log.append((self.name, "raised"))
@@ -111,30 +110,20 @@ async def coincide(siblings: int) -> dict:
             for n in names
         ),
     ]
-    service = InMemorySessionService()
-    await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-    events: list = []
-    caught: list = []
-
-    async def turn() -> None:
-        try:
-            await run_turn(ParallelAgent(name="fanout", sub_agents=children), service, "s1", events=events)
-        except Exception as exc:  # the framework's answer, recorded by the caller
-            caught.append(exc)
-
-    run = asyncio.ensure_future(turn())
+    fan = await FanOut.on_new_session(children)
+    run = asyncio.ensure_future(fan.run_keeping_exception())  # the framework's answer, recorded by the caller
     await settle()  # everything that can run has run: the turn has ended, or nothing will ever end it
     ended = run.done()
     if not ended:
         unstick(run)  # the probe ends the hung run; what ADK did is already seen
         await asyncio.gather(run, return_exceptions=True)
         await settle()
-    state = await stored_state(service, "s1")
-    authors = [e.author for e in events]
+    state = await fan.state()
+    authors = [e.author for e in fan.events]
     return {
         "released": go.is_set(),
         "ended": ended,
-        "surfaced": caught[0] if caught else None,
+        "surfaced": fan.caught[0] if fan.caught else None,
         "siblings": {n: [what for who, what in log if who == n] or ["still waiting"] for n in names},
         "event_authors": authors,
         "kept": [n for n in names if state.get(f"result_{n}") is not None or n in authors],

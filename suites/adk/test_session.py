@@ -2,7 +2,7 @@
 
 import asyncio
 import time
-from typing import Any
+from typing import Any, AsyncGenerator
 
 from gates import Turns
 from adk_kit import APP, USER, Event, EventActions, Step, run_turn, stored_state
@@ -22,7 +22,7 @@ class Reader(BaseAgent):
     key: str
     seen: Any
 
-    async def _run_async_impl(self, ctx: Any):
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
         await self.turns.wait(self.name)
         self.seen[self.key] = ctx.session.state.get(self.key)
         yield Event(
@@ -84,7 +84,7 @@ class RunTurns(Turns):
 async def test_stale_result(obs: Observer) -> None:
     async with session_service(obs) as service:
         await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-        after = {}
+        after: dict[str, dict[str, Any]] = {}
         for run_id, b_writes in (("run-1", True), ("run-2", False)):
             turns = Turns(["b", "a"])
             branches = [

@@ -4,7 +4,7 @@ The session service is built in one place per probe (`session_service(obs)`, adk
 runs on every session backend it declares.
 """
 
-from typing import Any
+from typing import Any, AsyncGenerator
 
 from gates import Turns
 from adk_kit import APP, USER, Event, EventActions, run_turn, stored_state
@@ -32,7 +32,7 @@ async def test_direct_state_mutation(obs: Observer) -> None:
 
         turns: Any
 
-        async def _run_async_impl(self, ctx: Any):
+        async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
             await self.turns.wait(self.name)
             ctx.session.state[f"direct_{self.name}"] = self.name.upper()
             yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch,
@@ -45,7 +45,7 @@ async def test_direct_state_mutation(obs: Observer) -> None:
         turns: Any
         seen: Any  # Any: pydantic would copy a dict, and the probe keeps the original
 
-        async def _run_async_impl(self, ctx: Any):
+        async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
             if self.turns is not None:
                 await self.turns.wait(self.name)
             for key in self.seen:
@@ -68,7 +68,7 @@ async def test_direct_state_mutation(obs: Observer) -> None:
         next_turn_saw = {"direct_a": "unread", "delta_a": "unread"}
         with obs.framework():
             await run_turn(Reader(name="later", turns=None, seen=next_turn_saw), service, "s1")
-        value = {
+        value: dict[str, Any] = {
             "sibling_reads": sibling_saw,
             "persisted": {k: state.get(k) for k in ("direct_a", "delta_a")},
             "next_turn_reads": next_turn_saw,

@@ -2,6 +2,8 @@
 
 import re
 import time
+from multiprocessing.connection import Connection
+from typing import Any
 
 from adk_kit import APP, USER
 from adk_sessions import close_service, in_one_second, keeps_whole_seconds, session_store, start_worker, window_start
@@ -13,7 +15,7 @@ STEPS = ("a1", "b1", "a2", "b2")
 PATIENCE = 30.0  # seconds a worker may take to answer; only ever reached when a worker is broken
 
 
-def receive(conn, name: str) -> tuple:
+def receive(conn: Connection, name: str) -> tuple:
     """The worker's next message; a worker that dies or stops answering is a defect of the probe run."""
     if not conn.poll(PATIENCE):
         raise RuntimeError(f"worker {name} did not answer within {PATIENCE} s")
@@ -23,7 +25,7 @@ def receive(conn, name: str) -> tuple:
     return message
 
 
-def outcome(append) -> str:
+def outcome(append: str | dict[str, Any]) -> str:
     return append if isinstance(append, str) else f"raises {append['raises']}"
 
 

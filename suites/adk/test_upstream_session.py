@@ -68,7 +68,7 @@ async def test_create_session_race(obs: Observer) -> None:
         try:
             # The tables exist (created by the first use), the race app's rows do not.
             await service.create_session(app_name="warm-up", user_id="u0", session_id="w0")
-            dsn = obs.postgres_dsn(store.database)
+            dsn = obs.postgres_dsn(store.database)  # type: ignore[arg-type]  # set: the postgres backend created it on entering
             kind = engine_kind(obs.need(DATABASE_MODULE))
             outcomes: dict = {}
 

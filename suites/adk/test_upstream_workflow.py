@@ -9,7 +9,7 @@ iterations until nothing is runnable), never with the clock.
 
 import asyncio
 import inspect
-from typing import Any
+from typing import Any, AsyncGenerator
 
 from adk_kit import APP, USER, FakeModel, user_message, settle
 
@@ -223,7 +223,7 @@ async def test_parallel_worker_caller_cancel(obs: Observer) -> None:
     await settle()
     stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
     worker_lists = [e.output for e in stored.events if isinstance(getattr(e, "output", None), list) and e.output != items]
-    value = {
+    value: dict[str, Any] = {
         "cap": 1 if capped else None,
         "in_flight_at_cancel": in_flight_at_cancel,
         "caller": caller_outcome,
@@ -326,7 +326,7 @@ async def test_state_delta_dropped(obs: Observer) -> None:
     read_seq: dict = {}
 
     class Reader(BaseAgent):
-        async def _run_async_impl(self, ctx: Any):
+        async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
             read_seq["seed"] = ctx.session.state.get("seed")
             yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch)
 

@@ -5,6 +5,7 @@ function nodes held by gates, so both are in flight before either finishes and
 they finish in a chosen order (risk first, then market).
 """
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from gates import Turns
@@ -22,7 +23,7 @@ def sorted_dict(value: Any) -> Any:
     return {k: value[k] for k in sorted(value)} if isinstance(value, dict) else value
 
 
-def gated(turns: Turns, name: str, output: Any, mark_done: bool = True):
+def gated(turns: Turns, name: str, output: Any, mark_done: bool = True) -> Callable[[Any], Awaitable[Any]]:
     """An async function node named `name` that waits for its turn, then returns `output`.
 
     It marks its turn done as it returns, which lets the next branch go before the workflow has

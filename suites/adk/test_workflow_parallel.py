@@ -9,6 +9,7 @@ that worker's output event, so each completion is processed before the next one 
 
 import asyncio
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 from gates import Turns
@@ -23,7 +24,9 @@ WORKER_TESTS = "https://github.com/google/adk-python/blob/main/tests/unittests/w
 JOIN_TESTS = "https://github.com/google/adk-python/blob/main/tests/unittests/workflow/test_join_node.py"
 
 
-async def drive(workflow: Any, service: InMemorySessionService, session_id: str, on_event=None) -> list:
+async def drive(
+    workflow: Any, service: InMemorySessionService, session_id: str, on_event: Callable[[Any], None] | None = None
+) -> list:
     """One `Runner(node=workflow).run_async` turn; `on_event(event)` sees each event as the runner yields it."""
     runner = Runner(app_name=APP, node=workflow, session_service=service)
     events = []
@@ -80,7 +83,7 @@ async def test_parallel_worker_order(obs: Observer) -> None:
     obs.require_in_flight(turns)
     stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
     lists = [o for o in outputs(stored.events) if isinstance(o, list) and o != items]
-    value = {
+    value: dict[str, Any] = {
         "item_event_order": [o.split(":")[0] for o in outputs(stored.events) if isinstance(o, str) and o.endswith(":done")],
         "worker_output": lists[0] if len(lists) == 1 else lists,
         "collect_received": received,
@@ -198,7 +201,7 @@ async def test_parallel_worker_failure(obs: Observer) -> None:
         if len(set(surfaced)) > 1:
             break
     varies = len(set(surfaced)) > 1
-    all_fail = {"items": 8, "surfaced": sorted(set(surfaced)), "varies": varies}
+    all_fail: dict[str, Any] = {"items": 8, "surfaced": sorted(set(surfaced)), "varies": varies}
     if varies:
         all_fail["surfaced"] = "varies from run to run"
 
@@ -336,7 +339,7 @@ async def test_join_in_loop(obs: Observer) -> None:
         await release_b[min(iteration, 3) - 1].wait()
         return f"B{iteration}"
 
-    async def check(node_input: Any):
+    async def check(node_input: Any):  # type: ignore[no-untyped-def]  # a node: ADK reads a return hint as its output schema
         join_inputs.append(plain(node_input))
         if len(join_inputs) < 2:
             yield Event(route="again")

@@ -1,6 +1,7 @@
 """A failing parallel branch: its sibling, the superstep's writes, and what a resume sees."""
 
 import asyncio
+from typing import Any
 
 from agent_framework import WorkflowBuilder
 
@@ -30,7 +31,7 @@ async def test_failing_sibling(obs: Observer) -> None:
     fate: list[str] = []
     never: list[str] = []
 
-    async def sibling(node_id, message, ctx):
+    async def sibling(node_id: str, message: str, ctx: Any) -> None:
         ctx.set_state("sibling", "S")
         wrote.set()
         try:
@@ -46,7 +47,7 @@ async def test_failing_sibling(obs: Observer) -> None:
             finished.set()
         await ctx.send_message(node_id)
 
-    async def fail(node_id, message, ctx):
+    async def fail(node_id: str, message: str, ctx: Any) -> None:
         try:
             await asyncio.wait_for(wrote.wait(), PATIENCE)
         except asyncio.TimeoutError:
@@ -95,18 +96,18 @@ async def test_resume_after_failure(obs: Observer) -> None:
     wrote = asyncio.Event()
     keys = ["sibling@attempt 1", "sibling@attempt 2"]
 
-    async def sibling(node_id, message, ctx):
+    async def sibling(node_id: str, message: str, ctx: Any) -> None:
         ctx.set_state(f"sibling@attempt {attempt[0]}", "S")
         wrote.set()
         await ctx.send_message(node_id)
 
-    async def fail(node_id, message, ctx):
+    async def fail(node_id: str, message: str, ctx: Any) -> None:
         await asyncio.wait_for(wrote.wait(), PATIENCE)
         if attempt[0] == 1:
             raise RuntimeError("branch failed")
         await ctx.send_message(node_id)
 
-    async def join(node_id, messages, ctx):
+    async def join(node_id: str, messages: list[str], ctx: Any) -> None:
         await ctx.yield_output([key for key in keys if ctx.get_state(key) is not None])
 
     start, failing, sib, joiner = Node("start", forward), Node("fail", fail), Node("sibling", sibling), Node("join", join)

@@ -1,5 +1,7 @@
 """The order of the list a fan-in edge group hands its target."""
 
+from typing import Any
+
 from agent_framework import WorkflowBuilder
 
 import af_kit
@@ -27,17 +29,17 @@ async def test_fan_in_list(obs: Observer) -> None:
         "fan-out b,c,a; fan-in c,a,b; finished b,a,c": (["b", "c", "a"], ["c", "a", "b"], ["b", "a", "c"]),
         "fan-out c,a,b; fan-in b,c,a; finished c,b,a": (["c", "a", "b"], ["b", "c", "a"], ["c", "b", "a"]),
     }
-    observed = {}
+    observed: dict[str, dict[str, Any]] = {}
     for case, (fan_out, fan_in, finish) in cases.items():
         turns = Turns(finish)
         received: list = []
 
-        async def branch(node_id, message, ctx, turns=turns):
+        async def branch(node_id: str, message: str, ctx: Any, turns: Turns = turns) -> None:
             await turns.wait(node_id)
             await ctx.send_message(node_id)
             turns.done(node_id)
 
-        async def join(node_id, messages, ctx, received=received):
+        async def join(node_id: str, messages: list[str], ctx: Any, received: list[Any] = received) -> None:
             received.append(list(messages))
 
         start, joiner = Node("start", forward), Node("join", join)

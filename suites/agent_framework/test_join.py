@@ -1,5 +1,8 @@
 """Joins: when a fan-in executor runs, how often, and what it receives."""
 
+from collections.abc import Callable
+from typing import Any
+
 from agent_framework import WorkflowBuilder
 
 import af_kit
@@ -9,11 +12,11 @@ from fanin.probe import Claim, Observer, probe
 SRC = "https://github.com/microsoft/agent_framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
 
 
-def _unequal_depth(wire) -> tuple:
+def _unequal_depth(wire: Callable[[Any, dict[str, Node]], object]) -> tuple[Any, list[list[str]]]:
     """`start` fans out to `a` and `b -> b2`; `wire(builder, nodes)` connects them to `join`."""
-    join_runs: list = []
+    join_runs: list[list[str]] = []
 
-    async def join(node_id, messages, ctx):
+    async def join(node_id: str, messages: str | list[str], ctx: Any) -> None:
         join_runs.append(messages if isinstance(messages, list) else [messages])
 
     nodes = {name: Node(name, forward) for name in ("start", "a", "b", "b2")}
@@ -66,7 +69,7 @@ async def test_unequal_depth(obs: Observer) -> None:
     ),
 )
 async def test_separate_edges(obs: Observer) -> None:
-    def wire(builder, n):
+    def wire(builder: Any, n: dict[str, Node]) -> None:
         builder.add_edge(n["a"], n["join"]).add_edge(n["b2"], n["join"])
 
     workflow, join_runs = _unequal_depth(wire)
@@ -87,7 +90,7 @@ async def test_separate_edges(obs: Observer) -> None:
     ),
 )
 async def test_fan_in_plus_edge(obs: Observer) -> None:
-    def wire(builder, n):
+    def wire(builder: Any, n: dict[str, Node]) -> None:
         builder.add_fan_in_edges([n["a"], n["b2"]], n["join"]).add_edge(n["start"], n["join"])
 
     workflow, join_runs = _unequal_depth(wire)
@@ -111,9 +114,9 @@ async def test_fan_in_plus_edge(obs: Observer) -> None:
     sources=[f"{SRC}/_workflow_builder.py#L375-L400"],
 )
 async def test_unselected_branch(obs: Observer) -> None:
-    join_runs: list = []
+    join_runs: list[list[str]] = []
 
-    async def join(node_id, messages, ctx):
+    async def join(node_id: str, messages: list[str], ctx: Any) -> None:
         join_runs.append(messages)
         await ctx.yield_output(messages)
 
@@ -164,16 +167,16 @@ async def test_unselected_branch(obs: Observer) -> None:
     ),
 )
 async def test_stale_arrival_next_run(obs: Observer) -> None:
-    join_runs: list = []
+    join_runs: list[list[str]] = []
     selected = ["a"]
 
-    async def relay(node_id, message, ctx):
+    async def relay(node_id: str, message: str, ctx: Any) -> None:
         await ctx.send_message(message)
 
-    async def tag(node_id, message, ctx):
+    async def tag(node_id: str, message: str, ctx: Any) -> None:
         await ctx.send_message(f"{node_id}@{message}")
 
-    async def join(node_id, messages, ctx):
+    async def join(node_id: str, messages: list[str], ctx: Any) -> None:
         join_runs.append(list(messages))
         await ctx.yield_output(messages)
 

@@ -1,6 +1,7 @@
 """The mitigations, proved: every write kept whatever the order, the join fires once per run."""
 
 import asyncio
+from typing import Any
 
 from agent_framework import WorkflowBuilder
 
@@ -25,18 +26,18 @@ PATIENCE = 5.0  # deadlock breaker only
     ),
 )
 async def test_last_writer_mitigated(obs: Observer) -> None:
-    runs = {}
+    runs: dict[str, dict[str, Any]] = {}
     for order in (["a", "b"], ["b", "a"]):
         turns = Turns(order)
         seen: dict = {}
 
-        async def write(node_id, message, ctx, turns=turns):
+        async def write(node_id: str, message: str, ctx: Any, turns: Turns = turns) -> None:
             await turns.wait(node_id)
             ctx.set_state(f"result:{node_id}", node_id.upper())
             turns.done(node_id)
             await ctx.send_message(node_id)
 
-        async def join(node_id, messages, ctx, seen=seen):
+        async def join(node_id: str, messages: list[str], ctx: Any, seen: dict[str, Any] = seen) -> None:
             seen.update({name: ctx.get_state(f"result:{name}") for name in ("a", "b")})
 
         start, a, b, joiner = Node("start", forward), Node("a", write), Node("b", write), Node("join", join)
@@ -69,27 +70,27 @@ async def test_last_writer_mitigated(obs: Observer) -> None:
     ),
 )
 async def test_read_modify_write_mitigated(obs: Observer) -> None:
-    runs = {}
+    runs: dict[str, dict[str, Any]] = {}
     for case in ("both read first", "b reads after a sent"):
         turns = Turns(["a", "b"])
         seen: dict = {}
 
-        async def seed(node_id, message, ctx):
+        async def seed(node_id: str, message: str, ctx: Any) -> None:
             ctx.set_state("count", 0)
             await ctx.send_message(node_id)
 
-        async def increment(node_id, message, ctx, case=case, turns=turns):
+        async def increment(node_id: str, message: str, ctx: Any, case: str = case, turns: Turns = turns) -> None:
             if case == "both read first":
                 ctx.get_state("count")
             await turns.wait(node_id)
             await ctx.send_message("1")
             turns.done(node_id)
 
-        async def join(node_id, messages, ctx, seen=seen):
+        async def join(node_id: str, messages: list[str], ctx: Any, seen: dict[str, Any] = seen) -> None:
             ctx.set_state("count", ctx.get_state("count") + sum(int(m) for m in messages))
             await ctx.send_message("read")
 
-        async def report(node_id, message, ctx, seen=seen):
+        async def report(node_id: str, message: str, ctx: Any, seen: dict[str, Any] = seen) -> None:
             seen["final"] = ctx.get_state("count")
 
         start, a, b = Node("start", seed), Node("a", increment), Node("b", increment)
@@ -136,12 +137,12 @@ async def test_fan_in_list_mitigated(obs: Observer) -> None:
         turns = Turns(finish)
         received: list = []
 
-        async def branch(node_id, message, ctx, turns=turns):
+        async def branch(node_id: str, message: str, ctx: Any, turns: Turns = turns) -> None:
             await turns.wait(node_id)
             await ctx.send_message(f"{node_id}:{node_id.upper()}")
             turns.done(node_id)
 
-        async def join(node_id, messages, ctx, received=received):
+        async def join(node_id: str, messages: list[str], ctx: Any, received: list[Any] = received) -> None:
             received.append([item.split(":")[1] for item in sorted(messages)])
 
         start, joiner = Node("start", forward), Node("join", join)
@@ -182,13 +183,13 @@ async def test_unselected_branch_mitigated(obs: Observer) -> None:
     chosen = ["a"]
     join_runs: list = []
 
-    async def relay(node_id, message, ctx):
+    async def relay(node_id: str, message: str, ctx: Any) -> None:
         await ctx.send_message(message)
 
-    async def branch(node_id, message, ctx):
+    async def branch(node_id: str, message: str, ctx: Any) -> None:
         await ctx.send_message(f"{node_id}@{message}" if node_id in chosen else f"skipped {node_id}@{message}")
 
-    async def join(node_id, messages, ctx):
+    async def join(node_id: str, messages: list[str], ctx: Any) -> None:
         join_runs.append(list(messages))
         await ctx.yield_output([m for m in messages if not m.startswith("skipped")])
 
@@ -231,23 +232,23 @@ async def test_resume_after_failure_mitigated(obs: Observer) -> None:
     wrote = asyncio.Event()
     keys = ["sibling@attempt 1", "sibling@attempt 2"]
 
-    async def sibling(node_id, message, ctx):
+    async def sibling(node_id: str, message: str, ctx: Any) -> None:
         ctx.set_state(f"sibling@attempt {attempt[0]}", "S")
         wrote.set()
         await ctx.send_message(node_id)
 
-    async def fail(node_id, message, ctx):
+    async def fail(node_id: str, message: str, ctx: Any) -> None:
         await asyncio.wait_for(wrote.wait(), PATIENCE)
         if attempt[0] == 1:
             raise RuntimeError("branch failed")
         await ctx.send_message(node_id)
 
-    async def join(node_id, messages, ctx):
+    async def join(node_id: str, messages: list[str], ctx: Any) -> None:
         await ctx.yield_output([key for key in keys if ctx.get_state(key) is not None])
 
     storage = InMemoryCheckpointStorage()
 
-    def build():
+    def build() -> Any:
         start, failing, sib = Node("start", forward), Node("fail", fail), Node("sibling", sibling)
         joiner = Node("join", join)
         return (

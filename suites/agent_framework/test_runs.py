@@ -1,5 +1,7 @@
 """One workflow instance run twice: what the second run sees of the first."""
 
+from typing import Any
+
 from agent_framework import WorkflowBuilder
 
 import af_kit
@@ -21,15 +23,15 @@ SRC = "https://github.com/microsoft/agent_framework/blob/python-1.0.0/python/pac
     ),
 )
 async def test_stale_from_previous_run(obs: Observer) -> None:
-    async def a(node_id, message, ctx):
+    async def a(node_id: str, message: str, ctx: Any) -> None:
         if message == "run 1":
             ctx.set_state("answer", "found in run 1")
         await ctx.send_message(node_id)
 
-    async def join(node_id, messages, ctx):
+    async def join(node_id: str, messages: list[str], ctx: Any) -> None:
         await ctx.yield_output(ctx.get_state("answer"))
 
-    async def relay(node_id, message, ctx):
+    async def relay(node_id: str, message: str, ctx: Any) -> None:
         await ctx.send_message(message)
 
     start, first, second, joiner = Node("start", relay), Node("a", a), Node("b", forward), Node("join", join)

@@ -1,5 +1,7 @@
 """Parallel executors writing one shared-state key (`ctx.set_state`) in the same superstep."""
 
+from typing import Any
+
 from agent_framework import WorkflowBuilder
 
 import af_kit
@@ -22,18 +24,18 @@ SRC = "https://github.com/microsoft/agent_framework/blob/python-1.0.0/python/pac
     ),
 )
 async def test_last_writer(obs: Observer) -> None:
-    runs = {}
+    runs: dict[str, dict[str, Any]] = {}
     for order in (["a", "b"], ["b", "a"]):
         turns = Turns(order)
         seen: dict[str, object] = {}
 
-        async def write(node_id, message, ctx):
+        async def write(node_id: str, message: str, ctx: Any) -> None:
             await turns.wait(node_id)
             ctx.set_state("value", node_id.upper())
             turns.done(node_id)
             await ctx.send_message(node_id)
 
-        async def join(node_id, messages, ctx):
+        async def join(node_id: str, messages: list[str], ctx: Any) -> None:
             seen["final"] = ctx.get_state("value")
 
         start, a, b, joiner = Node("start", forward), Node("a", write), Node("b", write), Node("join", join)
@@ -77,17 +79,17 @@ async def test_last_writer(obs: Observer) -> None:
     ),
 )
 async def test_read_modify_write(obs: Observer) -> None:
-    runs = {}
+    runs: dict[str, dict[str, Any]] = {}
     for case in ("both read first", "b reads after a wrote"):
         turns = Turns(["a", "b"])
-        reads: dict[str, object] = {}
+        reads: dict[str, Any] = {}
         seen: dict[str, object] = {}
 
-        async def seed(node_id, message, ctx):
+        async def seed(node_id: str, message: str, ctx: Any) -> None:
             ctx.set_state("count", 0)
             await ctx.send_message(node_id)
 
-        async def increment(node_id, message, ctx, case=case, turns=turns, reads=reads):
+        async def increment(node_id: str, message: str, ctx: Any, case: str = case, turns: Turns = turns, reads: dict[str, Any] = reads) -> None:
             if case == "both read first":
                 reads[node_id] = ctx.get_state("count")
                 await turns.wait(node_id)
@@ -98,7 +100,7 @@ async def test_read_modify_write(obs: Observer) -> None:
             turns.done(node_id)
             await ctx.send_message(node_id)
 
-        async def join(node_id, messages, ctx, seen=seen):
+        async def join(node_id: str, messages: list[str], ctx: Any, seen: dict[str, Any] = seen) -> None:
             seen["final"] = ctx.get_state("count")
 
         start, a, b, joiner = Node("start", seed), Node("a", increment), Node("b", increment), Node("join", join)

@@ -2,6 +2,8 @@
 
 import asyncio
 from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
 
 import pg_kit
 from fanin.probe import Claim, Observer, probe
@@ -15,7 +17,7 @@ class State:
     log: list = field(default_factory=list)
 
 
-def _race(pg, with_join: bool) -> tuple:
+def _race(pg: SimpleNamespace, with_join: bool) -> tuple[Any, list[str], str, list[str]]:
     """`a` and `b` broadcast from the start; `a` finishes while `b` is in flight; either both go to the end
     node (no join) or both go to a join that goes to the end node."""
     working = asyncio.Event()
@@ -23,7 +25,7 @@ def _race(pg, with_join: bool) -> tuple:
     never_in_flight: list[str] = []
     fate: list[str] = []
 
-    async def a(ctx) -> str:
+    async def a(ctx: Any) -> str:
         try:
             await asyncio.wait_for(working.wait(), 5)
         except asyncio.TimeoutError:
@@ -32,7 +34,7 @@ def _race(pg, with_join: bool) -> tuple:
         a_done.set()
         return "A"
 
-    async def b(ctx) -> str:
+    async def b(ctx: Any) -> str:
         ctx.state.log.append("b started")
         working.set()
         try:

@@ -2,6 +2,7 @@
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
 import pg_kit
 from fanin.probe import Claim, Observer, probe
@@ -30,14 +31,14 @@ def test_failing_sibling(obs: Observer) -> None:
     never_in_flight: list[str] = []
     fate: list[str] = []
 
-    async def failing(ctx) -> str:
+    async def failing(ctx: Any) -> str:
         try:
             await asyncio.wait_for(working.wait(), 5)
         except asyncio.TimeoutError:
             never_in_flight.append("the sibling was never in flight while the failing step waited")
         raise RuntimeError("branch failed")
 
-    async def sibling(ctx) -> str:
+    async def sibling(ctx: Any) -> str:
         ctx.state.log.append("sibling wrote before the failure")
         working.set()
         try:

@@ -5,7 +5,9 @@ Broadcast branches started in reverse declaration order up to 2.61.0; 2.62.0 mad
 order they were added" (bisected; `pydantic_graph/fold-order/start-order`).
 """
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import gates
 import pg_kit
@@ -41,8 +43,8 @@ def test_completion_time(obs: Observer) -> None:
 
     turns = gates.Turns(["c", "b", "a"])
 
-    def branch(name: str):
-        async def step(ctx) -> str:
+    def branch(name: str) -> Callable[[Any], Awaitable[str]]:
+        async def step(ctx: Any) -> str:
             await turns.wait(name)
             turns.done(name)
             return name.upper()
@@ -82,8 +84,8 @@ def test_start_order(obs: Observer) -> None:
     class State:
         started: list = field(default_factory=list)
 
-    def branch(name: str):
-        async def step(ctx) -> str:
+    def branch(name: str) -> Callable[[Any], Awaitable[str]]:
+        async def step(ctx: Any) -> str:
             ctx.state.started.append(name)
             return name.upper()
 
@@ -132,8 +134,8 @@ def test_completion_time_mitigated(obs: Observer) -> None:
     def run(order: list[str]) -> dict:
         turns = gates.Turns(order)
 
-        def branch(name: str):
-            async def step(ctx) -> dict:
+        def branch(name: str) -> Callable[[Any], Awaitable[dict]]:
+            async def step(ctx: Any) -> dict:
                 await turns.wait(name)
                 turns.done(name)
                 return {name: name.upper()}

@@ -1,6 +1,9 @@
 """Joins: when they fire, how often, what they see, and what they keep between runs."""
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
 
 import pg_kit
 from fanin.probe import Claim, Observer, probe
@@ -14,16 +17,16 @@ class Runs:
     after: list = field(default_factory=list)
 
 
-def _build_unequal(pg, wiring: str):
+def _build_unequal(pg: SimpleNamespace, wiring: str) -> Any:
     """`a` and `b -> b2` broadcast from the start and joined, wired one of three ways; `after` follows the join."""
 
-    def writer(name: str):
-        async def step(ctx) -> str:
+    def writer(name: str) -> Callable[[Any], Awaitable[str]]:
+        async def step(ctx: Any) -> str:
             return name
 
         return step
 
-    async def after(ctx) -> list:
+    async def after(ctx: Any) -> list:
         ctx.state.after.append(sorted(ctx.inputs))
         return sorted(ctx.inputs)
 
@@ -109,8 +112,8 @@ def test_wiring(obs: Observer) -> None:
 def test_unselected_branch(obs: Observer) -> None:
     pg = pg_kit.api(obs)
 
-    def writer(name: str):
-        async def step(ctx) -> str:
+    def writer(name: str) -> Callable[[Any], Awaitable[str]]:
+        async def step(ctx: Any) -> str:
             ctx.state.ran.append(name)
             return name
 
@@ -121,10 +124,10 @@ def test_unselected_branch(obs: Observer) -> None:
         ran: list = field(default_factory=list)
         after: list = field(default_factory=list)
 
-    async def route(ctx) -> str:
+    async def route(ctx: Any) -> str:
         return "b"
 
-    async def after(ctx) -> list:
+    async def after(ctx: Any) -> list:
         ctx.state.after.append(sorted(ctx.inputs))
         return sorted(ctx.inputs)
 
@@ -157,15 +160,15 @@ def test_unselected_branch(obs: Observer) -> None:
     )
 
 
-def _two_runs(pg, **initial) -> list:
+def _two_runs(pg: SimpleNamespace, **initial: Any) -> list[list[str]]:
     """One graph, built once, run twice: `a` and `b` broadcast into a reduce_list_append join."""
 
     @dataclass
     class State:
         pass
 
-    def writer(name: str):
-        async def step(ctx) -> str:
+    def writer(name: str) -> Callable[[Any], Awaitable[str]]:
+        async def step(ctx: Any) -> str:
             return f"{name}{ctx.inputs}"
 
         return step

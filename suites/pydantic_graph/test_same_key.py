@@ -1,6 +1,8 @@
 """Parallel steps and the one mutable state object they share."""
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import gates
 import pg_kit
@@ -28,8 +30,8 @@ def test_last_writer(obs: Observer) -> None:
 
     turns = gates.Turns(["b", "a"])  # the reverse of the declaration order
 
-    def writer(name: str):
-        async def step(ctx) -> str:
+    def writer(name: str) -> Callable[[Any], Awaitable[str]]:
+        async def step(ctx: Any) -> str:
             await turns.wait(name)
             ctx.state.value = name.upper()
             turns.done(name)
@@ -75,8 +77,8 @@ def test_read_modify_write(obs: Observer) -> None:
 
     turns = gates.Turns(["a", "b"])  # released only once both have read the counter
 
-    def incrementer(name: str):
-        async def step(ctx) -> None:
+    def incrementer(name: str) -> Callable[[Any], Awaitable[None]]:
+        async def step(ctx: Any) -> None:
             seen = ctx.state.count
             await turns.wait(name)
             ctx.state.count = seen + 1
@@ -121,15 +123,15 @@ def test_read_modify_write_mitigated(obs: Observer) -> None:
 
     turns = gates.Turns(["a", "b"])
 
-    def incrementer(name: str):
-        async def step(ctx) -> int:
+    def incrementer(name: str) -> Callable[[Any], Awaitable[int]]:
+        async def step(ctx: Any) -> int:
             await turns.wait(name)
             turns.done(name)
             return 1
 
         return step
 
-    async def apply(ctx) -> int:
+    async def apply(ctx: Any) -> int:
         ctx.state.count += ctx.inputs
         return ctx.state.count
 
