@@ -260,7 +260,7 @@ probe({
   "claim": {
     "text": "A node that catches its own error and returns a failure result does not abort its siblings: invoke waits for `slow` and keeps every write, the failure included, in either order. A sibling that passes config.signal on stops when a node throws: invoke still rejects, and nothing of `slow` runs on after the rejection.",
     "source": "https://github.com/langchain-ai/langgraphjs/blob/main/libs/langgraph/src/pregel/runner.ts",
-    "expect": {"value.variants.caught in each node.hazard": "safe"}
+    "expect": {"value.variants.caught in each node.hazard": "safe", "value.variants.signal passed on, checked before writing.runs.failing first.ran_on_after_invoke_ended": []}
   }
 }, async function asyncSiblingCancelledMitigated(obs) {
   const State = Annotation.Root({ items: appendKey(), failing_result: Annotation() });
