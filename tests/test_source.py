@@ -75,6 +75,17 @@ def test_the_hash_follows_kit_code_transitively_and_only_what_is_used(tmp_path: 
     assert probe_source_hash(path, "test_one") != first  # a class the kit function uses
 
 
+def test_the_hash_follows_a_kit_import_inside_the_probe_function(tmp_path: Path) -> None:
+    path = tmp_path / "test_x.py"
+    path.write_text(
+        MODULE.replace("    obs.record(2,", "    from kit import helper as local\n    obs.record(local(2),")
+    )
+    (tmp_path / "kit.py").write_text("def helper(n):\n    return n\n")
+    first = probe_source_hash(path, "test_two")
+    (tmp_path / "kit.py").write_text("def helper(n):\n    return n + 1\n")
+    assert probe_source_hash(path, "test_two") != first  # the kit function it imports where it runs
+
+
 def test_what_runs_inside_a_cell_imports_on_python_310() -> None:
     """The plugin's own modules load in every cell's interpreter; Python 3.10 cells are in the matrix."""
     import subprocess

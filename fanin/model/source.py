@@ -198,8 +198,23 @@ def dependencies(path: Path, function: str) -> list[tuple[tuple[str, str], str]]
     parsed = parse_file(path)
     start = parsed.function(function)
     seen: dict[tuple[str, str], str] = {(path.name, f"def {function}"): normalise(start)}
-    # The function's own body and decorator may use module-level names of its file.
-    pending: list[tuple[Path, str]] = [(path, name) for name in _names_used(ast.parse(start))]
+    pending: list[tuple[Path, str]] = []
+
+    def follow(where: Path, imports: tuple[tuple[str, str], ...]) -> None:
+        for source_module, imported in imports:
+            target = support_module(source_module, where)
+            if target is None:
+                continue  # a framework or the standard library: the import line itself is hashed
+            if imported == "*":
+                seen[(target.name, "*")] = normalise(target.read_text(encoding="utf-8"))
+            else:
+                pending.append((target, imported))
+
+    # The function's own body and decorator may use module-level names of its file, and may import a
+    # kit's definition inside the body (`from adk_kit import run_workflow`): both are what it runs.
+    tree = ast.parse(start)
+    pending += [(path, name) for name in _names_used(tree)]
+    follow(path, _imports(tree))
     visited: set[tuple[Path, str]] = set()
     while pending:
         where, name = pending.pop()
@@ -212,14 +227,7 @@ def dependencies(path: Path, function: str) -> list[tuple[tuple[str, str], str]]
             continue  # a builtin, a parameter, or a local name
         seen[(where.name, name)] = definition.text
         pending += [(where, used) for used in definition.uses]
-        for source_module, imported in definition.imports:
-            target = support_module(source_module, where)
-            if target is None:
-                continue  # a framework or the standard library: the import line itself is hashed
-            if imported == "*":
-                seen[(target.name, "*")] = normalise(target.read_text(encoding="utf-8"))
-            else:
-                pending.append((target, imported))
+        follow(where, definition.imports)
     return sorted(seen.items())
 
 
