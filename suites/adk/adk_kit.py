@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Any, AsyncGenerator
 
 from google.adk.agents import BaseAgent, ParallelAgent
@@ -21,6 +22,8 @@ from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import types
 from pydantic import Field
+
+from gates import Turns
 
 APP = "fanin"
 USER = "probe"
@@ -172,6 +175,33 @@ async def run_workflow(
     events = [e async for e in runner.run_async(user_id=USER, session_id=session_id, new_message=user_message())]
     stored = await service.get_session(app_name=APP, user_id=USER, session_id=session_id)
     return events, list(stored.events)
+
+
+FAN_IN_SAMPLE = (
+    "https://github.com/google/adk-python/blob/main/contributing/samples/workflows/fan_out_fan_in/README.md"
+)
+
+
+def sorted_dict(value: Any) -> Any:
+    """Dict key order of a join's output comes from a set (hash order): sort it before recording."""
+    return {k: value[k] for k in sorted(value)} if isinstance(value, dict) else value
+
+
+def gated(turns: Turns, name: str, output: Any, mark_done: bool = True) -> Callable[[Any], Awaitable[Any]]:
+    """An async function node named `name` that waits for its turn, then returns `output`.
+
+    It marks its turn done as it returns, which lets the next branch go before the workflow has
+    processed this node's completion; `mark_done=False` leaves that to a later node.
+    """
+
+    async def branch(node_input: Any) -> Any:
+        await turns.wait(name)
+        if mark_done:
+            turns.done(name)
+        return output
+
+    branch.__name__ = name
+    return branch
 
 
 class FanOut:

@@ -6,41 +6,15 @@ the fan-in; where the hazard depends on which predecessor finishes first, both o
 collector's result must be the same. Every probe is `n/a` before 2.0 (no google.adk.workflow).
 """
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from gates import Turns
-from adk_kit import run_workflow
+from adk_kit import FAN_IN_SAMPLE, gated, run_workflow, sorted_dict
 
 from fanin.probe import Claim, Observer, probe
 from mitigation import judge, words
 
 JOIN_NODE_SOURCE = "https://github.com/google/adk-python/blob/main/src/google/adk/workflow/_join_node.py"
-FAN_IN_SAMPLE = (
-    "https://github.com/google/adk-python/blob/main/contributing/samples/workflows/fan_out_fan_in/README.md"
-)
-
-
-
-
-
-
-
-def sorted_dict(value: Any) -> Any:
-    """Dict key order of a join's output comes from a set (hash order): sort it before recording."""
-    return {k: value[k] for k in sorted(value)} if isinstance(value, dict) else value
-
-
-def gated(turns: Turns, name: str, output: Any) -> Callable[[Any], Awaitable[Any]]:
-    """An async function node named `name` that waits for its turn, then returns `output`."""
-
-    async def branch(node_input: Any) -> Any:
-        await turns.wait(name)
-        turns.done(name)
-        return output
-
-    branch.__name__ = name
-    return branch
 
 
 def plain(value: Any) -> Any:

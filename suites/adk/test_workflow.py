@@ -5,39 +5,15 @@ function nodes held by gates, so both are in flight before either finishes and
 they finish in a chosen order (risk first, then market).
 """
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from gates import Turns
-from adk_kit import run_workflow
+from adk_kit import FAN_IN_SAMPLE, gated, run_workflow, sorted_dict
 
 from fanin.probe import Claim, Observer, probe
 
-FAN_IN_SAMPLE = (
-    "https://github.com/google/adk-python/blob/main/contributing/samples/workflows/fan_out_fan_in/README.md"
-)
 
 
-def sorted_dict(value: Any) -> Any:
-    """Dict key order of a join's output comes from a set (hash order): sort it before recording."""
-    return {k: value[k] for k in sorted(value)} if isinstance(value, dict) else value
-
-
-def gated(turns: Turns, name: str, output: Any, mark_done: bool = True) -> Callable[[Any], Awaitable[Any]]:
-    """An async function node named `name` that waits for its turn, then returns `output`.
-
-    It marks its turn done as it returns, which lets the next branch go before the workflow has
-    processed this node's completion; `mark_done=False` leaves that to a later node.
-    """
-
-    async def branch(node_input: Any) -> Any:
-        await turns.wait(name)
-        if mark_done:
-            turns.done(name)
-        return output
-
-    branch.__name__ = name
-    return branch
 
 
 def join_output_persisted(stored_events: list, received: Any) -> bool:
