@@ -145,7 +145,7 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
         return None
     graphs = _subagent_graphs(task)
     if graphs is None:
-        subagents = [{"name": n, "readable": False} for n in _listed_subagents(task)]
+        subagents: list[dict[str, Any]] = [{"name": n, "readable": False} for n in _listed_subagents(task)]
     else:
         subagents = [_describe(name, graph) for name, graph in graphs.items()]
     unknown = [s["name"] for s in subagents if not s["readable"]]

@@ -137,6 +137,6 @@ def file_texts(files: dict[str, Any] | None) -> dict[str, str]:
     """
     out: dict[str, str] = {}
     for path, data in (files or {}).items():
-        content = data.get("content") if isinstance(data, dict) else data
+        content: Any = data.get("content") if isinstance(data, dict) else data
         out[path] = "\n".join(content) if isinstance(content, list) else content
     return out

@@ -2,8 +2,9 @@
 
 import asyncio
 import threading
+from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 import da_kit
 from gates import settle
@@ -26,7 +27,7 @@ async def settle_with_threads() -> None:
         # CPython's ThreadPoolExecutor: queued items, and one semaphore count per idle thread.
         if pool is None or (pool._work_queue.empty() and pool._idle_semaphore._value >= len(pool._threads)):
             await settle()
-            if not loop._ready:
+            if not loop._ready:  # type: ignore[attr-defined]  # CPython's queue of ready callbacks, as gates.settle reads it
                 return
         await asyncio.sleep(0)
 
@@ -53,11 +54,11 @@ def test_failing_sibling(obs: Observer) -> None:
     if obs.mode == "async":
         # "fail" raises once "work" is in its model call; "work" then waits on a hold that only the probe releases,
         # after it has looked. Only the probe waits for the loop to settle (two settling tasks would keep it busy).
-        working = asyncio.Event()
-        failed = asyncio.Event()
+        working: Any = asyncio.Event()  # a threading.Event in sync mode
+        failed: Any = asyncio.Event()
         hold = asyncio.Event()
 
-        async def worker(messages):
+        async def worker(messages: list[BaseMessage]) -> AIMessage:
             if "fail" in da_kit.task_of(messages):
                 await working.wait()
                 failed.set()
@@ -75,7 +76,7 @@ def test_failing_sibling(obs: Observer) -> None:
         working = threading.Event()
         failed = threading.Event()
 
-        def worker(messages):
+        def worker(messages: list[BaseMessage]) -> AIMessage:  # type: ignore[misc]  # the sync twin of the async worker above
             if "fail" in da_kit.task_of(messages):
                 if not working.wait(PATIENCE):
                     never_in_flight.append("the sibling was never in flight while the failing run waited")

@@ -1,7 +1,7 @@
 """Parallel subagents writing the deep agent's `files` (the default in-state backend)."""
 
 import importlib.util
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 import da_kit
 from gates import ThreadTurns
@@ -58,7 +58,7 @@ def test_parallel_files(obs: Observer) -> None:
     turns = ThreadTurns(list(reversed(listed)))  # the writer listed last replies first
     tools_answered: dict[str, dict[str, str]] = {}
 
-    def writer(messages):
+    def writer(messages: list[BaseMessage]) -> AIMessage:
         me = "A" if "writer A" in da_kit.task_of(messages) else "B"
         answered = da_kit.answered(messages)
         if not answered:
@@ -93,7 +93,7 @@ def test_parallel_files(obs: Observer) -> None:
     own = all(files.get(f"/{me}-own.md") == me for me in listed)
     same = files.get("/same.md")
     edits = {me: files.get(f"/{me}-edits.md") == f"edited by {me}" for me in listed}
-    winner = {"from A": "A", "from B": "B"}.get(same)
+    winner = {"from A": "A", "from B": "B"}.get(same) if same is not None else None
     same_rule = "absent" if winner is None else "last listed" if winner == listed[-1] else "first listed"
     undone = [me for me, kept in edits.items() if not kept]
     reverted = [f"/{me}-edits.md" for me in undone if files.get(f"/{me}-edits.md") == "v0"]

@@ -1,6 +1,6 @@
 """Parallel subagents with structured output (a `structured_response` in their state)."""
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel
 
 import da_kit
@@ -38,7 +38,7 @@ def test_structured_response(obs: Observer) -> None:
     topics = ["alpha", "beta"]
     turns = ThreadTurns(topics)
 
-    def answer(messages):
+    def answer(messages: list[BaseMessage]) -> AIMessage:
         # Both runs of the analyst share this model: the reply depends only on the task it was given.
         topic = next(t for t in topics if t in messages[-1].content)
         turns.turn(topic)

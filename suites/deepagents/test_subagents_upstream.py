@@ -7,7 +7,7 @@ whether the subagent's own output carries it: langchain's `PrivateStateAttr` omi
 schema, and where it is omitted the parallel return has nothing to collide on.
 """
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 import da_kit
 from gates import ThreadTurns
@@ -20,7 +20,7 @@ INTERRUPT_ISSUE = "https://github.com/langchain-ai/deepagents/issues/420"
 SKILL = "---\nname: {name}\ndescription: the {name} skill\n---\n# {name}\nDo it the {name} way.\n"
 
 
-def skill_names(messages, names=("parent-skill", "worker-skill")) -> list:
+def skill_names(messages: list[BaseMessage], names: tuple[str, ...] = ("parent-skill", "worker-skill")) -> list:
     """The skills named in the system prompt a model call was given."""
     system = " ".join(str(m.content) for m in messages if getattr(m, "type", None) == "system")
     return [name for name in names if name in system]
@@ -48,7 +48,7 @@ def test_skills_metadata(obs: Observer) -> None:
     worker_saw: dict = {}
     parent_saw: list = []
 
-    def worker(messages):
+    def worker(messages: list[BaseMessage]) -> AIMessage:
         if da_kit.task_of(messages) == "alone":  # the subagent invoked on its own, after the run
             return da_kit.say("alone done")
         me = "w1" if "worker 1" in da_kit.task_of(messages) else "w2"
@@ -56,7 +56,7 @@ def test_skills_metadata(obs: Observer) -> None:
         turns.turn(me)  # both runs in flight together, w2 replies first
         return da_kit.say(f"{me} done")
 
-    def parent(messages):
+    def parent(messages: list[BaseMessage]) -> AIMessage:
         parent_saw.append(skill_names(messages))
         if not da_kit.replies(messages):
             return da_kit.calls(da_kit.task_call("task-w1", "worker", "worker 1"), da_kit.task_call("task-w2", "worker", "worker 2"))
@@ -137,19 +137,19 @@ def test_parallel_interrupt(obs: Observer) -> None:
         runs["count_runs"] += 1
         return "counted"
 
-    def approver(messages):
+    def approver(messages: list[BaseMessage]) -> AIMessage:
         runs["approver_model_calls"] += 1
         if not da_kit.answered(messages):
             turns.turn("approver")
             return da_kit.calls(da_kit.tool_call("risky", {"target": "x"}, "risky-1"))
         return da_kit.say("approver done")
 
-    def plain(messages):
+    def plain(messages: list[BaseMessage]) -> AIMessage:
         runs["plain_model_calls"] += 1
         turns.turn("plain")
         return da_kit.say("plain done")
 
-    def parent(messages):
+    def parent(messages: list[BaseMessage]) -> AIMessage:
         if not da_kit.replies(messages):
             return da_kit.calls(
                 da_kit.task_call("task-approver", "approver", "do the risky thing"),

@@ -1,6 +1,6 @@
 """Parallel subagents that each keep a todo list (write_todos)."""
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 import da_kit
 from gates import ThreadTurns
@@ -32,7 +32,7 @@ def test_parallel_todos(obs: Observer) -> None:
     turns = ThreadTurns(parts)
     tools_answered: dict[str, dict[str, str]] = {}
 
-    def planner(messages):
+    def planner(messages: list[BaseMessage]) -> AIMessage:
         me = next(part for part in parts if f"part {part}" in da_kit.task_of(messages))
         answered = da_kit.answered(messages)
         if not answered:

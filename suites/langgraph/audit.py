@@ -175,7 +175,7 @@ def function_ast(fn: Any) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 def _own_nodes(fn: ast.AST) -> list[ast.AST]:
     """The nodes of a function body, not descending into nested functions, lambdas or classes."""
     out: list[ast.AST] = []
-    todo = list(ast.iter_child_nodes(fn)) if not isinstance(fn, ast.Lambda) else [fn.body]
+    todo: list[ast.AST] = list(ast.iter_child_nodes(fn)) if not isinstance(fn, ast.Lambda) else [fn.body]
     while todo:
         node = todo.pop()
         out.append(node)
@@ -314,8 +314,8 @@ class _Reader:
             if not values:
                 return Writes(complete=False, why=f"returns {expr.id}, not assigned here")
             out = Writes()
-            for value in values:
-                out.merge(self.writes(value, depth + 1))
+            for assigned in values:
+                out.merge(self.writes(assigned, depth + 1))
             out.merge(self._built_up(expr.id))
             return out
         return Writes(complete=False, why=f"returns {ast.unparse(expr)[:40]}")
@@ -399,10 +399,10 @@ class _Reader:
         if isinstance(expr, ast.Call):
             name = self._call_name(expr)
             if name == "Send" and expr.args:
-                target = self.key(expr.args[0])
-                if target is None:
+                sent = self.key(expr.args[0])
+                if sent is None:
                     return Routes(complete=False)
-                return Routes(sends={target: many}, targets={target})
+                return Routes(sends={sent: many}, targets={sent})
             if name == "Command":
                 if self._to_parent(expr):
                     return Routes(stays=True)
@@ -499,14 +499,15 @@ def _builder(target: Any) -> Any | None:
 
 
 def _samples(kind: str) -> list[Any] | None:
-    return {
+    samples: dict[str, list[Any]] = {
         "list": [["x"], ["y"], ["z"]],
         "dict": [{"x": 1}, {"y": 2}, {"x": 3}],
         "int": [1, 2, 3],
         "float": [1.0, 2.0, 3.0],
         "str": ["x", "y", "z"],
         "set": [{"x"}, {"y"}, {"z"}],
-    }.get(kind)
+    }
+    return samples.get(kind)
 
 
 def _by_id(name: str) -> bool:
@@ -593,7 +594,7 @@ def _subgraph(runnable: Any) -> Any | None:
 
 def _subgraph_io(sub: Any) -> tuple[set[str], set[str]]:
     """(input keys, output keys) of a compiled subgraph."""
-    inner = _builder(sub)
+    inner: Any = _builder(sub)  # a subgraph's builder: not None
     outputs = getattr(sub, "output_channels", None)
     if isinstance(outputs, str):
         outputs = [outputs] if outputs in inner.channels else None
@@ -1212,21 +1213,21 @@ def _join_findings(g: Graph, walk: Walk, out: _Findings) -> None:
                 },
             )
     for i, partials in sorted(walk.starved.items()):
-        sources, node = g.waiting[i]
+        waited, node = g.waiting[i]
         partial = min(partials, key=lambda p: (len(p), sorted(p)))
-        missing = [s for s in sources if s not in partial]
+        missing = [s for s in waited if s not in partial]
         out.add(
             ("list-edge join fed by a router", node),
             {
                 "pattern": "list-edge join fed by a router",
                 "where": [
                     node,
-                    f"waits for {list(sources)}; a route can run {_names(sorted(partial))} without {missing}",
+                    f"waits for {list(waited)}; a route can run {_names(sorted(partial))} without {missing}",
                 ],
                 "probes": ["langgraph/join/unselected-branch", "langgraph/join/list-edge"],
                 "certainty": "static",
                 "how": "read from the graph: the routers' declared targets and the list edge",
-                "precondition": f"add_edge({list(sources)}, {node!r}) waits for all of them, and a router can select"
+                "precondition": f"add_edge({list(waited)}, {node!r}) waits for all of them, and a router can select"
                 f" {sorted(partial)} without {missing}: the run then ends without {node}",
             },
         )

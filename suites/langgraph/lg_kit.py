@@ -7,7 +7,9 @@ plumbing that several probes need the same way:
 - `message_view`: a langchain message as plain data (type, id, content).
 """
 
+from typing import Any
 
-def message_view(message) -> dict:
+
+def message_view(message: Any) -> dict:
     """A langchain message as plain data: its type, id and content."""
     return {"type": message.type, "id": message.id, "content": message.content}

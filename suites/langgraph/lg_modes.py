@@ -31,23 +31,30 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from fanin.probe import Observer
 from gates import ThreadTurns, Turns
 
 
-def node(obs, fn: Callable) -> Callable:
+def node(obs: Observer, fn: Callable) -> Callable:
     """`fn` in sync mode; an `async def` wrapper around it in async mode."""
     if obs.mode != "async":
         return fn
 
     @functools.wraps(fn)
-    async def coroutine(*args, **kwargs):
+    async def coroutine(*args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
 
     return coroutine
 
 
 def invoke(
-    obs, graph, input: Any, config: dict | None = None, *, on_return: Callable[[], None] | None = None, **kwargs
+    obs: Observer,
+    graph: Any,
+    input: Any,
+    config: dict | None = None,
+    *,
+    on_return: Callable[[], None] | None = None,
+    **kwargs: Any,
 ) -> Any:
     """`graph.invoke(...)`, or `graph.ainvoke(...)` on a fresh event loop in async mode.
 
@@ -72,7 +79,13 @@ def invoke(
 
 
 def stream(
-    obs, graph, input: Any, config: dict | None = None, *, on_chunk: Callable[[Any], None] | None = None, **kwargs
+    obs: Observer,
+    graph: Any,
+    input: Any,
+    config: dict | None = None,
+    *,
+    on_chunk: Callable[[Any], None] | None = None,
+    **kwargs: Any,
 ) -> list:
     """Every chunk of `graph.stream(...)` (or `astream` in async mode), calling `on_chunk` on each as it arrives."""
     if obs.mode == "async":
@@ -103,10 +116,11 @@ class Gate:
     the probe calls when the previous node's update chunk arrives. Make one Gate per run.
     """
 
-    def __init__(self, obs, order: list[str], patience: float = 10.0) -> None:
+    def __init__(self, obs: Observer, order: list[str], patience: float = 10.0) -> None:
         self.mode = obs.mode
         self.order = list(order)
-        self._turns = Turns(order, patience) if self.mode == "async" else ThreadTurns(order, patience)
+        # Turns (async: `wait`) or ThreadTurns (sync: `arrive`): the mode picks which method `node` calls.
+        self._turns: Any = Turns(order, patience) if self.mode == "async" else ThreadTurns(order, patience)
 
     def node(self, name: str | Callable[..., str], fn: Callable) -> Callable:
         """A node that waits for its turn, then returns `fn(...)`. `name` may be a function of the
@@ -115,14 +129,14 @@ class Gate:
         if self.mode == "async":
 
             @functools.wraps(fn)
-            async def waiting(*args, **kwargs):
+            async def waiting(*args: Any, **kwargs: Any) -> Any:
                 await self._turns.wait(turn(*args, **kwargs))
                 return fn(*args, **kwargs)
 
             return waiting
 
         @functools.wraps(fn)
-        def blocking(*args, **kwargs):
+        def blocking(*args: Any, **kwargs: Any) -> Any:
             self._turns.arrive(turn(*args, **kwargs))
             return fn(*args, **kwargs)
 
@@ -155,7 +169,9 @@ class Hold:
     The other tasks run their body as soon as everyone has arrived. Make one Hold per run.
     """
 
-    def __init__(self, obs, names: list[str], held: list[str], patience: float, patience_all: float = 10.0) -> None:
+    def __init__(
+        self, obs: Observer, names: list[str], held: list[str], patience: float, patience_all: float = 10.0
+    ) -> None:
         self.mode = obs.mode
         self.names = set(names)
         self.held = set(held)
@@ -187,7 +203,7 @@ class Hold:
         if self.mode == "async":
 
             @functools.wraps(fn)
-            async def waiting(*args, **kwargs):
+            async def waiting(*args: Any, **kwargs: Any) -> Any:
                 me = turn(*args, **kwargs)
                 self._arrive(me)
                 try:
@@ -207,7 +223,7 @@ class Hold:
             return waiting
 
         @functools.wraps(fn)
-        def blocking(*args, **kwargs):
+        def blocking(*args: Any, **kwargs: Any) -> Any:
             me = turn(*args, **kwargs)
             self._arrive(me)
             if not self._all_in.wait(self.patience_all):

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
+
 
 class State(TypedDict):
     items: Annotated[list, operator.add]
@@ -57,7 +59,7 @@ def saver(
     else:
         from langgraph.checkpoint.postgres import PostgresSaver as Base
 
-    class Hooked(Base):  # type: ignore[misc,valid-type]
+    class Hooked(Base):
         def put_writes(self, config: Any, writes: Any, task_id: str, *args: Any, **kwargs: Any) -> None:
             super().put_writes(config, writes, task_id, *args, **kwargs)
             if on_put_writes is not None:
@@ -88,7 +90,7 @@ def parallel_graph(runs: dict[str, int], steps: dict[str, int], hold_slow: Calla
     from langgraph.graph import START, StateGraph
 
     def node(name: str) -> Callable[..., dict]:
-        def run(state: State, config) -> dict:  # noqa: ANN001 - unannotated: LangGraph injects it by name
+        def run(state: State, config: RunnableConfig) -> dict:
             runs[name] = runs.get(name, 0) + 1
             steps[name] = config["metadata"]["langgraph_step"]
             if name == "slow":

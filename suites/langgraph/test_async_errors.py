@@ -215,7 +215,7 @@ async def test_timeout_discards_writes(obs: Observer) -> None:
                 "final": sorted(final or [])}
 
     add_node_parameters = inspect.signature(StateGraph.add_node).parameters
-    observed = {}
+    observed: dict[str, dict | str] = {}
     with obs.framework(value=lambda: observed):
         observed["step_timeout_async"] = await scenario("step_timeout_async")
         observed["step_timeout_sync"] = await scenario("step_timeout_sync")

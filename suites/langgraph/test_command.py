@@ -1,8 +1,10 @@
 """Command: routing from inside a node, and what else still runs."""
 
 import operator
-from typing import Annotated, TypedDict
+from collections.abc import Callable
+from typing import Annotated, Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 
 from fanin.probe import Claim, Observer, probe
@@ -29,12 +31,12 @@ def test_static_edge_still_runs(obs: Observer) -> None:
 
         steps: dict[str, int] = {}
 
-        def router(state: State, config):
+        def router(state: State, config: RunnableConfig) -> Any:
             steps["router"] = config["metadata"]["langgraph_step"]
             return Command(update={"items": ["router"]}, goto="target")
 
-        def writer(name: str):
-            def node(state: State, config) -> dict:
+        def writer(name: str) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"status": name} if plain_key else {"items": [name]}
 

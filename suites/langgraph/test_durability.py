@@ -2,7 +2,8 @@
 
 import inspect
 import operator
-from typing import Annotated, Optional, TypedDict
+from collections.abc import Callable
+from typing import Annotated, Any, Optional, TypedDict
 
 from langgraph.graph import START, StateGraph
 from langgraph.pregel import Pregel
@@ -38,7 +39,7 @@ def test_durability_modes(obs: Observer) -> None:
     class State(TypedDict):
         items: Annotated[list, operator.add]
 
-    def scenario(run_of, thread: str, options: dict) -> dict:
+    def scenario(run_of: Callable[[StateGraph], lg_persist.driven], thread: str, options: dict) -> dict:
         runs = {"prep": 0, "ok": 0, "flaky": 0, "join": 0}
         turns = ThreadTurns(["ok", "flaky"])
 
@@ -110,13 +111,13 @@ def test_durability_modes(obs: Observer) -> None:
         parameters = inspect.signature(Pregel.stream).parameters
         if "durability" in parameters:
             api = "durability"
-            settings = {mode: {"durability": mode} for mode in ("exit", "async", "sync")}
+            settings: dict[str, dict[str, Any]] = {mode: {"durability": mode} for mode in ("exit", "async", "sync")}
         elif "checkpoint_during" in parameters:
             api = "checkpoint_during (legacy: False ~ exit, True ~ async)"
             settings = {f"checkpoint_during={flag}": {"checkpoint_during": flag} for flag in (False, True)}
         else:
             obs.not_applicable("Pregel.stream has neither 'durability' nor the older 'checkpoint_during' parameter")
-        observed = {}
+        observed: dict[str, dict] = {}
         with obs.framework(value=lambda: {"api": api, "settings": observed}):
             for name, options in settings.items():
                 observed[name] = scenario(run_of, f"durability-{name}", options)

@@ -2,7 +2,7 @@
 
 import operator
 import threading
-from typing import Annotated, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import START, StateGraph
 
@@ -23,7 +23,7 @@ from fanin.probe import Claim, Observer, probe
     sources=["https://docs.langchain.com/oss/python/langgraph/persistence#pending-writes"],
 )
 def test_sibling_writes_on_failure(obs: Observer) -> None:
-    MemorySaver = obs.need("langgraph.checkpoint.memory", "MemorySaver")
+    MemorySaver: Any = obs.need("langgraph.checkpoint.memory", "MemorySaver")
 
     class State(TypedDict):
         items: Annotated[list, operator.add]
@@ -32,7 +32,7 @@ def test_sibling_writes_on_failure(obs: Observer) -> None:
     waited_in_vain: list[str] = []
 
     class Saver(MemorySaver):
-        def put_writes(self, *args, **kwargs):
+        def put_writes(self, *args: Any, **kwargs: Any) -> None:
             super().put_writes(*args, **kwargs)
             if ("items", ["sibling"]) in [tuple(w) for w in args[1]]:
                 sibling_saved.set()

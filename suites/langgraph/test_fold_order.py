@@ -1,8 +1,10 @@
 """The order in which one superstep's parallel writes are folded into a reducer key."""
 
 import operator
-from typing import Annotated, TypedDict
+from collections.abc import Callable
+from typing import Annotated, Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 
 import lg_modes
@@ -41,14 +43,14 @@ def test_node_names(obs: Observer) -> None:
     }
     steps: dict[str, int] = {}
 
-    def retriever(name: str):
-        def node(state: State, config) -> dict:
+    def retriever(name: str) -> Callable[..., dict]:
+        def node(state: State, config: RunnableConfig) -> dict:
             steps[name] = config["metadata"]["langgraph_step"]
             return {"items": [name]}
 
         return node
 
-    observed = {}
+    observed: dict[str, dict] = {}
     for case, names in name_sets.items():
         candidates = {
             "by name (code point)": sorted(names),
@@ -104,8 +106,8 @@ def test_rename(obs: Observer) -> None:
 
     steps: dict[str, int] = {}
 
-    def retriever(name: str, item: str):
-        def node(state: State, config) -> dict:
+    def retriever(name: str, item: str) -> Callable[..., dict]:
+        def node(state: State, config: RunnableConfig) -> dict:
             steps[name] = config["metadata"]["langgraph_step"]
             return {"items": [item]}
 
@@ -153,13 +155,13 @@ def test_completion_time(obs: Observer) -> None:
     def run(order: list[str]) -> dict:
         turns = lg_modes.Gate(obs, order)
 
-        def writer(name: str):
+        def writer(name: str) -> Callable[..., dict]:
             def node(state: State) -> dict:
                 return {"items": [name]}
 
             return node
 
-        def release(chunk) -> None:
+        def release(chunk: tuple[str, Any]) -> None:
             mode, data = chunk
             if mode == "updates":
                 for node in data:
@@ -212,8 +214,8 @@ def test_across_supersteps(obs: Observer) -> None:
 
     steps: dict[str, int] = {}
 
-    def writer(name: str, items: list):
-        def node(state: State, config) -> dict:
+    def writer(name: str, items: list) -> Callable[..., dict]:
+        def node(state: State, config: RunnableConfig) -> dict:
             steps[name] = config["metadata"]["langgraph_step"]
             return {"items": items}
 

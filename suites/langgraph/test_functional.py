@@ -1,5 +1,8 @@
 """The Functional API: @task futures fanned back in by an @entrypoint."""
 
+from collections.abc import Callable
+from typing import Any
+
 import lg_modes
 from fanin.probe import Claim, Observer, probe
 
@@ -34,7 +37,7 @@ HOLD_PATIENCE = {"sync": 0.25, "async": 2.0}
 def test_task_fan_in(obs: Observer) -> None:
     entrypoint, task = obs.need("langgraph.func", "entrypoint", "task")
 
-    def fan_in_graph(work, collect):
+    def fan_in_graph(work: Callable[[str], Any], collect: Callable[[dict], Any]) -> Any:
         """An entrypoint that calls `work` for each name, then hands the futures to `collect`."""
         if obs.mode == "async":
 
@@ -60,7 +63,7 @@ def test_task_fan_in(obs: Observer) -> None:
 
         updates: list = []
 
-        def release(chunk) -> None:
+        def release(chunk: tuple[str, Any]) -> None:
             mode, data = chunk
             if mode == "updates":
                 for node, value in data.items():

@@ -3,7 +3,7 @@
 import operator
 import threading
 from collections.abc import Callable
-from typing import Annotated, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import START, StateGraph
 
@@ -20,7 +20,7 @@ def fan_in(schema: type, branches: dict[str, Callable], runs: dict[str, int]) ->
     The join counts its runs in `runs["join"]` and appends "join" to `items`.
     """
 
-    def join(state) -> dict:  # unannotated: the graph's own schema is its input
+    def join(state: Any) -> dict:  # Any, not a schema class: the graph's own schema is its input
         runs["join"] += 1
         return {"items": ["join"]}
 
@@ -157,7 +157,7 @@ def test_parallel_both(obs: Observer) -> None:
     runs: dict[str, int] = {}
     answers: dict[str, list] = {}
 
-    def asker(name: str):
+    def asker(name: str) -> Callable[..., dict]:
         def node(state: State) -> dict:
             runs[name] += 1
             if runs[name] == 1:
@@ -249,9 +249,9 @@ def test_parallel_both(obs: Observer) -> None:
             }
 
     graded = {form: _grade_resume_form(form, forms[form]) for form in RESUME_FORMS}
-    accepted = [form for form in RESUME_FORMS if graded[form][1] is not None]
+    accepted = [hazard for _, hazard, _ in (graded[form] for form in RESUME_FORMS) if hazard is not None]
     if accepted:
-        hazard = max((graded[form][1] for form in accepted), key=harm)
+        hazard = max(accepted, key=harm)
     else:  # no form is accepted: every resume raises, or none reaches a node
         hazard = "loud" if any(r.get("raises") for f in forms.values() for r in f.get("resumes", [])) else "silent"
     for form in RESUME_FORMS:

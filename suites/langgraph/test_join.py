@@ -1,8 +1,10 @@
 """Joins: when a fan-in node runs, how often, and what it sees."""
 
 import operator
-from typing import Annotated, TypedDict
+from collections.abc import Callable
+from typing import Annotated, Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
 import lg_modes
@@ -51,10 +53,10 @@ def test_separate_edges(obs: Observer) -> None:
 
     join_runs: list[dict] = []
 
-    def writer(name: str):
+    def writer(name: str) -> Callable[..., dict]:
         return lambda state: {"items": [name]}
 
-    def join(state: State, config) -> dict:
+    def join(state: State, config: RunnableConfig) -> dict:
         join_runs.append({"step": config["metadata"]["langgraph_step"], "saw": list(state["items"])})
         return {}
 
@@ -97,10 +99,10 @@ def test_list_edge(obs: Observer) -> None:
 
     join_runs: list[dict] = []
 
-    def writer(name: str):
+    def writer(name: str) -> Callable[..., dict]:
         return lambda state: {"items": [name]}
 
-    def join(state: State, config) -> dict:
+    def join(state: State, config: RunnableConfig) -> dict:
         join_runs.append({"step": config["metadata"]["langgraph_step"], "saw": list(state["items"])})
         return {}
 
@@ -142,10 +144,10 @@ def test_defer(obs: Observer) -> None:
 
     join_runs: list[dict] = []
 
-    def writer(name: str):
+    def writer(name: str) -> Callable[..., dict]:
         return lambda state: {"items": [name]}
 
-    def join(state: State, config) -> dict:
+    def join(state: State, config: RunnableConfig) -> dict:
         join_runs.append({"step": config["metadata"]["langgraph_step"], "saw": list(state["items"])})
         return {}
 
@@ -189,7 +191,7 @@ def test_unselected_branch(obs: Observer) -> None:
 
     ran: list[str] = []
 
-    def writer(name: str):
+    def writer(name: str) -> Callable[..., dict]:
         def node(state: State) -> dict:
             ran.append(name)
             return {"items": [name]}
@@ -239,8 +241,8 @@ def test_unequal_depth_docs_example(obs: Observer) -> None:
     def run(wiring: str) -> dict:
         steps: dict[str, list[int]] = {}
 
-        def node(name: str):
-            def act(state: State, config) -> dict:
+        def node(name: str) -> Callable[..., dict]:
+            def act(state: State, config: RunnableConfig) -> dict:
                 steps.setdefault(name, []).append(config["metadata"]["langgraph_step"])
                 return {"aggregate": [name.upper()]}
 
@@ -302,8 +304,8 @@ def test_defer_after_defer(obs: Observer) -> None:
     steps: dict[str, list[int]] = {}
     seen_by_j2: list[list] = []
 
-    def node(name: str):
-        def act(state: State, config) -> dict:
+    def node(name: str) -> Callable[..., dict]:
+        def act(state: State, config: RunnableConfig) -> dict:
             steps.setdefault(name, []).append(config["metadata"]["langgraph_step"])
             if name == "j2":
                 seen_by_j2.append(list(state["items"]))
@@ -367,18 +369,18 @@ def test_defer_with_command(obs: Observer) -> None:
     def run(wiring: str) -> dict:
         steps: dict[str, list[int]] = {}
 
-        def record(name: str, config) -> None:
+        def record(name: str, config: RunnableConfig) -> None:
             steps.setdefault(name, []).append(config["metadata"]["langgraph_step"])
 
-        def plain(name: str):
-            def act(state: State, config) -> dict:
+        def plain(name: str) -> Callable[..., dict]:
+            def act(state: State, config: RunnableConfig) -> dict:
                 record(name, config)
                 return {"aggregate": [name]}
 
             return act
 
-        def goto(name: str, targets):
-            def act(state: State, config):
+        def goto(name: str, targets: str | list[str]) -> Callable[..., Any]:
+            def act(state: State, config: RunnableConfig) -> Any:
                 record(name, config)
                 return Command(update={"aggregate": [name]}, goto=targets)
 
@@ -453,18 +455,18 @@ def test_list_edge_in_loop(obs: Observer) -> None:
         steps: dict[str, list[int]] = {}
         join_runs: list[dict] = []
 
-        def plan(state: State, config) -> dict:
+        def plan(state: State, config: RunnableConfig) -> dict:
             steps.setdefault("plan", []).append(config["metadata"]["langgraph_step"])
             return {"round": state["round"] + 1}
 
-        def writer(name: str):
-            def node(state: State, config) -> dict:
+        def writer(name: str) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps.setdefault(name, []).append(config["metadata"]["langgraph_step"])
                 return {"items": [f"{name}@{state['round']}"]}
 
             return node
 
-        def join(state: State, config) -> dict:
+        def join(state: State, config: RunnableConfig) -> dict:
             join_runs.append(
                 {"step": config["metadata"]["langgraph_step"], "round": state["round"], "saw": list(state["items"])}
             )
@@ -535,14 +537,14 @@ def test_list_edge_plus_single_edge(obs: Observer) -> None:
         steps: dict[str, list[int]] = {}
         join_runs: list[dict] = []
 
-        def writer(name: str):
-            def node(state: State, config) -> dict:
+        def writer(name: str) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps.setdefault(name, []).append(config["metadata"]["langgraph_step"])
                 return {"items": [name]}
 
             return node
 
-        def join(state: State, config) -> dict:
+        def join(state: State, config: RunnableConfig) -> dict:
             join_runs.append({"step": config["metadata"]["langgraph_step"], "saw": list(state["items"])})
             return {}
 
@@ -598,14 +600,14 @@ def test_send_to_deferred(obs: Observer) -> None:
     def run(edge_from_long_branch: bool) -> dict:
         steps: dict[str, list[int]] = {}
 
-        def writer(name: str):
-            def node(state: State, config) -> dict:
+        def writer(name: str) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps.setdefault(name, []).append(config["metadata"]["langgraph_step"])
                 return {"items": [name]}
 
             return node
 
-        def join(payload, config) -> dict:
+        def join(payload: dict, config: RunnableConfig) -> dict:
             steps.setdefault("join", []).append(config["metadata"]["langgraph_step"])
             return {"items": ["join"]}
 
@@ -660,14 +662,14 @@ def test_defer_unrelated_branch(obs: Observer) -> None:
         steps: dict[str, list[int]] = {}
         join_runs: list[dict] = []
 
-        def writer(name: str):
-            def node(state: State, config) -> dict:
+        def writer(name: str) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps.setdefault(name, []).append(config["metadata"]["langgraph_step"])
                 return {"items": [name], "laps": 1 if name == "loop" else 0}
 
             return node
 
-        def join(state: State, config) -> dict:
+        def join(state: State, config: RunnableConfig) -> dict:
             join_runs.append({"step": config["metadata"]["langgraph_step"], "saw": list(state["items"])})
             return {}
 

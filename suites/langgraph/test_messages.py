@@ -1,7 +1,9 @@
 """add_messages as the reducer of parallel writes."""
 
+from collections.abc import Callable
 from typing import Annotated, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 
 import lg_modes
@@ -29,8 +31,8 @@ def test_id_collision(obs: Observer) -> None:
 
     steps: dict[str, int] = {}
 
-    def speaker(name: str):
-        def node(state: State, config) -> dict:
+    def speaker(name: str) -> Callable[..., dict]:
+        def node(state: State, config: RunnableConfig) -> dict:
             steps[name] = config["metadata"]["langgraph_step"]
             return {"messages": [AIMessage(content=f"from {name}", id="answer-1")]}
 
@@ -90,8 +92,8 @@ def test_remove_in_parallel(obs: Observer) -> None:
     def run(remover: str, remove_id: str) -> dict:
         steps: dict[str, int] = {}
 
-        def node(name: str, update: list):
-            def act(state: State, config) -> dict:
+        def node(name: str, update: list) -> Callable[..., dict]:
+            def act(state: State, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"messages": update}
 

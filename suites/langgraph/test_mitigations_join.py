@@ -7,8 +7,10 @@ is how often the join ran; what it saw is shown beside it.
 """
 
 import operator
-from typing import Annotated, TypedDict
+from collections.abc import Callable
+from typing import Annotated, Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
 import lg_modes
@@ -59,7 +61,7 @@ def test_separate_edges_mitigated(obs: Observer) -> None:
     def run(wiring: str) -> dict:
         join_runs: list[list] = []
 
-        def writer(name: str):
+        def writer(name: str) -> Callable[..., dict]:
             return lambda state: {"items": [name]}
 
         def join(state: State) -> dict:
@@ -82,7 +84,7 @@ def test_separate_edges_mitigated(obs: Observer) -> None:
         return outcome if "raises" in outcome else joined(["a", "b", "b2"], join_runs)
 
     with obs.framework():
-        variants = {
+        variants: dict[str, dict[str, Any]] = {
             "list edge [a, b2] -> join": {"run": run("list edge")},
             "separate edges, defer=True on join": {"run": run("defer")} if has_defer() else {"n/a": NO_DEFER},
         }
@@ -110,7 +112,7 @@ def test_unequal_depth_docs_example_mitigated(obs: Observer) -> None:
     def run(wiring: str) -> dict:
         d_runs: list[list] = []
 
-        def node(name: str):
+        def node(name: str) -> Callable[..., dict]:
             def act(state: State) -> dict:
                 if name == "d":
                     d_runs.append(list(state["aggregate"]))
@@ -136,7 +138,7 @@ def test_unequal_depth_docs_example_mitigated(obs: Observer) -> None:
         return outcome if "raises" in outcome else joined(["A", "B", "B_2", "C"], d_runs, join="d")
 
     with obs.framework():
-        variants = {
+        variants: dict[str, dict[str, Any]] = {
             "list edge [b_2, c] -> d": {"run": run("list edge")},
             "separate edges, defer=True on d": {"run": run("defer")} if has_defer() else {"n/a": NO_DEFER},
         }
@@ -166,7 +168,7 @@ def test_unselected_branch_mitigated(obs: Observer) -> None:
         join_runs: list[list] = []
         ran: list[str] = []
 
-        def writer(name: str):
+        def writer(name: str) -> Callable[..., dict]:
             def node(state: State) -> dict:
                 ran.append(name)
                 if name == "join":
@@ -194,7 +196,7 @@ def test_unselected_branch_mitigated(obs: Observer) -> None:
         return seen
 
     with obs.framework():
-        variants = {
+        variants: dict[str, dict[str, Any]] = {
             "an edge from each branch to the join": {
                 "a selected": run("edges", ["a"]),
                 "a and b selected": run("edges", ["a", "b"]),
@@ -229,8 +231,8 @@ def test_defer_after_defer_mitigated(obs: Observer) -> None:
         final_join = "j" if wiring == "one deferred join" else "j2"
         join_runs: list[list] = []
 
-        def node(name: str):
-            def act(state: State, config) -> dict:
+        def node(name: str) -> Callable[..., dict]:
+            def act(state: State, config: RunnableConfig) -> dict:
                 steps.setdefault(name, []).append(config["metadata"]["langgraph_step"])
                 if name == final_join:
                     join_runs.append(list(state["items"]))
@@ -312,7 +314,7 @@ def test_empty_mitigated(obs: Observer) -> None:
             join_runs.append(list(state["items"]))
             return {"items": ["joined"]}
 
-        def route(state: State):
+        def route(state: State) -> list:
             return [Send("worker", {"job": job}) for job in state["jobs"]] or ["join"]
 
         builder = StateGraph(State)

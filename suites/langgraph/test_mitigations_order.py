@@ -9,8 +9,10 @@ be the same in every one.
 """
 
 import operator
-from typing import Annotated, TypedDict
+from collections.abc import Callable
+from typing import Annotated, Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 
 import lg_modes
@@ -57,8 +59,8 @@ def test_add_mitigated(obs: Observer) -> None:
     def run(naming: dict[str, str]) -> dict:
         steps: dict[str, int] = {}
 
-        def writer(name: str, item: str):
-            def node(state: State, config) -> dict:
+        def writer(name: str, item: str) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"items": [{"key": task_ids[item], "item": item}]}
 
@@ -106,8 +108,8 @@ def test_metadata_before_reducer_mitigated(obs: Observer) -> None:
     def run(naming: dict[str, str]) -> dict:
         steps: dict[str, int] = {}
 
-        def writer(name: str, item: str):
-            def node(state: State, config) -> dict:
+        def writer(name: str, item: str) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"items": [{"key": task_ids[item], "item": item}]}
 
@@ -162,8 +164,8 @@ def test_node_names_mitigated(obs: Observer) -> None:
     def run(names: list[str]) -> dict:
         steps: dict[str, int] = {}
 
-        def retriever(name: str, position: int):
-            def node(state: State, config) -> dict:
+        def retriever(name: str, position: int) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"items": [{"key": position, "item": name}]}
 
@@ -212,8 +214,8 @@ def test_rename_mitigated(obs: Observer) -> None:
     def run(docs_node: str) -> dict:
         steps: dict[str, int] = {}
 
-        def retriever(name: str, position: int, item: str):
-            def node(state: State, config) -> dict:
+        def retriever(name: str, position: int, item: str) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"items": [{"key": position, "item": item}]}
 
@@ -266,13 +268,13 @@ def test_completion_time_mitigated(obs: Observer) -> None:
         """`naming`: node name -> the item (and so the intended position) it writes; `order`: node names."""
         turns = lg_modes.Gate(obs, order)
 
-        def writer(item: str):
+        def writer(item: str) -> Callable[..., dict]:
             def node(state: State) -> dict:
                 return {"items": [{"key": positions[item], "item": item}]}
 
             return node
 
-        def release(chunk) -> None:
+        def release(chunk: tuple[str, Any]) -> None:
             mode, data = chunk
             if mode == "updates":
                 for node in data:
@@ -336,8 +338,8 @@ def test_across_supersteps_mitigated(obs: Observer) -> None:
         """Writers `z` and `a`; the one named `deep` is reached through a hop (one superstep later)."""
         steps: dict[str, int] = {}
 
-        def writer(name: str, items: list):
-            def node(state: State, config) -> dict:
+        def writer(name: str, items: list) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"items": [{"key": task_ids[item], "item": item} for item in items]}
 
@@ -397,7 +399,7 @@ def test_order_mitigated(obs: Observer) -> None:
         def worker(payload: dict) -> dict:
             return {"items": [{"key": payload["index"], "item": payload["x"]}]}
 
-        def release(chunk) -> None:
+        def release(chunk: tuple[str, Any]) -> None:
             mode, data = chunk
             if mode == "updates":
                 for update in data.values():
@@ -472,11 +474,11 @@ def test_pull_before_push_mitigated(obs: Observer) -> None:
     def run(edge_writer: bool) -> dict:
         steps: dict[str, int] = {}
 
-        def edge_node(state: State, config) -> dict:
+        def edge_node(state: State, config: RunnableConfig) -> dict:
             steps["zz_edge"] = config["metadata"]["langgraph_step"]
             return {"items": [{"key": keys["zz_edge"], "item": "zz_edge"}]}
 
-        def send_node(payload: dict, config) -> dict:
+        def send_node(payload: dict, config: RunnableConfig) -> dict:
             steps[payload["x"]] = config["metadata"]["langgraph_step"]
             return {"items": [{"key": keys[payload["x"]], "item": payload["x"]}]}
 

@@ -8,8 +8,10 @@ names), and the two results must be equal for the variant to be order-independen
 
 import operator
 from collections import Counter
-from typing import Annotated, TypedDict
+from collections.abc import Callable
+from typing import Annotated, Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 
 import lg_modes
@@ -18,6 +20,9 @@ from lg_mitigation import kept_of, NAMINGS
 from mitigation import judge, words
 
 CONCURRENT_UPDATE_DOC = "https://docs.langchain.com/oss/python/langgraph/errors/INVALID_CONCURRENT_GRAPH_UPDATE"
+# A way to store the two writes: its state schema, the input, the update a writer of a role returns, and the
+# writes a final state holds.
+Scheme = tuple[type, dict, Callable[[str], dict], Callable[[dict], Any]]
 
 
 
@@ -55,7 +60,7 @@ def test_no_reducer_mitigated(obs: Observer) -> None:
         value_A: str
         value_B: str
 
-    schemes = {
+    schemes: dict[str, Scheme] = {
         "operator.add reducer": (WithAdd, {"value": []}, lambda role: {"value": [role]}, lambda f: f["value"]),
         "merge-by-id reducer": (
             WithMergeById,
@@ -71,11 +76,13 @@ def test_no_reducer_mitigated(obs: Observer) -> None:
         ),
     }
 
-    def run(schema, init: dict, update, items, naming: dict[str, str]) -> dict:
+    def run(
+        schema: type, init: dict, update: Callable[[str], dict], items: Callable[[dict], Any], naming: dict[str, str]
+    ) -> dict:
         steps: dict[str, int] = {}
 
-        def writer(name: str, role: str):
-            def node(state, config) -> dict:
+        def writer(name: str, role: str) -> Callable[..., dict]:
+            def node(state: Any, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return update(role)
 
@@ -121,7 +128,7 @@ def test_same_value_mitigated(obs: Observer) -> None:
         value: str
         value_of_B: str
 
-    schemes = {
+    schemes: dict[str, Scheme] = {
         # both write "same": the role only decides which branch owns the key
         "operator.add reducer": (WithAdd, {"value": []}, lambda role: {"value": ["same"]}, lambda f: f["value"]),
         "one branch owns the key": (
@@ -132,11 +139,13 @@ def test_same_value_mitigated(obs: Observer) -> None:
         ),
     }
 
-    def run(schema, init: dict, update, items, naming: dict[str, str]) -> dict:
+    def run(
+        schema: type, init: dict, update: Callable[[str], dict], items: Callable[[dict], Any], naming: dict[str, str]
+    ) -> dict:
         steps: dict[str, int] = {}
 
-        def writer(name: str, role: str):
-            def node(state, config) -> dict:
+        def writer(name: str, role: str) -> Callable[..., dict]:
+            def node(state: Any, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return update(role)
 
@@ -183,7 +192,7 @@ def test_max_concurrency_1_mitigated(obs: Observer) -> None:
         value_A: str
         value_B: str
 
-    schemes = {
+    schemes: dict[str, Scheme] = {
         "operator.add reducer": (WithAdd, {"value": []}, lambda role: {"value": [role]}, lambda f: f["value"]),
         "per-branch keys": (
             OwnKeys,
@@ -193,11 +202,13 @@ def test_max_concurrency_1_mitigated(obs: Observer) -> None:
         ),
     }
 
-    def run(schema, init: dict, update, items, naming: dict[str, str]) -> dict:
+    def run(
+        schema: type, init: dict, update: Callable[[str], dict], items: Callable[[dict], Any], naming: dict[str, str]
+    ) -> dict:
         steps: dict[str, int] = {}
 
-        def writer(name: str, role: str):
-            def node(state, config) -> dict:
+        def writer(name: str, role: str) -> Callable[..., dict]:
+            def node(state: Any, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return update(role)
 
@@ -243,7 +254,7 @@ def test_nested_dict_mitigated(obs: Observer) -> None:
         results_B: dict
 
     sub_keys = {"A": {"a": 1}, "B": {"b": 2}}  # what each writer role adds, as in the hazard probe
-    schemes = {
+    schemes: dict[str, Scheme] = {
         "operator.or_ reducer": (Merged, {"results": {}}, lambda role: {"results": sub_keys[role]}, lambda f: f["results"]),
         "own key per branch": (
             OwnKeys,
@@ -253,11 +264,13 @@ def test_nested_dict_mitigated(obs: Observer) -> None:
         ),
     }
 
-    def run(schema, init: dict, update, merged, naming: dict[str, str]) -> dict:
+    def run(
+        schema: type, init: dict, update: Callable[[str], dict], merged: Callable[[dict], Any], naming: dict[str, str]
+    ) -> dict:
         steps: dict[str, int] = {}
 
-        def writer(name: str, role: str):
-            def node(state, config) -> dict:
+        def writer(name: str, role: str) -> Callable[..., dict]:
+            def node(state: Any, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return update(role)
 
@@ -307,15 +320,15 @@ def test_full_state_return_mitigated(obs: Observer) -> None:
     def run(naming: dict[str, str]) -> dict:
         steps: dict[str, int] = {}
 
-        def retrying(name: str):
-            def node(state: State, config) -> dict:
+        def retrying(name: str) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"attempts": state["attempts"] + 1, "a_result": "A"}
 
             return node
 
-        def sibling(name: str):
-            def node(state: State, config) -> dict:
+        def sibling(name: str) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"b_result": "B"}
 
@@ -361,8 +374,8 @@ def test_full_state_not_delta_mitigated(obs: Observer) -> None:
     def run(naming: dict[str, str]) -> dict:
         steps: dict[str, int] = {}
 
-        def writer(name: str, item: str):
-            def node(state: State, config) -> dict:
+        def writer(name: str, item: str) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"items": [item]}
 
@@ -409,8 +422,8 @@ def test_metadata_after_reducer_mitigated(obs: Observer) -> None:
     def run(naming: dict[str, str]) -> dict:
         steps: dict[str, int] = {}
 
-        def writer(name: str, item: str):
-            def node(state: State, config) -> dict:
+        def writer(name: str, item: str) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"items": [item]}
 
@@ -453,7 +466,7 @@ def test_metadata_after_reducer_mitigated(obs: Observer) -> None:
 def test_wrong_arity_mitigated(obs: Observer) -> None:
     calls: list[int] = []
 
-    def concatenating(c=None):
+    def concatenating(c: Any = None) -> Callable[[list, list], list]:
         def concat(a: list, b: list) -> list:
             calls.append(1)
             return a + b
@@ -463,14 +476,14 @@ def test_wrong_arity_mitigated(obs: Observer) -> None:
     def run(naming: dict[str, str]) -> dict:
         steps: dict[str, int] = {}
 
-        def writer(name: str, item: str):
-            def node(state, config) -> dict:
+        def writer(name: str, item: str) -> Callable[..., dict]:
+            def node(state: Any, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"items": [item]}
 
             return node
 
-        def build_and_invoke():
+        def build_and_invoke() -> Any:
             class State(TypedDict):
                 items: Annotated[list, concatenating()]
 
@@ -516,14 +529,14 @@ def test_builtin_max_mitigated(obs: Observer) -> None:
             folded.append(b)
             return max(a, b)
 
-        def writer(name: str, score: float):
-            def node(state, config) -> dict:
+        def writer(name: str, score: float) -> Callable[..., dict]:
+            def node(state: Any, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"score": score}
 
             return node
 
-        def build_and_invoke():
+        def build_and_invoke() -> Any:
             class State(TypedDict):
                 score: Annotated[float, keep_max]
 
@@ -579,11 +592,11 @@ def test_dict_or_mitigated(obs: Observer) -> None:
         "reducer raising on a colliding key": (Raising, lambda role: {"status": f"from {role}", role: True}),
     }
 
-    def run(schema, update, naming: dict[str, str]) -> dict:
+    def run(schema: type, update: Callable[[str], dict], naming: dict[str, str]) -> dict:
         steps: dict[str, int] = {}
 
-        def writer(name: str, role: str):
-            def node(state, config) -> dict:
+        def writer(name: str, role: str) -> Callable[..., dict]:
+            def node(state: Any, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"facts": update(role)}
 
@@ -628,7 +641,7 @@ def test_commutativity_mitigated(obs: Observer) -> None:
     def merge_by_id(current: dict, update: dict) -> dict:
         """Merge by id; an id written with two different values keeps both, as a sorted conflict record."""
 
-        def candidates(value) -> set:
+        def candidates(value: Any) -> set:
             return set(value["conflict"]) if isinstance(value, dict) and "conflict" in value else {value}
 
         merged = dict(current)
@@ -645,7 +658,7 @@ def test_commutativity_mitigated(obs: Observer) -> None:
     def by_id(messages: list) -> dict:
         return {m.id: m.content for m in messages}
 
-    def holds(result, written) -> bool:
+    def holds(result: Any, written: Any) -> bool:
         """Is every element of one write in the result (a conflict record counts each of its candidates)?"""
         if isinstance(written, Counter):
             return all(result[k] >= n for k, n in written.items())
@@ -658,7 +671,7 @@ def test_commutativity_mitigated(obs: Observer) -> None:
             )
         return result >= written  # max: a write is accounted for when the result is at least it
 
-    samples = {
+    samples: dict[str, tuple[Callable[[Any, Any], Any], Any, Any, Callable[[Any], Any]]] = {
         "lists -> Counter addition": (operator.add, Counter(["A"]), Counter(["B"]), lambda v: dict(sorted(v.items()))),
         "operator.or_ on sets": (operator.or_, {"A", "shared"}, {"B", "shared"}, lambda v: sorted(v)),
         "dicts -> merge-by-id": (merge_by_id, {"k": "A"}, {"k": "B"}, lambda v: v),
@@ -676,11 +689,11 @@ def test_commutativity_mitigated(obs: Observer) -> None:
         ),
         "max wrapper": (keep_max, 0.4, 0.9, lambda v: v),
     }
-    variants = {}
+    variants: dict[str, dict] = {}
     for name, (reducer, a, b, view) in samples.items():
         with obs.framework():
             ab, ba = reducer(a, b), reducer(b, a)
-        runs = {}
+        runs: dict[str, dict] = {}
         for case, result in (("f(a,b)", ab), ("f(b,a)", ba)):
             kept = [w for w, written in (("a", a), ("b", b)) if holds(result, written)]
             runs[case] = {"made": ["a", "b"], "kept": kept, "result": view(result)}
@@ -712,8 +725,8 @@ def test_id_collision_mitigated(obs: Observer) -> None:
         """`speakers`: node name -> its role; the role is what the message says, so results compare across renames."""
         steps: dict[str, int] = {}
 
-        def speaker(name: str, role: str):
-            def node(state: State, config) -> dict:
+        def speaker(name: str, role: str) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"messages": [AIMessage(content=f"answer of {role}", id=f"{name}-answer-1")]}
 
@@ -776,7 +789,7 @@ def test_operator_add_duplication_mitigated(obs: Observer) -> None:
     class SubOutput(TypedDict):
         list_a: list
 
-    def output_schema_subgraph():
+    def output_schema_subgraph() -> Any:
         _, output_keyword = schema_keywords()
         sub = StateGraph(SubState, **{output_keyword: SubOutput})
         sub.add_node("sub_node_1", lambda state: {"new_items": ["sub_node_1"]})
@@ -785,7 +798,7 @@ def test_operator_add_duplication_mitigated(obs: Observer) -> None:
         sub.add_edge("sub_node_1", "emit")
         return sub.compile()
 
-    def delta_node():
+    def delta_node() -> Callable[..., dict]:
         sub = StateGraph(State)
         sub.add_node("sub_node_1", lambda state: {"list_a": ["sub_node_1"]})
         sub.add_edge(START, "sub_node_1")
@@ -797,7 +810,7 @@ def test_operator_add_duplication_mitigated(obs: Observer) -> None:
 
         return call_subgraph
 
-    def run(subgraph) -> dict:
+    def run(subgraph: Any) -> dict:
         builder = StateGraph(State)
         builder.add_node("node_1", lambda state: {"list_a": ["node_1"]})
         builder.add_node("subgraph", subgraph)
@@ -855,10 +868,10 @@ def test_shared_keys_mitigated(obs: Observer) -> None:
         s1: Annotated[int, keep_max]
         s2: Annotated[int, keep_max]
 
-    def output_schema(key: str):
-        return TypedDict("Output", {key: int})
+    def output_schema(key: str) -> type:
+        return TypedDict("Output", {key: int})  # type: ignore[operator]  # the functional form, a key known at run time
 
-    def subgraph(key: str, schema, with_output: bool):
+    def subgraph(key: str, schema: type, with_output: bool) -> Any:
         _, output_keyword = schema_keywords()
         extra = {output_keyword: output_schema(key)} if with_output else {}
         sub = StateGraph(schema, **extra)
@@ -866,7 +879,7 @@ def test_shared_keys_mitigated(obs: Observer) -> None:
         sub.add_edge(START, "work")
         return sub.compile()
 
-    def run(schema, with_output: bool, naming: dict[str, str]) -> dict:
+    def run(schema: type, with_output: bool, naming: dict[str, str]) -> dict:
         builder = StateGraph(schema)
         for name, key in naming.items():
             builder.add_node(name, subgraph(key, schema, with_output))
@@ -910,12 +923,12 @@ def test_static_edge_still_runs_mitigated(obs: Observer) -> None:
 
         steps: dict[str, int] = {}
 
-        def router(state: State, config):
+        def router(state: State, config: RunnableConfig) -> Any:
             steps["router"] = config["metadata"]["langgraph_step"]
             return Command(update={"items": ["router"]}, goto="target")
 
-        def writer(name: str):
-            def node(state: State, config) -> dict:
+        def writer(name: str) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"status": name} if plain_key else {"items": [name]}
 
@@ -969,7 +982,7 @@ def test_reducer_required_mitigated(obs: Observer) -> None:
     def run(jobs: list[str]) -> dict:
         steps: dict[str, int] = {}
 
-        def worker(payload: dict, config) -> dict:
+        def worker(payload: dict, config: RunnableConfig) -> dict:
             steps[payload["job"]] = config["metadata"]["langgraph_step"]
             return {"result": [payload["job"]]}
 

@@ -1,8 +1,10 @@
 """Keys with reducers: what parallel writes fold into."""
 
 import operator
-from typing import Annotated, TypedDict
+from collections.abc import Callable
+from typing import Annotated, Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 
 import lg_modes
@@ -25,8 +27,8 @@ def fold_both_namings(obs: Observer, state_schema: type) -> dict[str, dict]:
     for case, naming in NAMINGS.items():
         steps: dict[str, int] = {}
 
-        def writer(name: str, item: str):
-            def node(state, config) -> dict:
+        def writer(name: str, item: str) -> Callable[..., dict]:
+            def node(state: Any, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"items": [item]}
 
@@ -102,8 +104,8 @@ def test_full_state_not_delta(obs: Observer) -> None:
 
     steps: dict[str, int] = {}
 
-    def writer(name: str, item: str):
-        def node(state: State, config) -> dict:
+    def writer(name: str, item: str) -> Callable[..., dict]:
+        def node(state: State, config: RunnableConfig) -> dict:
             steps[name] = config["metadata"]["langgraph_step"]
             return {"items": state["items"] + [item]}
 
@@ -193,14 +195,14 @@ def test_metadata_before_reducer(obs: Observer) -> None:
 def test_wrong_arity(obs: Observer) -> None:
     calls: list[int] = []
 
-    def concat(a: list, b: list, c=None) -> list:
+    def concat(a: list, b: list, c=None) -> list:  # type: ignore[no-untyped-def]  # `c` as it was: the ValueError quotes this signature
         calls.append(1)
         return a + b
 
     steps: dict[str, int] = {}
 
-    def writer(name: str, item: str):
-        def node(state, config) -> dict:
+    def writer(name: str, item: str) -> Callable[..., dict]:
+        def node(state: Any, config: RunnableConfig) -> dict:
             steps[name] = config["metadata"]["langgraph_step"]
             return {"items": [item]}
 
@@ -241,8 +243,8 @@ def test_builtin_max(obs: Observer) -> None:
     for case, naming in NAMINGS.items():
         steps: dict[str, int] = {}
 
-        def writer(name: str, score: float):
-            def node(state, config) -> dict:
+        def writer(name: str, score: float) -> Callable[..., dict]:
+            def node(state: Any, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"score": score}
 
@@ -286,8 +288,8 @@ def test_dict_or(obs: Observer) -> None:
 
     steps: dict[str, int] = {}
 
-    def writer(name: str):
-        def node(state: State, config) -> dict:
+    def writer(name: str) -> Callable[..., dict]:
+        def node(state: State, config: RunnableConfig) -> dict:
             steps[name] = config["metadata"]["langgraph_step"]
             return {"facts": {"status": f"from {name}", name: True}}
 
@@ -450,8 +452,8 @@ def test_overwrite_parallel(obs: Observer) -> None:
     def run(writes: dict) -> dict:
         steps: dict[str, int] = {}
 
-        def writer(name: str, update):
-            def node(state: State, config) -> dict:
+        def writer(name: str, update: Any) -> Callable[..., dict]:
+            def node(state: State, config: RunnableConfig) -> dict:
                 steps[name] = config["metadata"]["langgraph_step"]
                 return {"items": update}
 

@@ -2,7 +2,7 @@
 
 import operator
 import threading
-from typing import Annotated, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import START, StateGraph
 
@@ -21,7 +21,7 @@ from fanin.probe import Claim, Observer, probe
     ),
 )
 def test_parallel_branch_failure(obs: Observer) -> None:
-    MemorySaver = obs.need("langgraph.checkpoint.memory", "MemorySaver")
+    MemorySaver: Any = obs.need("langgraph.checkpoint.memory", "MemorySaver")
 
     class State(TypedDict):
         items: Annotated[list, operator.add]
@@ -31,7 +31,7 @@ def test_parallel_branch_failure(obs: Observer) -> None:
     runs = {"ok": 0, "flaky": 0, "join": 0}
 
     class Saver(MemorySaver):
-        def put_writes(self, *args, **kwargs):
+        def put_writes(self, *args: Any, **kwargs: Any) -> None:
             super().put_writes(*args, **kwargs)
             if ("items", ["ok"]) in [tuple(w) for w in args[1]]:
                 ok_saved.set()

@@ -1,7 +1,9 @@
 """Writes to one plain key (no reducer) from parallel and sequential nodes."""
 
+from collections.abc import Callable
 from typing import TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 
 import lg_modes
@@ -26,8 +28,8 @@ def test_no_reducer(obs: Observer) -> None:
 
     steps: dict[str, int] = {}
 
-    def writer(name: str, value: str):
-        def node(state: State, config) -> dict:
+    def writer(name: str, value: str) -> Callable[..., dict]:
+        def node(state: State, config: RunnableConfig) -> dict:
             steps[name] = config["metadata"]["langgraph_step"]
             return {"value": value}
 
@@ -69,8 +71,8 @@ def test_same_value(obs: Observer) -> None:
 
     steps: dict[str, int] = {}
 
-    def writer(name: str):
-        def node(state: State, config) -> dict:
+    def writer(name: str) -> Callable[..., dict]:
+        def node(state: State, config: RunnableConfig) -> dict:
             steps[name] = config["metadata"]["langgraph_step"]
             return {"value": "same"}
 
@@ -111,8 +113,8 @@ def test_max_concurrency_1(obs: Observer) -> None:
 
     steps: dict[str, int] = {}
 
-    def writer(name: str, value: str):
-        def node(state: State, config) -> dict:
+    def writer(name: str, value: str) -> Callable[..., dict]:
+        def node(state: State, config: RunnableConfig) -> dict:
             steps[name] = config["metadata"]["langgraph_step"]
             return {"value": value}
 
@@ -153,8 +155,8 @@ def test_across_supersteps(obs: Observer) -> None:
 
     steps: dict[str, int] = {}
 
-    def writer(name: str, value: str):
-        def node(state: State, config) -> dict:
+    def writer(name: str, value: str) -> Callable[..., dict]:
+        def node(state: State, config: RunnableConfig) -> dict:
             steps[name] = config["metadata"]["langgraph_step"]
             return {"value": value}
 
@@ -197,8 +199,8 @@ def test_nested_dict(obs: Observer) -> None:
 
     steps: dict[str, int] = {}
 
-    def writer(name: str, update: dict):
-        def node(state: State, config) -> dict:
+    def writer(name: str, update: dict) -> Callable[..., dict]:
+        def node(state: State, config: RunnableConfig) -> dict:
             steps[name] = config["metadata"]["langgraph_step"]
             return {"results": update}
 
@@ -248,13 +250,13 @@ def test_full_state_return(obs: Observer) -> None:
     for case, (retrier, sibling_name) in namings.items():
         steps: dict[str, int] = {}
 
-        def retrying(state: State, config) -> State:
+        def retrying(state: State, config: RunnableConfig) -> State:
             steps[retrier] = config["metadata"]["langgraph_step"]
             state["attempts"] += 1
             state["a_result"] = "A"
             return state
 
-        def sibling(state: State, config) -> dict:
+        def sibling(state: State, config: RunnableConfig) -> dict:
             steps[sibling_name] = config["metadata"]["langgraph_step"]
             return {"b_result": "B"}
 

@@ -1,8 +1,9 @@
 """Send: dynamic fan-out (map-reduce) and how its tasks' writes fan back in."""
 
 import operator
-from typing import Annotated, TypedDict
+from typing import Annotated, Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 
 import lg_modes
@@ -34,7 +35,7 @@ def test_order(obs: Observer) -> None:
         def worker(payload: dict) -> dict:
             return {"items": [payload["x"]]}
 
-        def release(chunk) -> None:
+        def release(chunk: tuple[str, Any]) -> None:
             mode, data = chunk
             if mode == "updates":
                 for update in data.values():
@@ -99,11 +100,11 @@ def test_pull_before_push(obs: Observer) -> None:
 
     steps: dict[str, int] = {}
 
-    def edge_node(state: State, config) -> dict:
+    def edge_node(state: State, config: RunnableConfig) -> dict:
         steps["zz_edge"] = config["metadata"]["langgraph_step"]
         return {"items": ["zz_edge"]}
 
-    def send_node(payload: dict, config) -> dict:
+    def send_node(payload: dict, config: RunnableConfig) -> dict:
         steps[payload["x"]] = config["metadata"]["langgraph_step"]
         return {"items": [payload["x"]]}
 
@@ -169,7 +170,7 @@ def test_empty(obs: Observer) -> None:
             ran.append("join")
             return {"items": ["joined"]}
 
-        def route(state: State):
+        def route(state: State) -> list:
             sends = [Send("worker", {"job": job}) for job in state["jobs"]]
             return (sends or ["join"]) if fallback else sends
 
@@ -220,7 +221,7 @@ def test_reducer_required(obs: Observer) -> None:
 
     steps: dict[str, int] = {}
 
-    def worker(payload: dict, config) -> dict:
+    def worker(payload: dict, config: RunnableConfig) -> dict:
         steps[payload["job"]] = config["metadata"]["langgraph_step"]
         return {"result": payload["job"]}
 

@@ -1,6 +1,7 @@
 """Streaming a fan-out: can each update be attributed to its writer?"""
 
 import operator
+from collections.abc import Callable
 from typing import Annotated, TypedDict
 
 from langgraph.graph import START, StateGraph
@@ -28,7 +29,7 @@ def test_updates_attribution(obs: Observer) -> None:
     turns = ThreadTurns(["b", "a"])
     send_turns = ThreadTurns(["job2", "job1"])
 
-    def writer(name: str):
+    def writer(name: str) -> Callable[..., dict]:
         def node(state: State) -> dict:
             turns.arrive(name)
             return {"items": [name]}
@@ -56,8 +57,9 @@ def test_updates_attribution(obs: Observer) -> None:
                 for item in (update or {}).get("items", []):
                     turns.done(item)
                     send_turns.done(item)
-    if turns.vacuous or send_turns.vacuous:
-        obs.vacuous(turns.vacuous or send_turns.vacuous)
+    vacuous = turns.vacuous or send_turns.vacuous
+    if vacuous:
+        obs.vacuous(vacuous)
     one_writer_each = all(len(chunk) == 1 for chunk in chunks)
     shape = [f"{name}: {', '.join(update['items'])}" for chunk in chunks for name, update in chunk.items()]
     arrival = [item for chunk in chunks for update in chunk.values() for item in (update or {}).get("items", [])]

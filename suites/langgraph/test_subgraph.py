@@ -1,7 +1,7 @@
 """Subgraphs as parallel branches: what their outputs write into the parent."""
 
 import operator
-from typing import Annotated, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import START, StateGraph
 
@@ -27,7 +27,7 @@ def test_shared_keys(obs: Observer) -> None:
         s1: int
         s2: int
 
-    def subgraph(key: str):
+    def subgraph(key: str) -> Any:
         sub = StateGraph(State)
         sub.add_node("work", lambda state: {key: 1})
         sub.add_edge(START, "work")
@@ -46,7 +46,7 @@ def test_shared_keys(obs: Observer) -> None:
         return sorted(chunks, key=lambda chunk: sorted(chunk))
 
     with obs.framework(value=lambda: {"updates": by_node(updates)}):
-        final = None
+        final: Any = None
         for mode, chunk in graph.stream({"question": "q", "s1": 0, "s2": 0}, stream_mode=["updates", "values"]):
             if mode == "updates":
                 updates.append(chunk)

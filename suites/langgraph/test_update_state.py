@@ -1,8 +1,10 @@
 """update_state and forking around a parallel superstep."""
 
 import operator
+from collections.abc import Callable
 from typing import Annotated, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 
 import lg_persist
@@ -14,6 +16,9 @@ CLAIM_TEXT = (
     " creates a new checkpoint from which the graph continues; invoking with an earlier checkpoint's"
     " config re-executes the steps after it on a new fork."
 )
+TIME_TRAVEL_DOC = "https://docs.langchain.com/oss/python/langgraph/use-time-travel"
+UPDATE_STATE_DOC = "https://docs.langchain.com/oss/python/langgraph/persistence#update-state"
+EXPECT = {"value.update_as_a.final": ["a-patched", "b", "join"], "value.fork.final": ["a", "b", "join"]}
 
 
 @probe(
@@ -24,13 +29,10 @@ CLAIM_TEXT = (
     claim=Claim(
         CLAIM_TEXT + " Here the join waits for both branches through a list edge (a barrier);"
         " the separate-edges form is langgraph/update-state/parallel-step-separate-edges.",
-        "https://docs.langchain.com/oss/python/langgraph/use-time-travel",
-        expect={
-            "value.update_as_a.final": ["a-patched", "b", "join"],
-            "value.fork.final": ["a", "b", "join"],
-        },
+        TIME_TRAVEL_DOC,
+        expect=EXPECT,
     ),
-    sources=["https://docs.langchain.com/oss/python/langgraph/persistence#update-state"],
+    sources=[UPDATE_STATE_DOC],
     backends=("memory", "sqlite", "postgres"),
     modes=("sync", "async"),
 )
@@ -44,13 +46,10 @@ def test_parallel_step(obs: Observer) -> None:
     " barrier: update_state(as_node=\"a\") on the checkpoint before the parallel step and resume, and fork",
     claim=Claim(
         CLAIM_TEXT + " Here each branch has its own edge to the join (no barrier).",
-        "https://docs.langchain.com/oss/python/langgraph/use-time-travel",
-        expect={
-            "value.update_as_a.final": ["a-patched", "b", "join"],
-            "value.fork.final": ["a", "b", "join"],
-        },
+        TIME_TRAVEL_DOC,
+        expect=EXPECT,
     ),
-    sources=["https://docs.langchain.com/oss/python/langgraph/persistence#update-state"],
+    sources=[UPDATE_STATE_DOC],
     backends=("memory", "sqlite", "postgres"),
     modes=("sync", "async"),
 )
@@ -68,22 +67,20 @@ def update_parallel_step(obs: Observer, barrier: bool) -> None:
     ran: list = []
     join_saw: list = []
 
-    def writer(name: str):
-        def node(state: State, config) -> dict:
+    def writer(name: str) -> Callable[..., dict]:
+        """Each node records its superstep and writes its name; the join also records what it saw."""
+
+        def node(state: State, config: RunnableConfig) -> dict:
             ran.append([config["metadata"]["langgraph_step"], name])
+            if name == "join":
+                join_saw.append(sorted(state["items"]))
             return {"items": [name]}
 
         return node
 
-    def join(state: State, config) -> dict:
-        ran.append([config["metadata"]["langgraph_step"], "join"])
-        join_saw.append(sorted(state["items"]))
-        return {"items": ["join"]}
-
     builder = StateGraph(State)
-    builder.add_node("a", writer("a"))
-    builder.add_node("b", writer("b"))
-    builder.add_node("join", join)
+    for name in ("a", "b", "join"):
+        builder.add_node(name, writer(name))
     builder.add_edge(START, "a")
     builder.add_edge(START, "b")
     if barrier:
@@ -93,7 +90,7 @@ def update_parallel_step(obs: Observer, barrier: bool) -> None:
         builder.add_edge("b", "join")
     config = {"configurable": {"thread_id": "update-state"}}
 
-    def part(action) -> dict:
+    def part(action: Callable[[], dict]) -> dict:
         ran.clear()
         join_saw.clear()
         result = obs.attempt(action)

@@ -5,7 +5,8 @@ import asyncio
 import operator
 import sys
 import threading
-from typing import Annotated, TypedDict
+from collections.abc import Callable
+from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import START, StateGraph
 
@@ -40,9 +41,9 @@ ERROR_HANDLER_ISSUE = "https://github.com/langchain-ai/langgraph/issues/8277"
     modes=("sync", "async"),
 )
 def test_error_handler_parallel_sibling(obs: Observer) -> None:
-    NodeError = obs.need("langgraph.errors", "NodeError")
+    NodeError: Any = obs.need("langgraph.errors", "NodeError")
     obs.need_parameter(StateGraph.add_node, "error_handler", "StateGraph.add_node")
-    MemorySaver = obs.need("langgraph.checkpoint.memory", "MemorySaver")
+    MemorySaver: Any = obs.need("langgraph.checkpoint.memory", "MemorySaver")
     asynchronous = obs.mode == "async"
 
     class State(TypedDict):
@@ -54,7 +55,7 @@ def test_error_handler_parallel_sibling(obs: Observer) -> None:
         stuck: list[str] = []
         handled: list[str] = []
 
-        def event():
+        def event() -> list:
             if not made:
                 made.extend([asyncio.Event(), asyncio.Event()] if asynchronous else [threading.Event(), threading.Event()])
             return made
@@ -71,7 +72,7 @@ def test_error_handler_parallel_sibling(obs: Observer) -> None:
 
         # event 0: the saver holds ok's write; event 1: the handler has run
         class Saver(MemorySaver):
-            def put_writes(self, config, writes, task_id, *args, **kwargs):
+            def put_writes(self, config: Any, writes: Any, task_id: str, *args: Any, **kwargs: Any) -> None:
                 super().put_writes(config, writes, task_id, *args, **kwargs)
                 if ("items", ["ok"]) in [tuple(write) for write in writes]:
                     event()[0].set()
@@ -79,7 +80,7 @@ def test_error_handler_parallel_sibling(obs: Observer) -> None:
         def boom_body(state: State) -> dict:
             raise RuntimeError("boom")
 
-        def handler(state: State, error: NodeError) -> dict:  # type: ignore[valid-type]
+        def handler(state: State, error: NodeError) -> dict:
             handled.append(f"{error.node}:{type(error.error).__name__}")
             event()[1].set()
             return {"items": ["handled"]}
@@ -98,12 +99,12 @@ def test_error_handler_parallel_sibling(obs: Observer) -> None:
 
         else:
 
-            def boom(state: State) -> dict:
+            def boom(state: State) -> dict:  # type: ignore[misc]  # the sync twin of the async node above
                 if order == "sibling-first":
                     wait_event(0, "boom")
                 return boom_body(state)
 
-            def ok(state: State) -> dict:
+            def ok(state: State) -> dict:  # type: ignore[misc]  # the sync twin of the async node above
                 if order == "failure-first":
                     wait_event(1, "ok")
                 return {"items": ["ok"]}
@@ -193,7 +194,7 @@ def test_sync_sibling_pending_writes(obs: Observer) -> None:
     shutdown likely within a few runs; one sibling at the default switch interval made it depend on load."""
     import logging
 
-    MemorySaver = obs.need("langgraph.checkpoint.memory", "MemorySaver")
+    MemorySaver: Any = obs.need("langgraph.checkpoint.memory", "MemorySaver")
 
     class State(TypedDict):
         items: Annotated[list, operator.add]
@@ -219,12 +220,12 @@ def test_sync_sibling_pending_writes(obs: Observer) -> None:
         names = [f"sibling{i}" for i in range(siblings)]
 
         class Saver(MemorySaver):
-            def put_writes(self, config, writes, task_id, *args, **kwargs):
+            def put_writes(self, config: Any, writes: Any, task_id: str, *args: Any, **kwargs: Any) -> None:
                 super().put_writes(config, writes, task_id, *args, **kwargs)
                 if ("items", [names[0]]) in [tuple(write) for write in writes]:
                     saved.set()
 
-        def sibling(name: str):
+        def sibling(name: str) -> Callable[..., dict]:
             def run(state: State) -> dict:
                 started.release()
                 if order != "finished-before-failure" and not raised.wait(10):

@@ -4,7 +4,8 @@ map whose id matches no pending interrupt."""
 import asyncio
 import operator
 import threading
-from typing import Annotated, TypedDict
+from collections.abc import Callable
+from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import START, StateGraph
 
@@ -58,7 +59,7 @@ def test_parallel_tools_one_node(obs: Observer) -> None:
         gate: list = []
         stuck: list[str] = []
 
-        def asked():
+        def asked() -> Any:
             if not gate:
                 gate.append(asyncio.Event() if obs.mode == "async" else threading.Event())
             return gate[0]
@@ -72,7 +73,7 @@ def test_parallel_tools_one_node(obs: Observer) -> None:
             answers[name].append(lg_persist.plain(got))
             return f"{name} got {got}"
 
-        def asker(name: str):
+        def asker(name: str) -> Any:
             if obs.mode == "async":
 
                 async def body() -> str:
@@ -247,13 +248,13 @@ def test_resume_unknown_id(obs: Observer) -> None:
 
     unknown = "0123456789abcdef0123456789abcdef"  # 32 hex digits: the shape of an interrupt id, pending nowhere
 
-    def scenario(run_of, shape: str, case: str) -> dict:
+    def scenario(run_of: Callable[[StateGraph], lg_persist.driven], shape: str, case: str) -> dict:
         answers: dict[str, list] = {"a": [], "b": []}
         in_flight = threading.Barrier(2 if shape == "two-pending" else 1, timeout=10)
         a_asked = threading.Event()  # b asks only after a has asked: the listing order never depends on threads
         alone: list[str] = []
 
-        def asker(name: str):
+        def asker(name: str) -> Callable[..., dict]:
             def node(state: State) -> dict:
                 if not answers[name]:
                     try:
@@ -291,9 +292,10 @@ def test_resume_unknown_id(obs: Observer) -> None:
         elif case == "plain-key":
             mapping = {"approved": "yes"}
         else:
-            if known.get("a") is None:
+            a_id = known.get("a")
+            if a_id is None:
                 return {"opened": sorted(known), "n/a": "the interrupts carry no id in this version"}
-            mapping = {known["a"]: "for-a", unknown: "for-b"}
+            mapping = {a_id: "for-a", unknown: "for-b"}
         a_asked.set() if shape == "one-pending" else a_asked.clear()
         got = obs.attempt(lambda: run.invoke(Command(resume=mapping), config))
         if alone:

@@ -1,8 +1,10 @@
 """DeltaChannel at fan-in as users report it upstream: parallel writes replayed from a checkpointer, and an
 Overwrite beside other writes in the same superstep."""
 
+from collections.abc import Callable
 from typing import Annotated, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 
 import lg_persist
@@ -55,8 +57,8 @@ def test_delta_channel_parallel(obs: Observer) -> None:
 
     steps: dict[str, int] = {}
 
-    def writer(name: str, value: object):
-        def node(state: State, config) -> dict:  # noqa: ANN001 (unannotated: LangGraph injects the config by name)
+    def writer(name: str, value: object) -> Callable[..., dict]:
+        def node(state: State, config: RunnableConfig) -> dict:
             steps[name] = config["metadata"]["langgraph_step"]
             return {"items": value}
 
