@@ -213,11 +213,6 @@ def lint(session: nox.Session) -> None:
     fanin(session, "format", "--check", str(ROOT), group="lint", program=("-m", "ruff"))
 
 
-# TEMPORARY, until branch helper-types-adk is merged (its annotations make these suites clean): the merge deletes
-# this set and its use in `typecheck`.
-UNTYPED_SUITES = frozenset({"adk", "agent_framework", "pydantic_graph"})
-
-
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy over fanin/ and the suites' shared modules, then over each Python suite in a run of its own.
@@ -228,8 +223,7 @@ def typecheck(session: nox.Session) -> None:
     config = ("--config-file", str(ROOT / "pyproject.toml"))
     fanin(session, *config, group="lint", program=("-m", "mypy"))
     for suite in sorted({path.parent for path in (ROOT / "suites").glob("*/*.py")}):
-        if suite.name not in UNTYPED_SUITES:
-            fanin(session, *config, str(suite), group="lint", program=("-m", "mypy"))
+        fanin(session, *config, str(suite), group="lint", program=("-m", "mypy"))
 
 
 @nox.session
