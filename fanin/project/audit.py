@@ -54,6 +54,8 @@ WRITES_HOW = {
     "unknown": "unknown",
 }
 DRY_RUN_FAILED = "The dry run failed"
+# A target in these is JavaScript or TypeScript: audit loads Python objects, so it says what to read instead.
+JAVASCRIPT = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
 
 
 class UserCodeError(EnvironmentFault):
@@ -217,6 +219,17 @@ def _incomplete(facts: dict[str, Any], given: str | None) -> list[str]:
     return reasons
 
 
+def refuse_javascript(target: str) -> None:
+    """One line, exit 2, for a JavaScript or TypeScript target: audit imports Python; the probes cover the JS runtimes."""
+    where = target.rpartition(":")[0] or target
+    if where.lower().endswith(JAVASCRIPT):
+        raise FaninError(
+            f"{where}: fanin audit reads Python graphs (it imports FILE.py:ATTR); for LangGraph.js and ADK for"
+            " JavaScript read what the probes observed (`fanin report`: the langgraphjs and adkjs cells) and"
+            " answer the review checklist (reference/CHECKLIST.md)"
+        )
+
+
 def evaluate(
     target: str,
     matrix: Matrix,
@@ -224,6 +237,7 @@ def evaluate(
     given: str | None = None,
     full_traceback: bool = False,
 ) -> list[Audit]:
+    refuse_javascript(target)
     python = python or sys.executable
     facts = inspect(target, python, matrix, given, full_traceback)
     if not facts["inspected"]:
