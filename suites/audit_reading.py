@@ -245,7 +245,11 @@ def _tree_of(code: Any) -> ast.AST | None:
     except SyntaxError:
         tree = None
     if getattr(code, "__name__", "") != "<lambda>":
-        if tree is not None and tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if (
+            tree is not None
+            and tree.body
+            and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        ):
             return tree.body[0]
         return tree
     # A lambda in the middle of an expression: getsource gives its whole line(s). Parse the lambda alone.
@@ -282,7 +286,11 @@ def read(obj: Any, make: Callable[[], StateReader]) -> list[Reading]:
     tree = tree_of(obj)
     if tree is None:
         return [Reading(readable=False)]
-    bodies = [n for n in ast.iter_child_nodes(tree) if isinstance(n, _FUNCTIONS)] if isinstance(tree, ast.ClassDef) else [tree]
+    bodies = (
+        [n for n in ast.iter_child_nodes(tree) if isinstance(n, _FUNCTIONS)]
+        if isinstance(tree, ast.ClassDef)
+        else [tree]
+    )
     found = []
     for body in bodies:
         reader = make()

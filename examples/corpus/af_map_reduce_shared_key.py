@@ -38,8 +38,5 @@ mappers = [Mapper("mapper_0", 0), Mapper("mapper_1", 1)]
 reduce = Reduce(id="reduce")
 
 workflow = (
-    WorkflowBuilder(start_executor=split)
-    .add_fan_out_edges(split, mappers)
-    .add_fan_in_edges(mappers, reduce)
-    .build()
+    WorkflowBuilder(start_executor=split).add_fan_out_edges(split, mappers).add_fan_in_edges(mappers, reduce).build()
 )

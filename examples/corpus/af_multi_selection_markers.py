@@ -27,7 +27,9 @@ async def store(results: list[str], ctx: WorkflowContext[str, list[str]]) -> Non
 
 workflow = (
     WorkflowBuilder(start_executor=analyze)
-    .add_multi_selection_edge_group(analyze, [summarize, check_spam], selection_func=lambda email, targets: list(targets))
+    .add_multi_selection_edge_group(
+        analyze, [summarize, check_spam], selection_func=lambda email, targets: list(targets)
+    )
     .add_fan_in_edges([summarize, check_spam], store)
     .build()
 )

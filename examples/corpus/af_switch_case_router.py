@@ -35,7 +35,11 @@ workflow = (
     WorkflowBuilder(start_executor=classify)
     .add_switch_case_edge_group(
         classify,
-        [Case(condition=lambda k: k == "billing", target=billing), Case(condition=lambda k: k == "tech", target=tech), Default(target=general)],
+        [
+            Case(condition=lambda k: k == "billing", target=billing),
+            Case(condition=lambda k: k == "tech", target=tech),
+            Default(target=general),
+        ],
     )
     .add_edge(billing, reply)
     .add_edge(tech, reply)

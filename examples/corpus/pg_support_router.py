@@ -35,9 +35,7 @@ async def tech(ctx: StepContext[Ticket, None, str]) -> str:
 g.add(
     g.edge_from(g.start_node).to(classify),
     g.edge_from(classify).to(
-        g.decision()
-        .branch(g.match(str, matches=lambda c: c == "billing").to(billing))
-        .branch(g.match(str).to(tech))
+        g.decision().branch(g.match(str, matches=lambda c: c == "billing").to(billing)).branch(g.match(str).to(tech))
     ),
     g.edge_from(billing, tech).to(g.end_node),
 )

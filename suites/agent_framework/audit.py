@@ -113,9 +113,7 @@ def _selection(group: Any, targets: tuple[str, ...]) -> tuple[tuple[frozenset[st
     name = getattr(func, "__name__", "selection function")
     if picks_all:
         return (every,), f"its selection function {name} returns every target", "source"
-    subsets = tuple(
-        frozenset(c) for size in range(len(targets), 0, -1) for c in itertools.combinations(targets, size)
-    )
+    subsets = tuple(frozenset(c) for size in range(len(targets), 0, -1) for c in itertools.combinations(targets, size))
     if picks_all is None:
         return subsets, f"the source of its selection function {name} could not be read", "possible"
     return subsets, f"its selection function {name} can return fewer than all of {list(targets)}", "source"
@@ -143,8 +141,10 @@ def _groups(workflow: Any) -> list[_Group]:
         else:
             for edge in edges:
                 conditional = getattr(edge, "_condition", None) is not None or getattr(edge, "has_condition", False)
-                choices = (frozenset({str(edge.target_id)}), frozenset()) if conditional else (
-                    frozenset({str(edge.target_id)}),
+                choices = (
+                    (frozenset({str(edge.target_id)}), frozenset())
+                    if conditional
+                    else (frozenset({str(edge.target_id)}),)
                 )
                 why = f"the edge {edge.source_id} -> {edge.target_id} has a condition" if conditional else ""
                 found.append(
@@ -275,30 +275,38 @@ def _fan_in_findings(groups: list[_Group], walk: _Walk) -> list[dict[str, Any]]:
             missing = sorted(set(group.sources) - arrived)
             causes = sorted({why for _, m in left for why in m}) or ["a source that is not always reached"]
             deciding = [g for g in groups if g.why and g.why in causes]
-            certainty = "static" if all(g.certainty == "static" for g in deciding) and deciding else (
-                "source" if all(g.certainty in ("static", "source") for g in deciding) and deciding else "possible"
+            certainty = (
+                "static"
+                if all(g.certainty == "static" for g in deciding) and deciding
+                else (
+                    "source" if all(g.certainty in ("static", "source") for g in deciding) and deciding else "possible"
+                )
             )
-            findings.append({
-                "pattern": "fan-in after a selection that can skip a source",
-                "where": [group.targets[0], f"fan-in of {list(group.sources)}", "; ".join(causes)],
-                "probes": ["agent_framework/join/unselected-branch", "agent_framework/join/stale-arrival-next-run"],
-                "certainty": certainty,
-                "how": f"read from the workflow's edge groups: {'; '.join(causes)}; a run can end with"
-                f" {sorted(arrived)} arrived and {missing} never sent",
-                "precondition": f"{'; '.join(causes)}, and the fan-in into {group.targets[0]} runs only once every one"
-                f" of {list(group.sources)} has sent: when {missing} is not chosen, {group.targets[0]} never runs and"
-                " the run ends idle with no output and no error; the buffered arrival joins the next run of this"
-                " workflow instance",
-            })
-        findings.append({
-            "pattern": "fan-in list in declaration order",
-            "where": [group.targets[0], f"fan-in of {list(group.sources)}"],
-            "probes": ["agent_framework/fold-order/fan-in-list"],
-            "certainty": "static",
-            "how": f"read from the workflow's edge groups: add_fan_in_edges({list(group.sources)}, {group.targets[0]})",
-            "precondition": f"{group.targets[0]} receives one list in the order {list(group.sources)} were declared,"
-            " whatever order they finished in",
-        })
+            findings.append(
+                {
+                    "pattern": "fan-in after a selection that can skip a source",
+                    "where": [group.targets[0], f"fan-in of {list(group.sources)}", "; ".join(causes)],
+                    "probes": ["agent_framework/join/unselected-branch", "agent_framework/join/stale-arrival-next-run"],
+                    "certainty": certainty,
+                    "how": f"read from the workflow's edge groups: {'; '.join(causes)}; a run can end with"
+                    f" {sorted(arrived)} arrived and {missing} never sent",
+                    "precondition": f"{'; '.join(causes)}, and the fan-in into {group.targets[0]} runs only once every one"
+                    f" of {list(group.sources)} has sent: when {missing} is not chosen, {group.targets[0]} never runs and"
+                    " the run ends idle with no output and no error; the buffered arrival joins the next run of this"
+                    " workflow instance",
+                }
+            )
+        findings.append(
+            {
+                "pattern": "fan-in list in declaration order",
+                "where": [group.targets[0], f"fan-in of {list(group.sources)}"],
+                "probes": ["agent_framework/fold-order/fan-in-list"],
+                "certainty": "static",
+                "how": f"read from the workflow's edge groups: add_fan_in_edges({list(group.sources)}, {group.targets[0]})",
+                "precondition": f"{group.targets[0]} receives one list in the order {list(group.sources)} were declared,"
+                " whatever order they finished in",
+            }
+        )
     return findings
 
 
@@ -314,34 +322,44 @@ def _separate_edge_findings(groups: list[_Group], walk: _Walk) -> list[dict[str,
             if group is not None and joined:
                 others = [s for s in plain if s not in reach.get(target, set())]  # not a loop back from the target
                 if others:
-                    findings.append({
-                        "pattern": "fan-in target with another incoming edge",
-                        "where": [target, f"fan-in of {list(group.sources)}", f"also an edge from {', '.join(others)}"],
-                        "probes": ["agent_framework/join/fan-in-plus-edge"],
-                        "certainty": "static",
-                        "how": f"read from the workflow's edge groups: {target} is a fan-in target and also has an edge"
-                        f" from {', '.join(others)}, which runs in the same run",
-                        "precondition": f"{target} runs once for the edge from {', '.join(others)} (early, on partial"
-                        f" input) and again when the fan-in of {list(group.sources)} completes",
-                    })
+                    findings.append(
+                        {
+                            "pattern": "fan-in target with another incoming edge",
+                            "where": [
+                                target,
+                                f"fan-in of {list(group.sources)}",
+                                f"also an edge from {', '.join(others)}",
+                            ],
+                            "probes": ["agent_framework/join/fan-in-plus-edge"],
+                            "certainty": "static",
+                            "how": f"read from the workflow's edge groups: {target} is a fan-in target and also has an edge"
+                            f" from {', '.join(others)}, which runs in the same run",
+                            "precondition": f"{target} runs once for the edge from {', '.join(others)} (early, on partial"
+                            f" input) and again when the fan-in of {list(group.sources)} completes",
+                        }
+                    )
                     break
                 continue
             concurrent = [
-                (a, b) for i, a in enumerate(plain) for b in plain[i + 1 :]
+                (a, b)
+                for i, a in enumerate(plain)
+                for b in plain[i + 1 :]
                 if b not in reach.get(a, set()) and a not in reach.get(b, set())
             ]
             if concurrent:
                 names = sorted({n for pair in concurrent for n in pair})
-                findings.append({
-                    "pattern": "join by separate edges",
-                    "where": [target, f"separate edges from {', '.join(names)}"],
-                    "probes": ["agent_framework/join/separate-edges"],
-                    "certainty": "static",
-                    "how": f"read from the workflow's edge groups: {', '.join(names)} each have their own edge to"
-                    f" {target} and both run in one run, neither after the other",
-                    "precondition": f"{target} is fed by separate edges from {', '.join(names)}: it runs once per"
-                    " message, the first time with one branch's result only",
-                })
+                findings.append(
+                    {
+                        "pattern": "join by separate edges",
+                        "where": [target, f"separate edges from {', '.join(names)}"],
+                        "probes": ["agent_framework/join/separate-edges"],
+                        "certainty": "static",
+                        "how": f"read from the workflow's edge groups: {', '.join(names)} each have their own edge to"
+                        f" {target} and both run in one run, neither after the other",
+                        "precondition": f"{target} is fed by separate edges from {', '.join(names)}: it runs once per"
+                        " message, the first time with one branch's result only",
+                    }
+                )
                 break
     return findings
 
@@ -354,43 +372,47 @@ def _state_findings(walk: _Walk, readings: dict[str, list[Reading]]) -> list[dic
         steps = ", ".join(s for s, _ in conflict.writers)
         where = [steps, f"shared-state key {conflict.name!r}: {listed}"]
         if conflict.kind == "read-modify-write":
-            findings.append({
-                "pattern": "parallel executors read, await and set one shared-state key",
-                "where": where,
-                "probes": ["agent_framework/same-key/read-modify-write"],
-                "certainty": "source",
-                "how": f"read from the executors' source: {listed}",
-                "precondition": f"{steps} run in one superstep; one reads {conflict.name!r} with get_state, awaits,"
-                " then sets it from what it read, so a sibling's write in between is lost",
-            })
+            findings.append(
+                {
+                    "pattern": "parallel executors read, await and set one shared-state key",
+                    "where": where,
+                    "probes": ["agent_framework/same-key/read-modify-write"],
+                    "certainty": "source",
+                    "how": f"read from the executors' source: {listed}",
+                    "precondition": f"{steps} run in one superstep; one reads {conflict.name!r} with get_state, awaits,"
+                    " then sets it from what it read, so a sibling's write in between is lost",
+                }
+            )
         elif conflict.kind == "last-writer":
-            findings.append({
-                "pattern": "parallel executors set one shared-state key",
-                "where": where,
-                "probes": ["agent_framework/same-key/last-writer"],
-                "certainty": "source",
-                "how": f"read from the executors' source: {listed}",
-                "precondition": f"{steps} run in one superstep and each sets {conflict.name!r}: the writes go to"
-                " one buffer committed at the superstep's end, and the last to finish wins",
-            })
+            findings.append(
+                {
+                    "pattern": "parallel executors set one shared-state key",
+                    "where": where,
+                    "probes": ["agent_framework/same-key/last-writer"],
+                    "certainty": "source",
+                    "how": f"read from the executors' source: {listed}",
+                    "precondition": f"{steps} run in one superstep and each sets {conflict.name!r}: the writes go to"
+                    " one buffer committed at the superstep's end, and the last to finish wins",
+                }
+            )
     parallel = {s for pair in walk.together for s in pair}
-    raising = {
-        s: sorted({line for r in readings.get(s, []) for line in r.raises}) for s in sorted(parallel)
-    }
+    raising = {s: sorted({line for r in readings.get(s, []) for line in r.raises}) for s in sorted(parallel)}
     raising = {s: lines for s, lines in raising.items() if lines}
     if raising:
         listed = "; ".join(f"{s} (line {', '.join(map(str, lines))})" for s, lines in raising.items())
         siblings = sorted({b for a, b in walk.together if a in raising} | {a for a, b in walk.together if b in raising})
-        findings.append({
-            "pattern": "a parallel executor can raise",
-            "where": [f"raising: {listed}", f"siblings: {', '.join(siblings)}"],
-            "probes": ["agent_framework/errors/failing-sibling"],
-            "certainty": "source",
-            "how": f"read from the executors' source: {listed} raise",
-            "precondition": f"an executor of {sorted(raising)} raises in a superstep it shares with"
-            f" {', '.join(siblings)}: the run ends with that exception, and what happens to the sibling and to the"
-            " superstep's writes depends on the version (below)",
-        })
+        findings.append(
+            {
+                "pattern": "a parallel executor can raise",
+                "where": [f"raising: {listed}", f"siblings: {', '.join(siblings)}"],
+                "probes": ["agent_framework/errors/failing-sibling"],
+                "certainty": "source",
+                "how": f"read from the executors' source: {listed} raise",
+                "precondition": f"an executor of {sorted(raising)} raises in a superstep it shares with"
+                f" {', '.join(siblings)}: the run ends with that exception, and what happens to the sibling and to the"
+                " superstep's writes depends on the version (below)",
+            }
+        )
     return findings
 
 
@@ -410,29 +432,36 @@ def _stale_findings(workflow: Any, readings: dict[str, list[Reading]]) -> list[d
                     always.add(key)
     findings = []
     for key in sorted(set(read_by) & set(written) - always):
-        findings.append({
-            "pattern": "shared-state key written only in some runs",
-            "where": [f"shared-state key {key!r}", f"set under a condition by {', '.join(sorted(set(written[key])))}",
-                      f"read by {', '.join(sorted(set(read_by[key])))}"],
-            "probes": ["agent_framework/runs/stale-from-previous-run"],
-            "certainty": "source",
-            "how": f"read from the executors' source: every set_state({key!r}) is under a condition",
-            "precondition": f"the workflow instance is run more than once (built once, e.g. at module level) and a"
-            f" run does not set {key!r}: it reads the value an earlier run left",
-            "only_if": {"value_has": '"stale": ["'},  # where the cited probe saw the earlier run's value
-        })
+        findings.append(
+            {
+                "pattern": "shared-state key written only in some runs",
+                "where": [
+                    f"shared-state key {key!r}",
+                    f"set under a condition by {', '.join(sorted(set(written[key])))}",
+                    f"read by {', '.join(sorted(set(read_by[key])))}",
+                ],
+                "probes": ["agent_framework/runs/stale-from-previous-run"],
+                "certainty": "source",
+                "how": f"read from the executors' source: every set_state({key!r}) is under a condition",
+                "precondition": f"the workflow instance is run more than once (built once, e.g. at module level) and a"
+                f" run does not set {key!r}: it reads the value an earlier run left",
+                "only_if": {"value_has": '"stale": ["'},  # where the cited probe saw the earlier run's value
+            }
+        )
     storage = getattr(getattr(workflow, "_runner_context", None), "_checkpoint_storage", None)
     if storage is not None and any(r.raises for rs in readings.values() for r in rs):
-        findings.append({
-            "pattern": "resume after a failed superstep",
-            "where": ["checkpoint storage", type(storage).__name__],
-            "probes": ["agent_framework/errors/resume-after-failure"],
-            "certainty": "static",
-            "how": "read from the workflow: it has checkpoint storage and an executor that can raise",
-            "precondition": "a superstep fails and the run is resumed from the latest checkpoint on the same"
-            " workflow instance: the failed superstep's writes are seen",
-            "only_if": {"value_has": '"stale": ["'},  # only in the versions where the cited probe saw them
-        })
+        findings.append(
+            {
+                "pattern": "resume after a failed superstep",
+                "where": ["checkpoint storage", type(storage).__name__],
+                "probes": ["agent_framework/errors/resume-after-failure"],
+                "certainty": "static",
+                "how": "read from the workflow: it has checkpoint storage and an executor that can raise",
+                "precondition": "a superstep fails and the run is resumed from the latest checkpoint on the same"
+                " workflow instance: the failed superstep's writes are seen",
+                "only_if": {"value_has": '"stale": ["'},  # only in the versions where the cited probe saw them
+            }
+        )
     return findings
 
 

@@ -250,7 +250,10 @@ def _shared_initial(join: Any) -> tuple[str, str] | None:
         given = f"initial_factory={getattr(factory, '__name__', factory)!r} returning one object on every call"
     reducer = _reducer_name(join)
     if reducer in _IN_PLACE_REDUCERS:
-        return "static", f"read from the graph: join {join.id} has {given} and the reducer {reducer}, which changes it in place"
+        return (
+            "static",
+            f"read from the graph: join {join.id} has {given} and the reducer {reducer}, which changes it in place",
+        )
     mutates = _mutates_first_value(getattr(join, "reducer", None))
     if mutates is None:
         return "possible", f"join {join.id} has {given}; the source of its reducer {reducer} could not be read"
@@ -263,11 +266,7 @@ def _shared_initial(join: Any) -> tuple[str, str] | None:
 
 
 def _readings(shape: _Shape) -> dict[str, list[Reading]]:
-    return {
-        name: audit_reading.read(_code(node), _StateReader)
-        for name, node in shape.nodes.items()
-        if _is_step(node)
-    }
+    return {name: audit_reading.read(_code(node), _StateReader) for name, node in shape.nodes.items() if _is_step(node)}
 
 
 def _in_branches(fork: _Fork, steps: set[str]) -> str:
@@ -288,35 +287,41 @@ def _write_findings(forks: list[_Fork], writes: dict[str, dict[str, str]]) -> li
             listed = ", ".join(f"{s} ({how})" for s, how in conflict.writers)
             where = [fork.source, f"state field {conflict.name!r}: {listed}"]
             if conflict.kind == "read-modify-write":
-                findings.append({
-                    "pattern": "parallel steps read, await and write one state field",
-                    "where": where,
-                    "probes": ["pydantic_graph/same-key/read-modify-write"],
-                    "certainty": "source",
-                    "how": f"read from the steps' source: {listed}",
-                    "precondition": f"{how_run} ({_in_branches(fork, steps) or ', '.join(sorted(steps))}); a step reads"
-                    f" ctx.state.{conflict.name}, awaits, then writes it back, so a sibling's write in between is lost",
-                })
+                findings.append(
+                    {
+                        "pattern": "parallel steps read, await and write one state field",
+                        "where": where,
+                        "probes": ["pydantic_graph/same-key/read-modify-write"],
+                        "certainty": "source",
+                        "how": f"read from the steps' source: {listed}",
+                        "precondition": f"{how_run} ({_in_branches(fork, steps) or ', '.join(sorted(steps))}); a step reads"
+                        f" ctx.state.{conflict.name}, awaits, then writes it back, so a sibling's write in between is lost",
+                    }
+                )
             elif conflict.kind == "last-writer":
-                findings.append({
-                    "pattern": "parallel steps write one state field",
-                    "where": where,
-                    "probes": ["pydantic_graph/same-key/last-writer"],
-                    "certainty": "source",
-                    "how": f"read from the steps' source: {listed}",
-                    "precondition": f"{how_run} ({_in_branches(fork, steps) or ', '.join(sorted(steps))}) and each"
-                    f" sets ctx.state.{conflict.name} on the one shared state object: the last to write it wins",
-                })
+                findings.append(
+                    {
+                        "pattern": "parallel steps write one state field",
+                        "where": where,
+                        "probes": ["pydantic_graph/same-key/last-writer"],
+                        "certainty": "source",
+                        "how": f"read from the steps' source: {listed}",
+                        "precondition": f"{how_run} ({_in_branches(fork, steps) or ', '.join(sorted(steps))}) and each"
+                        f" sets ctx.state.{conflict.name} on the one shared state object: the last to write it wins",
+                    }
+                )
             else:
-                findings.append({
-                    "pattern": "parallel steps change one state value in place",
-                    "where": where,
-                    "probes": ["pydantic_graph/fold-order/start-order"],
-                    "certainty": "source",
-                    "how": f"read from the steps' source: {listed}",
-                    "precondition": f"{how_run}; each changes ctx.state.{conflict.name} in place, so every change is"
-                    " kept, in the order the steps happen to run",
-                })
+                findings.append(
+                    {
+                        "pattern": "parallel steps change one state value in place",
+                        "where": where,
+                        "probes": ["pydantic_graph/fold-order/start-order"],
+                        "certainty": "source",
+                        "how": f"read from the steps' source: {listed}",
+                        "precondition": f"{how_run}; each changes ctx.state.{conflict.name} in place, so every change is"
+                        " kept, in the order the steps happen to run",
+                    }
+                )
     return findings
 
 
@@ -328,16 +333,18 @@ def _end_findings(shape: _Shape, forks: list[_Fork]) -> list[dict[str, Any]]:
             continue
         ending = [", ".join(sorted(n for n in fork.branches[i] if n != _END)) or "(straight)" for i in fork.ends]
         runs = "once per item" if fork.is_map else f"{len(fork.branches)} branches"
-        findings.append({
-            "pattern": "parallel paths reach the end node without a join",
-            "where": [fork.source, "end node", f"paths: {'; '.join(ending)}"],
-            "probes": ["pydantic_graph/end/first-end-wins"],
-            "certainty": "static",
-            "how": f"read from the graph: the fork after {fork.source} runs {runs}, and a path from it reaches the"
-            " end node with no join that waits for the fork",
-            "precondition": f"the fork after {fork.source} starts {runs} at once and a path reaches the end node"
-            " without a join: the first to arrive ends the run, its siblings are cancelled and their outputs lost",
-        })
+        findings.append(
+            {
+                "pattern": "parallel paths reach the end node without a join",
+                "where": [fork.source, "end node", f"paths: {'; '.join(ending)}"],
+                "probes": ["pydantic_graph/end/first-end-wins"],
+                "certainty": "static",
+                "how": f"read from the graph: the fork after {fork.source} runs {runs}, and a path from it reaches the"
+                " end node with no join that waits for the fork",
+                "precondition": f"the fork after {fork.source} starts {runs} at once and a path reaches the end node"
+                " without a join: the first to arrive ends the run, its siblings are cancelled and their outputs lost",
+            }
+        )
     return findings
 
 
@@ -350,26 +357,30 @@ def _join_findings(shape: _Shape) -> list[dict[str, Any]]:
         shared = _shared_initial(node)
         if shared is not None:
             certainty, how = shared
-            findings.append({
-                "pattern": "join's initial value shared by every run",
-                "where": [name, f"reducer {_reducer_name(node)}", f"fed by {', '.join(feeding)}"],
-                "probes": ["pydantic_graph/join/shared-initial"],
-                "certainty": certainty,
-                "how": how,
-                "precondition": f"the graph object is run more than once in one process (built once, e.g. at module"
-                f" level): join {name} starts every run from the same object and its reducer adds to it, so a run"
-                " returns the earlier runs' items too",
-            })
+            findings.append(
+                {
+                    "pattern": "join's initial value shared by every run",
+                    "where": [name, f"reducer {_reducer_name(node)}", f"fed by {', '.join(feeding)}"],
+                    "probes": ["pydantic_graph/join/shared-initial"],
+                    "certainty": certainty,
+                    "how": how,
+                    "precondition": f"the graph object is run more than once in one process (built once, e.g. at module"
+                    f" level): join {name} starts every run from the same object and its reducer adds to it, so a run"
+                    " returns the earlier runs' items too",
+                }
+            )
         if _reducer_name(node) in _ORDERED_REDUCERS:
-            findings.append({
-                "pattern": "join folds in completion order",
-                "where": [name, f"reducer {_reducer_name(node)}", f"fed by {', '.join(feeding)}"],
-                "probes": ["pydantic_graph/fold-order/completion-time"],
-                "certainty": "static",
-                "how": f"read from the graph: join {name} uses {_reducer_name(node)}",
-                "precondition": f"join {name} appends each branch's output as it arrives: the list is in the order"
-                " the branches finished, not the order they were declared",
-            })
+            findings.append(
+                {
+                    "pattern": "join folds in completion order",
+                    "where": [name, f"reducer {_reducer_name(node)}", f"fed by {', '.join(feeding)}"],
+                    "probes": ["pydantic_graph/fold-order/completion-time"],
+                    "certainty": "static",
+                    "how": f"read from the graph: join {name} uses {_reducer_name(node)}",
+                    "precondition": f"join {name} appends each branch's output as it arrives: the list is in the order"
+                    " the branches finished, not the order they were declared",
+                }
+            )
     return findings
 
 
@@ -383,16 +394,18 @@ def _raise_findings(forks: list[_Fork], readings: dict[str, list[Reading]]) -> l
             continue
         siblings = sorted(steps - set(raising)) or sorted(steps)
         listed = "; ".join(f"{s} (line {', '.join(map(str, lines))})" for s, lines in raising.items())
-        findings.append({
-            "pattern": "a parallel step can raise",
-            "where": [fork.source, f"raising: {listed}", f"siblings: {', '.join(siblings)}"],
-            "probes": ["pydantic_graph/errors/failing-sibling"],
-            "certainty": "source",
-            "how": f"read from the steps' source: {listed} raise",
-            "precondition": f"a step started by the fork after {fork.source} raises while {', '.join(siblings)} are"
-            " in flight: the run ends with that exception, the siblings are cancelled, and what they already wrote"
-            " to ctx.state stays there",
-        })
+        findings.append(
+            {
+                "pattern": "a parallel step can raise",
+                "where": [fork.source, f"raising: {listed}", f"siblings: {', '.join(siblings)}"],
+                "probes": ["pydantic_graph/errors/failing-sibling"],
+                "certainty": "source",
+                "how": f"read from the steps' source: {listed} raise",
+                "precondition": f"a step started by the fork after {fork.source} raises while {', '.join(siblings)} are"
+                " in flight: the run ends with that exception, the siblings are cancelled, and what they already wrote"
+                " to ctx.state stays there",
+            }
+        )
     return findings
 
 
@@ -425,9 +438,7 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
     return {
         "framework": "pydantic_graph",
         "kind": type(target).__name__,
-        "forks": [
-            {"after": f.source, "map": f.is_map, "branches": [sorted(b) for b in f.branches]} for f in forks
-        ],
+        "forks": [{"after": f.source, "map": f.is_map, "branches": [sorted(b) for b in f.branches]} for f in forks],
         "parallel": [sorted({s for pair in f.together for s in pair}) for f in forks if f.together],
         "joins": {
             name: {"reducer": _reducer_name(node), "parent_fork": shape.parent_fork.get(name)}
