@@ -58,7 +58,7 @@ class Reading:
         found: dict[str, str] = {}
         for write in (a for a in self.accesses if a.kind != "read"):
             reads = [r.at for r in self.accesses if r.kind == "read" and r.name == write.name and r.at < write.at]
-            if reads and any(min(reads) < wait < write.at for wait in self.awaits):
+            if reads and any(min(reads) < wait <= write.at for wait in self.awaits):
                 kind = "update-across-await"
             elif reads and write.kind == "set":
                 kind = "update"
