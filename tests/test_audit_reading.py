@@ -33,7 +33,7 @@ def _kit(name: str) -> ModuleType:
 reading = _kit("audit_reading")
 
 
-class Attributes(reading.StateReader):  # type: ignore[name-defined,misc]
+class Attributes(reading.StateReader):  # type: ignore[name-defined]
     """`ctx.state.f` names f, as the pydantic-graph inspector reads it."""
 
     def key(self, node: ast.AST) -> str | None:
