@@ -4,8 +4,9 @@ Runs in the environment with the user's workflow and agent-framework-core instal
 harness). It reads the workflow as the builder built it (`edge_groups`, `executors`,
 `start_executor_id`; a WorkflowBuilder is built first), by class name and public attributes, so every
 1.x release reads the same. The runner delivers messages in supersteps: the walk here follows them
-from the start executor, taking each choice a selection function, a switch-case or an edge condition
-can make, and assuming each executor sends on its outgoing edges; it sees which executors share a
+from the start executor, taking each choice a selection function, a switch-case or the conditions on a
+source's edges (read as alternatives: one edge or none) can make, and assuming each executor sends on
+its outgoing edges; it sees which executors share a
 superstep, which fan-in groups can be left waiting when a run ends, and which executors receive
 several messages over separate edges in one run. What each executor does to shared state
 (`set_state` / `get_state`) is read from its source (suites/audit_reading.py). Every finding names the
@@ -121,6 +122,7 @@ def _selection(group: Any, targets: tuple[str, ...]) -> tuple[tuple[frozenset[st
 
 def _groups(workflow: Any) -> list[_Group]:
     found = []
+    conditional: dict[str, list[str]] = {}  # source -> targets of its conditional edges, in order
     for group in workflow.edge_groups:
         kinds = _mro(group)
         edges = list(getattr(group, "edges", []))
@@ -140,24 +142,21 @@ def _groups(workflow: Any) -> list[_Group]:
             found.append(_Group(gid, "fan-out", sources, targets, choices, why, certainty))
         else:
             for edge in edges:
-                conditional = getattr(edge, "_condition", None) is not None or getattr(edge, "has_condition", False)
-                choices = (
-                    (frozenset({str(edge.target_id)}), frozenset())
-                    if conditional
-                    else (frozenset({str(edge.target_id)}),)
-                )
-                why = f"the edge {edge.source_id} -> {edge.target_id} has a condition" if conditional else ""
-                found.append(
-                    _Group(
-                        f"{gid}:{edge.target_id}",
-                        "single",
-                        (str(edge.source_id),),
-                        (str(edge.target_id),),
-                        choices,
-                        why,
-                        "possible" if conditional else "static",
+                source, target = str(edge.source_id), str(edge.target_id)
+                if getattr(edge, "_condition", None) is not None or getattr(edge, "has_condition", False):
+                    conditional.setdefault(source, []).append(target)
+                else:
+                    found.append(
+                        _Group(f"{gid}:{target}", "single", (source,), (target,), (frozenset({target}),), "", "static")
                     )
-                )
+    # A source's conditional edges are taken as alternatives, one of them or none (the samples' complementary
+    # conditions): their targets do not share a superstep through them, and none may be taken.
+    for source, guarded in conditional.items():
+        alternatives = (*(frozenset({t}) for t in guarded), frozenset())
+        why = f"the edges from {source} to {guarded} have conditions"
+        found.append(
+            _Group(f"conditional:{source}", "single", (source,), tuple(guarded), alternatives, why, "possible")
+        )
     return found
 
 
