@@ -184,9 +184,7 @@ def _forks(shape: _Shape) -> list[_Fork]:
         for i, a_steps in enumerate(steps):
             for b_steps in steps[i + 1 :]:
                 together |= {tuple(sorted((a, b))) for a in a_steps for b in b_steps}  # type: ignore[misc]
-        sources = sorted(shape.predecessors.get(name, set()))
-        source = next((s for s in sources if not _is(shape.nodes.get(s), "Fork")), sources[0] if sources else name)
-        source = "the start node" if source == "__start__" else source
+        source = ", ".join(_named(shape, name))
         ends = [i for i, b in enumerate(branches) if _END in b]
         found.append(_Fork(name, source, is_map, branches, together, ends))
     return found
@@ -348,12 +346,19 @@ def _end_findings(shape: _Shape, forks: list[_Fork]) -> list[dict[str, Any]]:
     return findings
 
 
+def _named(shape: _Shape, name: str) -> list[str]:
+    """The user's node for `name`: a fork the builder made (a node with several edges, a map) is its source."""
+    if _is(shape.nodes.get(name), "Fork"):
+        return sorted({n for p in shape.predecessors.get(name, set()) for n in _named(shape, p)}) or [name]
+    return ["the start node" if name == "__start__" else name]
+
+
 def _join_findings(shape: _Shape) -> list[dict[str, Any]]:
     findings = []
     for name, node in sorted(shape.nodes.items()):
         if not _is(node, "Join"):
             continue
-        feeding = sorted(shape.predecessors.get(name, set()))
+        feeding = sorted({n for p in shape.predecessors.get(name, set()) for n in _named(shape, p)})
         shared = _shared_initial(node)
         if shared is not None:
             certainty, how = shared
