@@ -286,11 +286,9 @@ def read(obj: Any, make: Callable[[], StateReader]) -> list[Reading]:
     tree = tree_of(obj)
     if tree is None:
         return [Reading(readable=False)]
-    bodies = (
-        [n for n in ast.iter_child_nodes(tree) if isinstance(n, _FUNCTIONS)]
-        if isinstance(tree, ast.ClassDef)
-        else [tree]
-    )
+    bodies: list[ast.AST] = [tree]
+    if isinstance(tree, ast.ClassDef):  # its methods; __init__ builds the object, it is not part of a run
+        bodies = [n for n in tree.body if isinstance(n, _FUNCTIONS) and n.name != "__init__"]
     found = []
     for body in bodies:
         reader = make()

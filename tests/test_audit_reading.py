@@ -103,6 +103,22 @@ def test_writes_under_a_condition_and_raises_are_seen_with_the_files_line_number
     assert {a.line for a in found.accesses} == {source_line + 2, source_line + 3}
 
 
+class Checker:
+    def __init__(self, limit: int) -> None:
+        if limit < 0:
+            raise ValueError("a negative limit")  # building the object, not running it
+        self.limit = limit
+
+    async def handle(self, ctx: Any) -> None:
+        ctx.state.checked = await model()
+
+
+def test_a_class_is_read_method_by_method_without_its_constructor() -> None:
+    readings = reading.read(Checker, Attributes)
+    assert [r.raises for r in readings] == [[]]
+    assert reading.writes_of(readings) == {"checked": "set"}
+
+
 def test_unreadable_code_is_said_to_be_unreadable() -> None:
     assert [r.readable for r in reading.read(len, Attributes)] == [False]
 
