@@ -210,6 +210,8 @@ def _incomplete(facts: dict[str, Any], given: str | None) -> list[str]:
     unknown = [str(n) for n in facts.get("unknown_writers") or []]
     if unknown:
         fix = "the dry run did not run them" if given is not None else "run with --input to see them"
+        if facts.get("no_dry_run"):  # an inspector that reads source only: --input would not help
+            fix = f"their source could not be read ({facts['no_dry_run']})"
         reasons.append(
             f"Writers unknown for {len(unknown)} node{'s' * (len(unknown) != 1)} ({', '.join(unknown)}): {fix}"
         )
@@ -390,6 +392,8 @@ def markdown(audits: list[Audit]) -> str:
                 lines += ["No fan-in hazard found.", ""]
         for number, finding in enumerate(audit.findings, start=1):
             how = CERTAINTY.get(finding.certainty, finding.certainty)
+            if finding.certainty == "possible" and audit.facts.get("no_dry_run"):
+                how = "possible: the code that decides it could not be read"
             if finding.how:
                 how += f" ({finding.how})"
             lines += [

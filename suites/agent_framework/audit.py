@@ -495,5 +495,6 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
             if rs
         },
         "unknown_writers": unknown,
+        "no_dry_run": "the Agent Framework audit reads the graph and each step's source; it has no dry run",
         "findings": findings,
     }

@@ -458,5 +458,6 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
             for name in sorted(readings)
         },
         "unknown_writers": unknown,
+        "no_dry_run": "the pydantic-graph audit reads the graph and each step's source; it has no dry run",
         "findings": findings,
     }
