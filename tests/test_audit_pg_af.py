@@ -87,7 +87,7 @@ def test_a_step_without_source_leaves_the_audit_incomplete_and_says_why(tmp_path
 
 
 def test_version_dependent_findings_follow_what_their_probe_saw(tmp_path: Path) -> None:
-    """Kept state across runs: seen from 1.5.0 on; a resume seeing a failed superstep's writes: up to 1.2.x."""
+    """Both changed at 1.2.2 (bisected): state kept across runs from then on, a resume seeing a failed superstep's writes before."""
     path = _write(tmp_path, "reused.py", REUSED_WORKFLOW)
     shown = {}
     for cell in ("agent_framework-1.0.0", MATRIX.newest("agent_framework").id):

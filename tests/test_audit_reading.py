@@ -156,7 +156,7 @@ def test_conflicts_between_two_steps_that_run_at_once(a: str, b: str, kind: str 
 
 
 def test_a_version_dependent_finding_shows_only_where_its_probe_saw_the_hazard() -> None:
-    """Agent Framework kept shared state across runs from 1.5.0 on (agent_framework/runs/stale-from-previous-run)."""
+    """Agent Framework keeps shared state across runs from 1.2.2 on (bisected; agent_framework/runs/stale-from-previous-run)."""
     grid = matrix.load()
     raw = {"probes": ["agent_framework/runs/stale-from-previous-run"], "only_if": {"value_has": '"stale": ["'}}
     shown = {}
