@@ -8,7 +8,6 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langgraph.store.memory import InMemoryStore
 
-
 STORE = InMemoryStore()
 
 
