@@ -370,8 +370,7 @@ def markdown(audits: list[Audit]) -> str:
             lines.append("")
         if audit.facts.get("parallel"):
             lines.append(
-                "Nodes that can run at once (one superstep, one fork): "
-                + "; ".join(", ".join(g) for g in audit.facts["parallel"])
+                "Nodes that can run at the same time: " + "; ".join(", ".join(g) for g in audit.facts["parallel"])
             )
             lines.append("")
         writes = audit.facts.get("writes") or {}
