@@ -152,3 +152,21 @@ def test_pip_install_gives_a_working_fanin_without_any_framework(tmp_path: Path)
     assert script.returncode in (0, 1), script.stderr  # the reference ships with it; no framework is installed
     frameworks = subprocess.run([str(python), "-c", "import langgraph"], capture_output=True)
     assert frameworks.returncode != 0  # report and diff really ran without one
+
+
+@pytest.mark.parametrize("target", ["app/graph.ts:graph", "agent.mjs:root", "src/Flow.JS:app", "ui/flow.tsx"])
+def test_a_javascript_target_given_to_audit_is_one_line_and_exit_2(target: str) -> None:
+    """audit imports Python; a .js/.ts file gets one line saying so and what to read instead, before anything runs."""
+    done = fanin("audit", target)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and not done.stdout
+    assert "fanin audit reads Python graphs" in lines[0]
+    assert "langgraphjs and adkjs cells" in lines[0] and "reference/CHECKLIST.md" in lines[0]
+
+
+def test_a_python_target_is_not_taken_for_javascript() -> None:
+    from fanin.project import audit
+
+    for target in ("app/graph.py:graph", "app.graph:ts", "app.tsx_helpers:graph"):
+        audit.refuse_javascript(target)  # no error

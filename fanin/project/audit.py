@@ -54,6 +54,8 @@ WRITES_HOW = {
     "unknown": "unknown",
 }
 DRY_RUN_FAILED = "The dry run failed"
+# A target in these is JavaScript or TypeScript: audit loads Python objects, so it says what to read instead.
+JAVASCRIPT = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
 
 
 class UserCodeError(EnvironmentFault):
@@ -208,6 +210,8 @@ def _incomplete(facts: dict[str, Any], given: str | None) -> list[str]:
     unknown = [str(n) for n in facts.get("unknown_writers") or []]
     if unknown:
         fix = "the dry run did not run them" if given is not None else "run with --input to see them"
+        if facts.get("no_dry_run"):  # an inspector that reads source only: --input would not help
+            fix = f"their source could not be read ({facts['no_dry_run']})"
         reasons.append(
             f"Writers unknown for {len(unknown)} node{'s' * (len(unknown) != 1)} ({', '.join(unknown)}): {fix}"
         )
@@ -217,6 +221,17 @@ def _incomplete(facts: dict[str, Any], given: str | None) -> list[str]:
     return reasons
 
 
+def refuse_javascript(target: str) -> None:
+    """One line, exit 2, for a JavaScript or TypeScript target: audit imports Python; the probes cover the JS runtimes."""
+    where = target.rpartition(":")[0] or target
+    if where.lower().endswith(JAVASCRIPT):
+        raise FaninError(
+            f"{where}: fanin audit reads Python graphs (it imports FILE.py:ATTR); for LangGraph.js and ADK for"
+            " JavaScript read what the probes observed (`fanin report`: the langgraphjs and adkjs cells) and"
+            " answer the review checklist (reference/CHECKLIST.md)"
+        )
+
+
 def evaluate(
     target: str,
     matrix: Matrix,
@@ -224,6 +239,7 @@ def evaluate(
     given: str | None = None,
     full_traceback: bool = False,
 ) -> list[Audit]:
+    refuse_javascript(target)
     python = python or sys.executable
     facts = inspect(target, python, matrix, given, full_traceback)
     if not facts["inspected"]:
@@ -354,7 +370,7 @@ def markdown(audits: list[Audit]) -> str:
             lines.append("")
         if audit.facts.get("parallel"):
             lines.append(
-                "Nodes that can run in one superstep: " + "; ".join(", ".join(g) for g in audit.facts["parallel"])
+                "Nodes that can run at the same time: " + "; ".join(", ".join(g) for g in audit.facts["parallel"])
             )
             lines.append("")
         writes = audit.facts.get("writes") or {}
@@ -376,6 +392,8 @@ def markdown(audits: list[Audit]) -> str:
                 lines += ["No fan-in hazard found.", ""]
         for number, finding in enumerate(audit.findings, start=1):
             how = CERTAINTY.get(finding.certainty, finding.certainty)
+            if finding.certainty == "possible" and audit.facts.get("no_dry_run"):
+                how = "possible: the code that decides it could not be read"
             if finding.how:
                 how += f" ({finding.how})"
             lines += [

@@ -144,6 +144,8 @@ def main() -> None:
         print(json.dumps({"versions": versions, "python": python, "load_error": describe(exc)}, default=str))
         return
     seen = []
+    # Helpers the inspectors share (suites/audit_reading.py); last on the path, so they never shadow the user's modules.
+    sys.path.append(str(suites))
     for key in versions:
         inspector = suites / key / "audit.py"
         if not inspector.is_file():
