@@ -736,6 +736,44 @@ def test_sigterm_to_noxw_itself_reaches_the_session_and_exits_130(tmp_path: Path
             os.killpg(process.pid, signal.SIGKILL)
 
 
+SIGNAL_INSIDE_ADD = """
+import os, signal, sys
+from fanin.run import one_cell
+
+class Signalled(set):  # the signal lands while CHILDREN.add holds its lock
+    def add(self, pid):
+        os.kill(os.getpid(), signal.SIGTERM)
+        super().add(pid)
+
+one_cell.CHILDREN.groups = Signalled()
+with one_cell.signals_end_children():
+    try:
+        one_cell.CHILDREN.add(2**22 + 1)  # no such process group
+    except KeyboardInterrupt as exc:
+        print("interrupted by", exc)
+        sys.exit(130)
+"""
+
+
+def test_a_signal_while_the_main_thread_registers_a_child_is_not_a_deadlock() -> None:
+    """`fanin repeat` (and upgrade, sensitivity, --here) run the cell in the main thread, where the signal handler
+    runs too: landing inside `CHILDREN.add`, it waited forever for the lock its own thread held."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", SIGNAL_INSIDE_ADD],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+    try:
+        out, _ = process.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, _ = process.communicate()
+        pytest.fail(f"the handler waited for the lock its own thread held (no exit in 20 s): {out}")
+    assert process.returncode == 130 and "interrupted by SIGTERM" in out, out
+
+
 # A `uv` on PATH for the real noxfile: `fanin cells --json` lists two cells; any other fanin command is a
 # session that says it started, then waits until a signal and exits 130, as fanin does.
 FAKE_UV = """#!{python}
