@@ -214,3 +214,18 @@ def test_every_python_probe_section_names_its_reproducer_command() -> None:
     for declared in PYTHON_PROBES:
         assert f"`fanin repro {declared.id}`" in sections, declared.id
     assert "fanin repro langgraphjs/" not in sections
+
+
+def test_a_postponed_annotation_is_quoted_only_where_it_names_what_is_not_yet_defined() -> None:
+    text = (
+        "class Model(Base):\n"
+        "    steps: list[Any] = []  # “é”\n"
+        '    def bind(self, né: Any = "→", *, later: dict[\n'
+        "        str, Later\n"
+        "    ] = None) -> Model:\n"
+        "        return self\n"
+    )
+    out = repro._quote_annotations(text, {"Any", "list", "dict", "str", "Base"})
+    assert "steps: list[Any] = []  # “é”" in out and 'né: Any = "→"' in out  # defined: left as written
+    assert 'later: "dict[str, Later]" = None) -> "Model":' in out
+    ast.parse(out)
