@@ -23,6 +23,7 @@ passes it on through FANIN_EXIT_FILE, since nox itself only says pass or fail.
 from __future__ import annotations
 
 import os
+import runpy
 import subprocess
 import sys
 import tomllib
@@ -32,6 +33,7 @@ import nox
 
 ROOT = Path(__file__).resolve().parent
 HARNESS_ENV = ROOT / ".fanin" / "harness"
+INTERRUPTED = runpy.run_path(str(ROOT / "fanin" / "model" / "exits.py"))["INTERRUPTED"]  # fanin's exit 130
 
 nox.options.default_venv_backend = "none"
 nox.options.sessions = ["matrix", "report"]
@@ -76,7 +78,10 @@ def _env() -> dict[str, str]:
 def fanin(
     session: nox.Session, *args: str, group: str | None = None, program: tuple[str, ...] = ("-m", "fanin")
 ) -> None:
-    """Run the harness; a non-zero exit ends the session with fanin's own code (see the module docstring)."""
+    """Run the harness; a non-zero exit ends the session with fanin's own code (see the module docstring).
+
+    An interrupted fanin (a signal reached it, exit 130) interrupts nox too, as Ctrl-C does: nox would
+    otherwise go on to the next queued session (`-t repeat`, `-t smoke`: the next cell) after the signal."""
     command = ["uv", "run", "--quiet", "--frozen", "--project", str(ROOT)]
     if group:
         command += ["--group", group]
@@ -87,6 +92,8 @@ def fanin(
         exit_file = os.environ.get("FANIN_EXIT_FILE")
         if exit_file:
             Path(exit_file).write_text(str(code))
+        if code == INTERRUPTED:
+            raise KeyboardInterrupt(f"exit {code}")
         session.error(f"exit {code}")
 
 

@@ -112,17 +112,28 @@ class IdleTurns(Turns):
     branches): a branch waiting for its siblings lets every other task run until the loop has nothing
     ready (`settle`); if the siblings still have not arrived, they cannot arrive while it waits, so it
     is released at once and `vacuous` says why. No wall time is spent either way.
+    One waiter settles at a time; the others await its end (an Event): two settling at once would keep
+    each other ready, so neither would ever see the loop idle.
     """
 
     def __init__(self, order: list[str]) -> None:
         super().__init__(order, patience=0.0)
+        self._settling: asyncio.Event | None = None
 
     async def wait(self, name: str) -> None:
         self.arrived.append(name)
         if set(self.arrived) >= set(self.order):
             self._events[self.order[0]].set()
         while not self._events[name].is_set():
-            await settle()
+            if self._settling is not None:
+                await self._settling.wait()
+                continue
+            self._settling = asyncio.Event()
+            try:
+                await settle()
+            finally:
+                self._settling.set()
+                self._settling = None
             if self._events[name].is_set():
                 break
             if not set(self.arrived) >= set(self.order):

@@ -308,6 +308,87 @@ def test_a_cell_queued_behind_a_signal_never_starts(monkeypatch: pytest.MonkeyPa
     assert list(tmp_path.iterdir()) == []  # no marker, no result set: every previous one is as it was
 
 
+# --- `fanin repeat`: a signal while runs are queued ends them all -------------------------
+
+HANGS_ON_SEED_1 = """
+@probe("langgraph/dummy/hang-on-seed-1", title="returns under hash seed 0, waits until killed under seed 1", claim=CLAIM)
+def test_hang_on_seed_1(obs):
+    if os.environ["PYTHONHASHSEED"] == "1":
+        Path(os.environ["FANIN_TEST_STARTED"]).write_text(str(os.getpid()))
+        threading.Event().wait()
+    obs.record(1, label="ran", detail="ran", hazard="safe")
+"""
+
+REPEAT_DRIVER = """
+import sys
+from pathlib import Path
+import fanin.__main__ as cli
+from fanin.run import all_cells, one_cell
+work, module, cell_id = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+cli.REPORTS = work
+work.mkdir(parents=True, exist_ok=True)
+
+def run_one(cell, matrix, options):  # `fanin repeat`'s own loop and runner, on the throw-away probe module
+    with (work / "seeds").open("a") as seeds:
+        seeds.write(options.env["PYTHONHASHSEED"] + "\\n")
+    results = options.results_dir / f"{cell.id}.json"
+    spec = one_cell.CellRun(
+        cell_id=cell.id, framework=cell.framework.key, package="pytest", import_check="json",
+        python=Path(sys.executable), lock=Path("lock.txt"), reference=None, results=results, targets=(module,),
+        pytest_args=("-o", "timeout=60", "-p", "no:cacheprovider"), accept_new=True, watchdog=60.0, env=options.env,
+    )
+    log = options.results_dir / "cell.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as handle:
+        outcome = one_cell.run_cell(spec, handle)
+    return all_cells.Result(cell, outcome, 0.0, log, results, options.results_dir / "junit.xml")
+
+all_cells.run_one = run_one
+sys.exit(cli.main(["repeat", cell_id, "4"]))
+"""
+
+
+@pytest.mark.parametrize("target", ["runner", "runner-group", "pytest-alone"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_a_repeat_ends_it_and_no_queued_run_starts(tmp_path: Path, target: str, signum: int) -> None:
+    """`fanin repeat CELL 4`: the signal lands in run 2; runs 3 and 4 never start, nothing is left running, exit 130."""
+    from fanin.model import matrix as matrix_model
+
+    cell = matrix_model.load().newest("langgraph")
+    module = probe_module(tmp_path, HANGS_ON_SEED_1)
+    started = tmp_path / "started"
+    driver = tmp_path / "driver.py"
+    driver.write_text(REPEAT_DRIVER)
+    process = subprocess.Popen(
+        [sys.executable, str(driver), str(tmp_path / "reports"), str(module), cell.id],
+        cwd=tmp_path,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, "FANIN_TEST_STARTED": str(started), "PYTHONPATH": str(REPO_ROOT)},
+    )
+    try:
+        _wait_until(lambda: started.exists() and started.read_text() != "", "run 2 never started")
+        pytest_pid = int(started.read_text())
+        if target == "runner":
+            process.send_signal(signum)
+        elif target == "runner-group":
+            os.killpg(process.pid, signum)
+        else:
+            os.kill(pytest_pid, signum)
+        out, _ = process.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == one_cell.INTERRUPTED, out
+    assert (tmp_path / "reports" / "seeds").read_text().split() == ["0", "1"], out
+    runs = tmp_path / "reports" / "repeat" / cell.id
+    assert sorted(p.name for p in runs.iterdir()) == ["run-000", "run-001"]
+    assert not psutil.pid_exists(pytest_pid) or psutil.Process(pytest_pid).status() == psutil.STATUS_ZOMBIE
+    assert processes_mentioning(str(module)) == []
+
+
 # --- a framework that does not import --------------------------------------------------
 
 
@@ -653,6 +734,95 @@ def test_sigterm_to_noxw_itself_reaches_the_session_and_exits_130(tmp_path: Path
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
+
+
+SIGNAL_INSIDE_ADD = """
+import os, signal, sys
+from fanin.run import one_cell
+
+class Signalled(set):  # the signal lands while CHILDREN.add holds its lock
+    def add(self, pid):
+        os.kill(os.getpid(), signal.SIGTERM)
+        super().add(pid)
+
+one_cell.CHILDREN.groups = Signalled()
+with one_cell.signals_end_children():
+    try:
+        one_cell.CHILDREN.add(2**22 + 1)  # no such process group
+    except KeyboardInterrupt as exc:
+        print("interrupted by", exc)
+        sys.exit(130)
+"""
+
+
+def test_a_signal_while_the_main_thread_registers_a_child_is_not_a_deadlock() -> None:
+    """`fanin repeat` (and upgrade, sensitivity, --here) run the cell in the main thread, where the signal handler
+    runs too: landing inside `CHILDREN.add`, it waited forever for the lock its own thread held."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", SIGNAL_INSIDE_ADD],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+    try:
+        out, _ = process.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, _ = process.communicate()
+        pytest.fail(f"the handler waited for the lock its own thread held (no exit in 20 s): {out}")
+    assert process.returncode == 130 and "interrupted by SIGTERM" in out, out
+
+
+# A `uv` on PATH for the real noxfile: `fanin cells --json` lists two cells; any other fanin command is a
+# session that says it started, then waits until a signal and exits 130, as fanin does.
+FAKE_UV = """#!{python}
+import json, os, signal, sys, threading
+from pathlib import Path
+words = sys.argv[sys.argv.index("fanin") + 1 :]
+if words[:1] == ["cells"]:
+    print(json.dumps([{{"id": c, "framework": "langgraph", "smoke": False}} for c in ("langgraph-0.0.1", "langgraph-0.0.2")]))
+    sys.exit(0)
+signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(130))
+Path(os.environ["FANIN_TEST_DIR"], "started " + " ".join(words)).write_text(str(os.getpid()))
+threading.Event().wait()
+"""
+
+
+def test_a_signal_to_one_cells_fanin_starts_no_queued_session(tmp_path: Path) -> None:
+    """`./noxw -t repeat` queues one nox session per cell; SIGTERM to the running session's fanin (exit 130)
+    ends the whole nox run with 130: the next cell's repeat never starts (nox went on to it)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    uv = bin_dir / "uv"
+    uv.write_text(FAKE_UV.format(python=sys.executable))
+    uv.chmod(0o755)
+    exit_file = tmp_path / "exit"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nox", "--noxfile", str(REPO_ROOT / "noxfile.py"), "-t", "repeat", "--", "3"],
+        cwd=tmp_path,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={
+            **os.environ,
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "FANIN_TEST_DIR": str(tmp_path),
+            "FANIN_EXIT_FILE": str(exit_file),
+        },
+    )
+    first = tmp_path / "started repeat langgraph-0.0.1 3"
+    try:
+        _wait_until(lambda: first.exists() and first.read_text() != "", "the first repeat never started", 120)
+        os.kill(int(first.read_text()), signal.SIGTERM)  # the session's fanin alone, as `kill <pid>` sends it
+        _wait_until(lambda: process.poll() is not None or len(list(tmp_path.glob("started *"))) > 1, "nox never ended")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        out, _ = process.communicate(timeout=60)
+    assert sorted(p.name for p in tmp_path.glob("started *")) == [first.name], out
+    assert exit_file.read_text() == "130" and process.returncode == 130, out  # nox says "interrupted", as on Ctrl-C
 
 
 # --- a full disk is "could not run" with the reason, never a behaviour change ------------

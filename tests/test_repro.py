@@ -1,6 +1,7 @@
 """`fanin repro`: a probe as one standalone script that reproduces the reference's observation.
 
-The scripts of one probe of every LangGraph and ADK family (topic), and of the variants that need
+The scripts of one probe of every family (topic) of every Python framework, of every deepagents
+observation (its kit defines a model class the script must carry), and of the variants that need
 the backends (SQLite, PostgreSQL from the harness's services), run in their framework's newest
 cell's venv (built from its lock if missing, as `fanin audit --cell` does) with no fanin importable;
 what they print must be the reference's behaviour (outcome, hazard, value).
@@ -33,18 +34,25 @@ from fanin.versions import repro, repro_obs
 
 MATRIX = matrix.load()
 PYTHON_PROBES = [p for p in catalog.declared() if p.file.endswith(".py")]
-# One probe of every LangGraph and ADK family: the first its suite declares.
+# One probe of every family of every Python framework: the first its suite declares.
 FAMILIES: dict[str, str] = {}
 for declared in PYTHON_PROBES:
-    if declared.framework in ("langgraph", "adk"):
-        FAMILIES.setdefault(f"{declared.framework}/{declared.id.split('/')[1]}", declared.id)
-# Variants: the async mode, and the storage backends the kits build (lg_persist, adk_sessions).
+    FAMILIES.setdefault(f"{declared.framework}/{declared.id.split('/')[1]}", declared.id)
+# Variants: the async mode, the storage backends the kits build (lg_persist, adk_sessions), and every
+# deepagents observation (six probes, each built on da_kit's ScriptedModel).
 VARIANTS = [
     "langgraph/same-key/no-reducer[async]",
     "langgraph/resume/durability-modes[sqlite]",
     "langgraph/resume/durability-modes[postgres,async]",
     "adk/session/stale-result[sqlite]",
     "adk/session/stale-result[postgres]",
+    *(
+        observation_id
+        for declared in PYTHON_PROBES
+        if declared.framework == "deepagents"
+        for observation_id in declared.observation_ids()
+        if observation_id not in FAMILIES.values()
+    ),
 ]
 # PEP 723's reference regular expression for a script's metadata block.
 PEP_723 = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$")
@@ -58,7 +66,7 @@ def metadata(text: str) -> dict:
 
 @pytest.fixture(scope="module")
 def pythons() -> dict[str, str]:
-    return {key: audit.python_of(MATRIX.newest(key)) for key in ("langgraph", "adk")}
+    return {key: audit.python_of(MATRIX.newest(key)) for key in sorted({p.framework for p in PYTHON_PROBES})}
 
 
 @pytest.fixture(scope="module")
@@ -206,3 +214,18 @@ def test_every_python_probe_section_names_its_reproducer_command() -> None:
     for declared in PYTHON_PROBES:
         assert f"`fanin repro {declared.id}`" in sections, declared.id
     assert "fanin repro langgraphjs/" not in sections
+
+
+def test_a_postponed_annotation_is_quoted_only_where_it_names_what_is_not_yet_defined() -> None:
+    text = (
+        "class Model(Base):\n"
+        "    steps: list[Any] = []  # “é”\n"
+        '    def bind(self, né: Any = "→", *, later: dict[\n'
+        "        str, Later\n"
+        "    ] = None) -> Model:\n"
+        "        return self\n"
+    )
+    out = repro._quote_annotations(text, {"Any", "list", "dict", "str", "Base"})
+    assert "steps: list[Any] = []  # “é”" in out and 'né: Any = "→"' in out  # defined: left as written
+    assert 'later: "dict[str, Later]" = None) -> "Model":' in out
+    ast.parse(out)

@@ -84,7 +84,9 @@ class _Children:
     """Every pytest process group the runner started, so a signal can end them all."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        # Re-entrant: the signal handler (kill_all) runs in the main thread, which may be inside add/remove
+        # (`fanin repeat`, upgrade, sensitivity, --here run the cell there); a plain Lock deadlocked it.
+        self.lock = threading.RLock()
         self.groups: set[int] = set()
         self.stopping: str | None = None
 

@@ -14,6 +14,7 @@ its header says what the reference observed in that cell.
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import sys
 import textwrap
@@ -114,6 +115,36 @@ def _inline_kit_imports(text: str, where: Path) -> str:
     return "\n".join(line for line in lines) + "\n"
 
 
+def _postponed(where: Path) -> bool:
+    return "from __future__ import annotations" in parse_file(where).lines
+
+
+def _quote_annotations(text: str, bound: set[str]) -> str:
+    """`text`'s annotations that name something not yet `bound` where the script defines it, quoted as
+    PEP 563 would: code from a file with `from __future__ import annotations`, inlined into a script
+    without it, evaluates its annotations at definition, and `-> ScriptedModel` inside class
+    ScriptedModel (or a name defined further down) would raise NameError. The others stay as written."""
+    tree = ast.parse(text)  # a module-level statement, never indented
+    annotations: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg) and node.annotation is not None:
+            annotations.append(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+            annotations.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            annotations.append(node.annotation)
+    unbound = [a for a in annotations if {n.id for n in ast.walk(a) if isinstance(n, ast.Name)} - bound]
+    lines = [line.encode("utf-8") for line in text.split("\n")]  # ast's columns count UTF-8 bytes
+    for a in sorted(unbound, key=lambda a: (a.lineno, a.col_offset), reverse=True):
+        first, last = a.lineno - 1, (a.end_lineno or a.lineno) - 1
+        said = ast.unparse(a)
+        quoted = f'"{said}"' if '"' not in said and "\\" not in said else repr(said)
+        lines[first : last + 1] = [
+            lines[first][: a.col_offset] + quoted.encode() + lines[last][a.end_col_offset or 0 :]
+        ]
+    return "\n".join(line.decode("utf-8") for line in lines)
+
+
 def _bound(where: Path, definition: Definition) -> list[str]:
     return [name for name, d in parse_file(where).bindings.items() if d is definition]
 
@@ -177,6 +208,7 @@ def script(probe_id: str, matrix: Matrix, cell: Cell | None = None, variant: str
     function = probe_file.function(declared.function)
     definitions, aliases = reached(path, function)
     function = _inline_kit_imports(function, path)
+    future = _postponed(path)  # the script's own `from __future__ import annotations`, as the probe file's
 
     imports: dict[str, None] = {}
     sections: dict[Path, list[tuple[Definition, str]]] = {}
@@ -231,7 +263,6 @@ def script(probe_id: str, matrix: Matrix, cell: Cell | None = None, variant: str
             if name in owner:
                 raise ReproError(f"{name} is bound in {shown(owner[name][0])} and by the stand-in for obs")
 
-    future = "from __future__ import annotations" in probe_file.lines
     values = dict(chosen.values)
     arguments = "".join(f", {name}={json.dumps(value)}" for name, value in values.items())
     python = cell.python
@@ -260,9 +291,17 @@ def script(probe_id: str, matrix: Matrix, cell: Cell | None = None, variant: str
     out += [f"# --- fanin's `obs`, reduced to what this probe uses ({shown(STAND_IN)}) ---", ""]
     out += _statements(text for _, text in sorted(helpers, key=lambda item: item[0].span))
     out += [observer.rstrip(), "", "", observe.rstrip(), "", ""]
+    # What is bound when a definition runs: builtins, the imports and the stand-in above, the definitions before it.
+    bound = set(dir(builtins)) | {name for name, (where, _) in owner.items() if where == IMPORTED}
+    bound |= {name for definition, _ in helpers for name in _bound(STAND_IN, definition)} | {"Observer", "observe"}
     for where in sorted(sections, key=lambda p: (p == path, p.parent != REPO_ROOT / "suites", str(p))):
         out += [f"# --- {shown(where)} ---", ""]
-        out += _statements(text for _, text in sorted(sections[where], key=lambda item: item[0].span))
+        texts = []
+        for definition, text in sorted(sections[where], key=lambda item: item[0].span):
+            texts.append(_quote_annotations(text, bound) if _postponed(where) and not future else text)
+            bound.update(_bound(where, definition))
+        out += _statements(texts)
+        bound.update(alias for (_, alias), (kit, _) in aliases.items() if kit == where)
         if where in namespaces:
             out += [f"# `import {where.stem}` as the code below uses it", *namespaces[where], "", ""]
     if path not in sections:
