@@ -95,12 +95,11 @@ def fanin(
 ) -> None:
     """Run the harness; a non-zero exit ends the session with fanin's own code (see the module docstring)."""
     command = _command(*args, group=group, program=program)
-    session.log(" ".join(command[command.index("python") :]))
+    shown = " ".join(command[command.index("python") :])
+    session.log(shown)
     started = time.monotonic()
     code = subprocess.run(command, env=_env()).returncode
-    session.log(
-        f"{' '.join(command[command.index('python') + 1 :])[:80]}: exit {code} in {time.monotonic() - started:.0f} s"
-    )
+    session.log(f"{shown[:80]}: exit {code} in {time.monotonic() - started:.0f} s")
     if code:
         _failed(session, code)
 
