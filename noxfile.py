@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import os
 import runpy
+import signal
 import subprocess
 import sys
+import threading
+import time
 import tomllib
 from pathlib import Path
 
@@ -75,6 +78,22 @@ def _env() -> dict[str, str]:
     return {**os.environ, "UV_PROJECT_ENVIRONMENT": str(HARNESS_ENV)}
 
 
+def _command(*args: str, group: str | None = None, program: tuple[str, ...] = ("-m", "fanin")) -> list[str]:
+    command = ["uv", "run", "--quiet", "--frozen", "--project", str(ROOT)]
+    if group:
+        command += ["--group", group]
+    return [*command, "python", *program, *args]
+
+
+def _failed(session: nox.Session, code: int) -> None:
+    exit_file = os.environ.get("FANIN_EXIT_FILE")
+    if exit_file:
+        Path(exit_file).write_text(str(code))
+    if code == INTERRUPTED:
+        raise KeyboardInterrupt(f"exit {code}")
+    session.error(f"exit {code}")
+
+
 def fanin(
     session: nox.Session, *args: str, group: str | None = None, program: tuple[str, ...] = ("-m", "fanin")
 ) -> None:
@@ -82,19 +101,14 @@ def fanin(
 
     An interrupted fanin (a signal reached it, exit 130) interrupts nox too, as Ctrl-C does: nox would
     otherwise go on to the next queued session (`-t repeat`, `-t smoke`: the next cell) after the signal."""
-    command = ["uv", "run", "--quiet", "--frozen", "--project", str(ROOT)]
-    if group:
-        command += ["--group", group]
-    command += ["python", *program, *args]
-    session.log(" ".join(command[command.index("python") :]))
+    command = _command(*args, group=group, program=program)
+    shown = " ".join(command[command.index("python") :])
+    session.log(shown)
+    started = time.monotonic()
     code = subprocess.run(command, env=_env()).returncode
+    session.log(f"{shown[:80]}: exit {code} in {time.monotonic() - started:.0f} s")
     if code:
-        exit_file = os.environ.get("FANIN_EXIT_FILE")
-        if exit_file:
-            Path(exit_file).write_text(str(code))
-        if code == INTERRUPTED:
-            raise KeyboardInterrupt(f"exit {code}")
-        session.error(f"exit {code}")
+        _failed(session, code)
 
 
 _check_matrix()
@@ -255,13 +269,78 @@ def browser(session: nox.Session) -> None:
         os.environ.pop("FANIN_BROWSER", None)
 
 
+class _Lane:
+    """fanin commands run one after another in a thread, beside the session's own, into one log file.
+
+    The CI command's two halves use different resources: the harness tests are one pytest process (one core,
+    much of it waiting on the subprocesses it starts), the cells keep every core busy. Side by side they fill
+    the cores the tests leave idle. Cell venvs are never built twice: venvs.ensure lets one builder at a time.
+    """
+
+    def __init__(self, log: Path, *commands: tuple[str, ...]) -> None:
+        self.log, self.commands = log, commands
+        self.code: int | None = None
+        self.lines: list[str] = []
+        self.process: subprocess.Popen[bytes] | None = None
+        self.stopped = False
+        self.guard = threading.Lock()  # a command is started, or the lane stopped, never both
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with self.log.open("wb") as out:
+            for args in self.commands:
+                started = time.monotonic()
+                out.write(f"nox > python -m fanin {' '.join(args)}\n".encode())
+                out.flush()
+                with self.guard:
+                    if self.stopped:
+                        break
+                    self.process = subprocess.Popen(_command(*args), env=_env(), stdout=out, stderr=subprocess.STDOUT)
+                code = self.process.wait()
+                self.lines.append(f"fanin {' '.join(args)}: exit {code} in {time.monotonic() - started:.0f} s")
+                if code:
+                    self.code = code
+                    return
+        self.code = 0 if not self.stopped else 130
+
+    def stop(self) -> None:
+        """End what runs as Ctrl-C would (every cell's previous result set is kept) and wait for it."""
+        with self.guard:
+            self.stopped = True
+            if self.process is not None and self.process.poll() is None:
+                self.process.send_signal(signal.SIGINT)
+        self.thread.join()
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """The CI command: lint and type gates, the harness's tests, every cell must reproduce its reference,
-    and every probe named in reference/sensitivity.toml must notice its patch."""
-    lint(session)
-    typecheck(session)
-    selftest(session)
-    browser(session)
-    matrix(session)
-    sensitivity(session)
+    and every probe named in reference/sensitivity.toml must notice its patch. The cells and the sensitivity
+    check run beside the gates and tests (their output goes to reports/logs/tests-cells.log, shown at the end)."""
+    started = time.monotonic()
+    cells = _Lane(
+        Path(os.environ.get("FANIN_REPORTS", ROOT / "reports")) / "logs" / "tests-cells.log",
+        ("probe", *session.posargs),
+        ("sensitivity", *session.posargs),
+    )
+    session.log(f"every cell, then the sensitivity check, beside the tests: {cells.log}")
+    cells.thread.start()
+    try:
+        lint(session)
+        typecheck(session)
+        selftest(session)
+        browser(session)
+    except BaseException:
+        cells.stop()
+        raise
+    finally:
+        session.log(f"gates and tests done after {time.monotonic() - started:.0f} s")
+    cells.thread.join()
+    sys.stdout.write(cells.log.read_text(encoding="utf-8", errors="replace"))
+    sys.stdout.flush()
+    for line in cells.lines:
+        session.log(line)
+    session.log(f"tests: {time.monotonic() - started:.0f} s in all")
+    if cells.code:
+        _failed(session, cells.code)

@@ -25,6 +25,9 @@ from fanin.run import isolation, venvs
 
 MATRIX = matrix.load()
 CORPUS = REPO_ROOT / "examples" / "corpus"
+# The venv is built once, in a module fixture whose length is the machine's load (each of its steps has its
+# own timeout): pytest's 120 s bound applies to each test's own body only.
+pytestmark = pytest.mark.timeout(func_only=True)
 
 
 @pytest.fixture(scope="module")

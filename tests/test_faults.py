@@ -18,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -62,9 +63,11 @@ def cell_run(tmp_path: Path, module: Path, **overrides: object) -> one_cell.Cell
         "reference": None,
         "results": tmp_path / "results" / "langgraph-0.0.1.json",
         "targets": (str(module),),
-        "pytest_args": ("-o", "timeout=2", "-p", "no:cacheprovider"),
+        # Bounds against a harness defect only: no test here waits for them, so a loaded machine cannot trip
+        # them (the watchdog's own test drives its clock from events: test_a_probe_stuck_in_c_code_...).
+        "pytest_args": ("-o", "timeout=60", "-p", "no:cacheprovider"),
         "accept_new": True,
-        "watchdog": 4.0,
+        "watchdog": one_cell.DEFAULT_WATCHDOG,
     }
     values.update(overrides)
     return one_cell.CellRun(**values)  # type: ignore[arg-type]
@@ -142,6 +145,7 @@ STUCK_IN_C = """
 @probe("langgraph/dummy/stuck", title="blocks SIGALRM, then waits in C forever", claim=CLAIM)
 def test_stuck(obs):
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGTERM})
+    Path(os.environ["FANIN_TEST_STARTED"]).write_text(str(os.getpid()))
     select.select([], [], [])
 
 
@@ -151,14 +155,43 @@ def test_after(obs):
 """
 
 
-def test_a_probe_stuck_in_c_code_is_killed_recorded_as_timeout_and_the_rest_run(tmp_path: Path) -> None:
-    outcome, log = run(tmp_path, STUCK_IN_C)
+def stuck_clock(started: Path, step: float) -> Callable[[], float]:
+    """The watchdog's clock, driven by events: it stands still until the probe has said it is stuck (its pid
+    in `started`), then moves `step` a reading for as long as that process lives. So however slow pytest
+    starts on a loaded machine, only the stuck probe can trip the watchdog, and it does so at once."""
+    now = 0.0
+
+    def clock() -> float:
+        nonlocal now
+        pid = started.read_text() if started.exists() else ""
+        if pid and not _gone(int(pid)):
+            now += step
+        return now
+
+    return clock
+
+
+def test_a_probe_stuck_in_c_code_is_killed_recorded_as_timeout_and_the_rest_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = tmp_path / "started"
+    watch = one_cell._watch
+    monkeypatch.setattr(
+        one_cell,
+        "_watch",
+        lambda process, journal, watchdog, failed: watch(
+            process, journal, watchdog, failed, clock=stuck_clock(started, watchdog + 1)
+        ),
+    )
+    outcome, log = run(tmp_path, STUCK_IN_C, watchdog=4.0, env={"FANIN_TEST_STARTED": str(started)})
     seen = observations(tmp_path)
     assert (
         seen["langgraph/dummy/stuck"][0] == "timeout" and "did not answer signals" in seen["langgraph/dummy/stuck"][1]
     )
+    assert seen["langgraph/dummy/stuck"][1].startswith("no result within 4 s")
     assert seen["langgraph/dummy/after"][0] == "ok"
     assert outcome.code == one_cell.SAME  # a timeout is an observation like any other; no reference here
+    assert outcome.attempts == 2  # killed once, resumed once: nothing else stalled
     assert "watchdog: langgraph/dummy/stuck stalled" in log
     assert processes_mentioning(str(tmp_path / "test_dummy.py")) == []
 
@@ -655,7 +688,6 @@ with services.postgres() as env:
 
 def test_kill_9_of_the_runners_group_stops_its_postgresql_and_removes_its_directory(tmp_path: Path) -> None:
     """Issue 21 case 4: PostgreSQL daemonises itself; a guardian in its own session ends it when the harness dies."""
-    pytest.importorskip("pgserver")
     where = tmp_path / "server"
     process = subprocess.Popen(
         [sys.executable, "-c", POSTGRES_HOLDER, str(where)],
@@ -903,8 +935,7 @@ def test_uses_postgres(obs):
 def test_a_probe_waits_for_the_server_that_starts_beside_pytest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip("pgserver")
-    from fanin.run import services
+    from fanin.run import services  # pgserver is one of the harness's own dependencies: never skipped
 
     monkeypatch.setattr(services, "needs_postgres", lambda framework, targets=(): True)
     started = tmp_path / "started"
@@ -916,38 +947,19 @@ def test_a_probe_waits_for_the_server_that_starts_beside_pytest(
 
 
 def test_a_server_that_does_not_start_ends_the_cell_as_could_not_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pgserver_lock_held: Callable[[], None]
 ) -> None:
     """pytest started beside the server; when the server cannot start, pytest is ended and the reason is the cell's."""
-    pytest.importorskip("pgserver")
     from fanin.run import services
 
-    services.runtime_dir().mkdir(mode=0o700, exist_ok=True)
-    holder = subprocess.Popen(  # another process holds fanin's pgserver lock
-        [
-            sys.executable,
-            "-c",
-            (
-                "import sys, fasteners; lock = fasteners.InterProcessLock(sys.argv[1]); lock.acquire();"
-                "print('held', flush=True); sys.stdin.read()"
-            ),
-            str(services.runtime_dir() / ".lockfile"),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        monkeypatch.setattr(services, "needs_postgres", lambda framework, targets=(): True)
-        monkeypatch.setenv("FANIN_PG_START_SECONDS", "2")
-        previous = tmp_path / "results" / "langgraph-0.0.1.json"
-        previous.parent.mkdir(parents=True)
-        previous.write_text("the previous result set")
-        started = tmp_path / "started"
-        outcome, log = run(tmp_path, USES_POSTGRES, env={"FANIN_TEST_STARTED": str(started)})
-    finally:
-        holder.communicate("")
+    monkeypatch.setattr(services, "needs_postgres", lambda framework, targets=(): True)
+    monkeypatch.setenv("FANIN_PG_START_SECONDS", "2")
+    previous = tmp_path / "results" / "langgraph-0.0.1.json"
+    previous.parent.mkdir(parents=True)
+    previous.write_text("the previous result set")
+    started = tmp_path / "started"
+    outcome, log = run(tmp_path, USES_POSTGRES, env={"FANIN_TEST_STARTED": str(started)})
+    pgserver_lock_held()
     assert outcome.code == one_cell.NOT_RUN, log
     assert outcome.reason is not None and "PostgreSQL did not start within 2 s: pgserver's lock" in outcome.reason
     assert previous.read_text() == "the previous result set" and not started.exists()

@@ -1,5 +1,6 @@
 """The nox sessions are generated from the matrix: one probe session per cell, with tags."""
 
+import functools
 import json
 import os
 import subprocess
@@ -54,3 +55,37 @@ def test_nox_without_uv_is_one_line(tmp_path: Path) -> None:
     done = nox_list({"PATH": str(tmp_path)}, json_output=False)  # nox itself runs as `python -m nox`
     assert done.returncode == 2
     assert done.stderr.strip() == "fanin: error: uv is not on PATH: run ./noxw (it brings nox and uv), or install uv"
+
+
+@functools.cache
+def _noxfile() -> object:
+    """The noxfile as a module, loaded once (nox registers its sessions on load)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fanin_noxfile", REPO_ROOT / "noxfile.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_cells_beside_the_tests_stop_at_the_first_failure_with_fanins_code(tmp_path: Path) -> None:
+    """`./noxw -s tests` runs the cells, then the sensitivity check, beside the tests: one lane, one log."""
+    lane = _noxfile()._Lane(tmp_path / "cells.log", ("cells",), ("probe", "no-such-cell"), ("cells",))  # type: ignore[attr-defined]
+    lane.thread.start()
+    lane.thread.join()
+    assert lane.code == 2
+    assert [line.rsplit(" in ", 1)[0] for line in lane.lines] == [
+        "fanin cells: exit 0",
+        "fanin probe no-such-cell: exit 2",
+    ]
+    log = (tmp_path / "cells.log").read_text()
+    assert MATRIX.cells[0].id in log and "no-such-cell" in log.split("nox > python -m fanin probe no-such-cell", 1)[1]
+
+
+def test_a_failure_of_the_tests_stops_the_cells_beside_them_as_ctrl_c_would(tmp_path: Path) -> None:
+    lane = _noxfile()._Lane(tmp_path / "cells.log", ("cells",), ("probe", "pydantic_graph-2.68.0"), ("cells",))  # type: ignore[attr-defined]
+    lane.thread.start()
+    lane.stop()  # wherever the lane is, what runs ends as on Ctrl-C and nothing after it starts
+    assert lane.code not in (None, 0) and not lane.thread.is_alive()  # 130, or a signal caught it starting
+    assert len(lane.lines) < 3

@@ -1,6 +1,7 @@
 """The PostgreSQL server the harness runs for a cell: real, reachable on its Unix socket only, gone afterwards."""
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -55,41 +56,24 @@ def test_cells_in_threads_each_get_their_own_server() -> None:
     assert len(set(dsns)) == 3
 
 
-def test_a_held_pgserver_lock_is_could_not_run_with_the_reason_not_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_held_pgserver_lock_is_could_not_run_with_the_reason_not_a_hang(
+    monkeypatch: pytest.MonkeyPatch, pgserver_lock_held: Callable[[], None]
+) -> None:
     """Issue 21 case 5: fanin's servers have their own runtime directory, and a start that cannot proceed times out."""
     import os
-    import sys
     import tempfile
 
     assert services.runtime_dir().parent == Path(tempfile.gettempdir())  # not pgserver's shared one
-    services.runtime_dir().mkdir(mode=0o700, exist_ok=True)
-    holder = subprocess.Popen(  # another process holds fanin's pgserver lock (fcntl locks are per process)
-        [
-            sys.executable,
-            "-c",
-            (
-                "import sys, fasteners; lock = fasteners.InterProcessLock(sys.argv[1]); lock.acquire();"
-                "print('held', flush=True); sys.stdin.read()"
-            ),
-            str(services.runtime_dir() / ".lockfile"),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"  # the gate
-        monkeypatch.setenv("FANIN_PG_START_SECONDS", "2")
-        ours = f"fanin-pg-{os.getpid()}-*"  # other sessions on the machine may start servers meanwhile
-        before = set(Path(tempfile.gettempdir()).glob(ours))
-        with pytest.raises(services.ServiceError) as refused, services.postgres():
-            pass
-        assert refused.value.exit_code == 3
-        assert str(refused.value).startswith("PostgreSQL did not start within 2 s: pgserver's lock ")
-        assert str(refused.value).endswith("is held by another process")
-        assert set(Path(tempfile.gettempdir()).glob(ours)) - before == set()  # its directory is removed
-    finally:
-        holder.communicate("")
+    monkeypatch.setenv("FANIN_PG_START_SECONDS", "2")
+    ours = f"fanin-pg-{os.getpid()}-*"  # other sessions on the machine may start servers meanwhile
+    before = set(Path(tempfile.gettempdir()).glob(ours))
+    with pytest.raises(services.ServiceError) as refused, services.postgres():
+        pass
+    assert refused.value.exit_code == 3
+    assert str(refused.value).startswith("PostgreSQL did not start within 2 s: pgserver's lock ")
+    assert str(refused.value).endswith("is held by another process")
+    assert set(Path(tempfile.gettempdir()).glob(ours)) - before == set()  # its directory is removed
+    pgserver_lock_held()
     monkeypatch.setenv("FANIN_PG_START_SECONDS", "120")
     with services.postgres() as env:  # once the lock is free, the abandoned start has cleaned up after itself
         assert env[services.POSTGRES_DSN]

@@ -123,3 +123,26 @@ def test_bytecode_is_linked_from_a_sibling_venv_and_a_stale_one_is_compiled_agai
         assert third_pyc.stat().st_ino == other_pyc.stat().st_ino
     assert third_pyc.read_bytes()[:16] == header
     assert subprocess.run([str(third.python), "-c", "import iniconfig"], check=False).returncode == 0
+
+
+def test_two_builders_of_one_venv_take_turns_and_the_second_builds_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test run beside a matrix run (the CI command) may need the same cell's venv at the same moment."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    lock = tmp_path / "lock.txt"
+    lock.write_text("iniconfig==2.0.0\n")
+    steps: list[str] = []
+    run = venvs._run
+    monkeypatch.setattr(venvs, "_run", lambda step, command: (steps.append(step), run(step, command))[1])
+    both = threading.Barrier(2)
+
+    def build(_: int) -> dict[str, str]:
+        both.wait()  # the two ask at once: neither has found a finished venv yet
+        return venvs.installed(venvs.ensure("cell", sys.executable, lock, root=tmp_path))
+
+    with ThreadPoolExecutor(2) as pool:
+        assert list(pool.map(build, range(2))) == [{"iniconfig": "2.0.0"}] * 2
+    assert steps.count("creating the venv") == 1, steps

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from fanin.model import js_source
@@ -60,6 +61,15 @@ def _probe_id(decorator: ast.expr) -> str | None:
 
 
 def declared(suites: Path = SUITES) -> list[DeclaredProbe]:
+    """Every Python probe with its citation hash, then the Node probes. Hashing reads every probe's code and the
+    suite definitions it reaches (a second or so for the whole catalogue), so the Python part is kept while no
+    file under `suites` changed (each one's modification time and size, as fanin.model.source caches a parse)."""
+    stamps = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(suites.rglob("*.py")))
+    return [*_declared_python(suites, stamps), *declared_node(suites)]
+
+
+@lru_cache(maxsize=4)
+def _declared_python(suites: Path, stamps: tuple[tuple[str, int, int], ...]) -> tuple[DeclaredProbe, ...]:
     found = []
     for path in sorted(suites.rglob("test_*.py")):
         text = path.read_text(encoding="utf-8")
@@ -82,7 +92,7 @@ def declared(suites: Path = SUITES) -> list[DeclaredProbe]:
                             _repetition(decorator),
                         )
                     )
-    return found + declared_node(suites)
+    return tuple(found)
 
 
 def backends(suites: Path = SUITES) -> list[tuple[str, str, tuple[str, ...]]]:

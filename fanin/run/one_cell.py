@@ -191,11 +191,16 @@ def _signal_name(code: int) -> str:
 
 
 def _watch(
-    process: subprocess.Popen[bytes], journal: Path, watchdog: float, failed: Callable[[], str | None] = lambda: None
+    process: subprocess.Popen[bytes],
+    journal: Path,
+    watchdog: float,
+    failed: Callable[[], str | None] = lambda: None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> tuple[int, str | None]:
     """Wait for pytest; kill its group when one probe (or the run between probes) stalls past the watchdog,
-    or when a service it needs failed to start (`failed()` says why)."""
-    last_size, since = -1, time.monotonic()
+    or when a service it needs failed to start (`failed()` says why). `clock` measures the stall (a test
+    drives it from events, so that a loaded machine neither trips the watchdog early nor makes it wait)."""
+    last_size, since = -1, clock()
     while True:
         try:
             return process.wait(timeout=0.1), None
@@ -210,9 +215,9 @@ def _watch(
         except OSError:
             size = -1
         if size != last_size:
-            last_size, since = size, time.monotonic()
+            last_size, since = size, clock()
             continue
-        if time.monotonic() - since > watchdog:
+        if clock() - since > watchdog:
             stalled = journal_log.read(journal).running
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()

@@ -10,11 +10,16 @@ is rebuilt, never probed; so is a venv in which a file of the cell's framework w
 RECORD's files, by size and modification time). A changed lock rebuilds the venv from nothing, so every package is
 installed again and checked against the lock's hashes (uv does not re-check a package that is
 already at its pinned version), and a lock that pins another version of the cell's framework
-(another cell's lock copied over this one) is refused before anything is installed.
+(another cell's lock copied over this one) is refused before anything is installed. Two fanin
+processes (or threads) that need one venv at once take turns (a file lock per venv): the
+second finds it built, so a test run beside a matrix run in one checkout builds nothing twice
+and never removes a venv the other is installing into.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import hashlib
 import json
@@ -23,6 +28,7 @@ import re
 import shutil
 import subprocess
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -221,6 +227,26 @@ def ensure(
     if framework is not None:
         check_lock_names(lock, *framework)
     venv = Venv((root or VENVS) / name)
+    with _building(venv):
+        return _ensure(venv, name, python, lock, framework, share_bytecode)
+
+
+@contextlib.contextmanager
+def _building(venv: Venv) -> Iterator[None]:
+    """One builder of a venv at a time, across processes and threads (flock: one lock per open file)."""
+    locks = venv.path.parent / ".locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{venv.path.name}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _ensure(
+    venv: Venv, name: str, python: str, lock: Path, framework: tuple[str, str] | None, share_bytecode: bool
+) -> Venv:
     marker = _interpreter(python)
     stamp_path = venv.path / STAMP
     try:
