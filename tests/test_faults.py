@@ -719,6 +719,29 @@ def test_a_daemon_a_probe_forks_does_not_outlive_its_cell(tmp_path: Path, monkey
     assert re.search(r"fanin: ended \d+ process\(es\) a probe left running \(pids [^)]*\b" + str(daemon) + r"\b", log)
 
 
+# --- throwaway files in memory ---------------------------------------------------------------
+
+WRITES_SCRATCH = """
+@probe("langgraph/dummy/writes-scratch", title="a probe that writes a SQLite file in its scratch", claim=CLAIM)
+def test_writes_scratch(obs):
+    Path(os.environ["FANIN_TEST_SCRATCH"]).write_text(str(obs.scratch))
+    obs.record({"wrote": True}, label="wrote", detail="wrote", hazard="safe")
+"""
+
+
+def test_a_probes_scratch_is_under_the_scratch_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite files go where fanin.run.memory says (/dev/shm where there is room): no fsync waits on a disk."""
+    from fanin.run import memory
+
+    root = tmp_path / "root"
+    root.mkdir()
+    monkeypatch.setenv(memory.ENV, str(root))
+    written = tmp_path / "scratch"
+    outcome, log = run(tmp_path, WRITES_SCRATCH, env={"FANIN_TEST_SCRATCH": str(written)})
+    assert outcome.code == one_cell.SAME, log
+    assert Path(written.read_text()).is_relative_to(root)
+
+
 # --- the PostgreSQL server starts while pytest starts ---------------------------------------
 
 USES_POSTGRES = """
