@@ -121,16 +121,25 @@ def test_database_names_differ_between_cell_runs_sharing_a_server(monkeypatch: p
     assert names[0] != names[1] and all(len(n) <= 63 for n in names)
 
 
-def test_a_server_lives_in_the_scratch_root_with_its_wal_kept_small(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_server_lives_in_the_scratch_root_with_its_wal_kept_small(monkeypatch: pytest.MonkeyPatch) -> None:
     """Its directory is under fanin.run.memory's root (/dev/shm where there is room), so CREATE DATABASE writes
     no disk; the WAL it writes for every database is bounded (max_wal_size), so the memory it holds stays small."""
-    monkeypatch.setenv(memory.ENV, str(tmp_path))
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="fr-"))  # short: the server's socket path must stay under ~100 bytes
+    monkeypatch.setenv(memory.ENV, str(root))
+    try:
+        _server_in(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _server_in(root: Path) -> None:
     with services.postgres() as env:
         dsn = env[services.POSTGRES_DSN]
         host = Path(dict(part.split("=", 1) for part in dsn.split())["host"])
-        assert host.parent.parent == tmp_path
+        assert host.parent.parent == root
         psql = Path(pgserver.__file__).parent / "pginstall" / "bin" / "psql"
         shown = subprocess.run(
             [
