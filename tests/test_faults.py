@@ -921,6 +921,29 @@ def test_a_daemon_a_probe_forks_does_not_outlive_its_cell(tmp_path: Path, monkey
     assert re.search(r"fanin: ended \d+ process\(es\) a probe left running \(pids [^)]*\b" + str(daemon) + r"\b", log)
 
 
+# --- throwaway files in memory ---------------------------------------------------------------
+
+WRITES_SCRATCH = """
+@probe("langgraph/dummy/writes-scratch", title="a probe that writes a SQLite file in its scratch", claim=CLAIM)
+def test_writes_scratch(obs):
+    Path(os.environ["FANIN_TEST_SCRATCH"]).write_text(str(obs.scratch))
+    obs.record({"wrote": True}, label="wrote", detail="wrote", hazard="safe")
+"""
+
+
+def test_a_probes_scratch_is_under_the_scratch_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite files go where fanin.run.memory says (/dev/shm where there is room): no fsync waits on a disk."""
+    from fanin.run import memory
+
+    root = tmp_path / "root"
+    root.mkdir()
+    monkeypatch.setenv(memory.ENV, str(root))
+    written = tmp_path / "scratch"
+    outcome, log = run(tmp_path, WRITES_SCRATCH, env={"FANIN_TEST_SCRATCH": str(written)})
+    assert outcome.code == one_cell.SAME, log
+    assert Path(written.read_text()).is_relative_to(root)
+
+
 # --- the PostgreSQL server starts while pytest starts ---------------------------------------
 
 USES_POSTGRES = """
@@ -944,6 +967,55 @@ def test_a_probe_waits_for_the_server_that_starts_beside_pytest(
     host = dict(part.split("=", 1) for part in started.read_text().split())["host"]
     assert not Path(host).exists()  # the server and its directory are gone with the run
     assert load(tmp_path / "results" / "langgraph-0.0.1.json").environment["services"]["postgresql"][0].isdigit()
+
+
+OWN_DATABASES = """
+import pgserver
+
+PSQL = str(Path(pgserver.__file__).parent / "pginstall" / "bin" / "psql")
+
+
+def sql(dsn, statement):
+    return subprocess.run([PSQL, dsn, "-tAc", statement], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def observe(obs):
+    name = obs.database_name
+    sql(obs.postgres_dsn("postgres"), f'CREATE DATABASE "{name}"')  # fails if another observation made it
+    dsn = obs.postgres_dsn(name)
+    found = sql(dsn, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+    sql(dsn, "CREATE TABLE seen (who text)")
+    with open(os.environ["FANIN_TEST_DATABASES"], "a") as out:
+        out.write(f"{name} {found}\\n")
+    obs.record({"tables": found}, label="made", detail="made", hazard="safe")
+
+
+@probe("langgraph/dummy/first-database", title="an observation's own database", claim=CLAIM)
+def test_first(obs):
+    observe(obs)
+
+
+@probe("langgraph/dummy/second-database", title="another observation's own database", claim=CLAIM)
+def test_second(obs):
+    observe(obs)
+"""
+
+
+def test_two_observations_never_share_a_database_and_each_starts_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the cell's in-memory server, each observation's database (obs.database_name) is its own and new: the
+    second observation neither finds the first one's database nor its table."""
+    pytest.importorskip("pgserver")
+    from fanin.run import services
+
+    monkeypatch.setattr(services, "needs_postgres", lambda framework, targets=(): True)
+    made = tmp_path / "databases"
+    outcome, log = run(tmp_path, OWN_DATABASES, env={"FANIN_TEST_DATABASES": str(made)})
+    assert outcome.code == one_cell.SAME, log
+    rows = [line.split() for line in made.read_text().splitlines()]
+    assert len(rows) == 2 and rows[0][0] != rows[1][0], rows
+    assert [found for _, found in rows] == ["0", "0"]
 
 
 def test_a_server_that_does_not_start_ends_the_cell_as_could_not_run(

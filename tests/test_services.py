@@ -9,7 +9,7 @@ import pgserver
 import psutil
 import pytest
 
-from fanin.run import services
+from fanin.run import memory, services
 
 
 def postgres_processes(directory: str) -> list[psutil.Process]:
@@ -66,13 +66,13 @@ def test_a_held_pgserver_lock_is_could_not_run_with_the_reason_not_a_hang(
     assert services.runtime_dir().parent == Path(tempfile.gettempdir())  # not pgserver's shared one
     monkeypatch.setenv("FANIN_PG_START_SECONDS", "2")
     ours = f"fanin-pg-{os.getpid()}-*"  # other sessions on the machine may start servers meanwhile
-    before = set(Path(tempfile.gettempdir()).glob(ours))
+    before = set(memory.root().glob(ours))
     with pytest.raises(services.ServiceError) as refused, services.postgres():
         pass
     assert refused.value.exit_code == 3
     assert str(refused.value).startswith("PostgreSQL did not start within 2 s: pgserver's lock ")
     assert str(refused.value).endswith("is held by another process")
-    assert set(Path(tempfile.gettempdir()).glob(ours)) - before == set()  # its directory is removed
+    assert set(memory.root().glob(ours)) - before == set()  # its directory is removed
     pgserver_lock_held()
     monkeypatch.setenv("FANIN_PG_START_SECONDS", "120")
     with services.postgres() as env:  # once the lock is free, the abandoned start has cleaned up after itself
@@ -103,3 +103,56 @@ def test_database_names_differ_between_cell_runs_sharing_a_server(monkeypatch: p
         stub = SimpleNamespace(observation_id="langgraph/resume/durability-modes[postgres,async]")
         names.append(probe.Observer.database_name.fget(stub))  # type: ignore[attr-defined]
     assert names[0] != names[1] and all(len(n) <= 63 for n in names)
+
+
+def test_a_server_lives_in_the_scratch_root_with_its_wal_kept_small(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its directory is under fanin.run.memory's root (/dev/shm where there is room), so CREATE DATABASE writes
+    no disk; the WAL it writes for every database is bounded (max_wal_size), so the memory it holds stays small."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="fr-"))  # short: the server's socket path must stay under ~100 bytes
+    monkeypatch.setenv(memory.ENV, str(root))
+    try:
+        _server_in(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _server_in(root: Path) -> None:
+    with services.postgres() as env:
+        dsn = env[services.POSTGRES_DSN]
+        host = Path(dict(part.split("=", 1) for part in dsn.split())["host"])
+        assert host.parent.parent == root
+        psql = Path(pgserver.__file__).parent / "pginstall" / "bin" / "psql"
+        shown = subprocess.run(
+            [
+                str(psql),
+                f"{dsn} dbname=postgres",
+                "-tAc",
+                "SELECT current_setting('max_wal_size'), current_setting('fsync')",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        assert shown == "64MB|off"
+    assert not host.exists()
+
+
+def test_the_scratch_root_is_memory_with_room_else_the_temporary_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+    import tempfile
+
+    monkeypatch.delenv(memory.ENV, raising=False)
+    monkeypatch.setattr(memory, "MEMORY_DIR", tmp_path / "no-such-dir")
+    assert memory.root() == Path(tempfile.gettempdir())
+    monkeypatch.setattr(memory, "MEMORY_DIR", tmp_path)
+    monkeypatch.setattr(memory, "ROOM", shutil.disk_usage(tmp_path).free * 2)  # too little room
+    assert memory.root() == Path(tempfile.gettempdir())
+    monkeypatch.setattr(memory, "ROOM", 1)
+    assert memory.root() == tmp_path
+    monkeypatch.setenv(memory.ENV, str(tmp_path / "chosen"))
+    assert memory.root() == tmp_path / "chosen"

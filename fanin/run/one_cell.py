@@ -42,7 +42,7 @@ from fanin.model.exits import (  # noqa: F401 - the codes, for callers of the ru
 )
 from fanin.model.results import PROBE_ERROR, TIMEOUT, Observation
 from fanin.model.source import REPO_ROOT, SUITES
-from fanin.run import isolation, lifetime, services
+from fanin.run import isolation, lifetime, memory, services
 from fanin.run import journal as journal_log
 
 DEFAULT_WATCHDOG = float(os.environ.get("FANIN_WATCHDOG_SECONDS", "90"))
@@ -241,6 +241,9 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     "PYTHONPATH": str(REPO_ROOT),
                     "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
                     "FANIN_FAST_EXIT": "1",  # fanin.plugin: no interpreter teardown once every file is written
+                    # The probes' scratch (tmp_path: SQLite files) in memory where there is room (fanin.run.memory);
+                    # pytest keeps its last three runs' directories there, as it does in the temporary directory.
+                    "PYTEST_DEBUG_TEMPROOT": str(memory.root()),
                     isolation.ENV: mode,
                     **service.env,
                     **run.env,
