@@ -32,6 +32,7 @@ from fanin.model.results import (
 )
 from fanin.model.source import shown
 from fanin.report import sameness
+from fanin.report.gcpause import while_paused
 from fanin.report.legend import CHANGE_WORDS, UNREADABLE
 from fanin.report.links import Links
 from fanin.report.pages import answers_at, compare_page, page_from_views, runtime_pairs, step_between, versions_page
@@ -329,6 +330,7 @@ def run_pages(cells: list[str], pages: Path, relative_to: Path) -> tuple[tuple[s
     return tuple(found)
 
 
+@while_paused
 def build(
     source: Path,
     matrix: Matrix,
