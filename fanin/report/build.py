@@ -31,6 +31,7 @@ from fanin.model.results import (
     probe_of,
 )
 from fanin.model.source import shown
+from fanin.report import pages as report_pages
 from fanin.report import sameness
 from fanin.report.gcpause import while_paused
 from fanin.report.legend import CHANGE_WORDS, UNREADABLE
@@ -349,6 +350,7 @@ def build(
     speak of (default: each framework's newest version).
     """
     sameness.clear()
+    report_pages.clear()
     return _build(source, matrix, reference, replace, extra, focus, links)
 
 

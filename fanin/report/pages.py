@@ -29,8 +29,34 @@ from fanin.report.view import (
     Step,
 )
 
+# A build asks for the step between two neighbouring columns twice (the probe's own steps, then the
+# versions page of that pair): each is made once per build (kept until the next build starts).
+_STEPS: dict[tuple[str, Column | None, Column | None, int, int, int], tuple[object, object, object, Step | None]] = {}
+
+
+def clear() -> None:
+    """Forget the steps made during the last build (a new build starts)."""
+    _STEPS.clear()
+
 
 def step_between(
+    observation_id: str,
+    before_column: Column | None,
+    after_column: Column | None,
+    before: Observation | None,
+    after: Observation | None,
+    bisected: Mapping[str, list[dict[str, Any]]],
+) -> Step | None:
+    key = (observation_id, before_column, after_column, id(before), id(after), id(bisected))
+    found = _STEPS.get(key)
+    if found is not None and found[0] is before and found[1] is after and found[2] is bisected:
+        return found[3]
+    step = _step_between(observation_id, before_column, after_column, before, after, bisected)
+    _STEPS[key] = (before, after, bisected, step)
+    return step
+
+
+def _step_between(
     observation_id: str,
     before_column: Column | None,
     after_column: Column | None,
