@@ -99,18 +99,19 @@ def _variant(
         if step is not None:
             steps.append(step)
     by_after = {step.after_column.cell: step for step in steps if step.after_column and step.behaviour}
-    spans: list[Span] = []
+    spans: list[tuple[list[Column], Observation | None, str, Step | None]] = []  # made into Spans once whole
     for column in columns:
         observation = observations.get(column.cell)
-        if spans and same_span(spans[-1].observation, observation):
-            spans[-1] = dataclasses.replace(spans[-1], columns=(*spans[-1].columns, column))
+        if spans and same_span(spans[-1][1], observation):
+            spans[-1][0].append(column)
             continue
         verdict = ""
         if observation is not None and info.claim.expect:
             holds = info.claim.holds(observation)
             verdict = {True: "holds", False: "does not hold", None: "not applicable"}[holds]
-        spans.append(Span((column,), observation, verdict, by_after.get(column.cell)))
-    return VariantView(observation_id, suffix, dict(observations), tuple(spans), tuple(steps), True)
+        spans.append(([column], observation, verdict, by_after.get(column.cell)))
+    made = tuple(Span(tuple(cols), observation, verdict, step) for cols, observation, verdict, step in spans)
+    return VariantView(observation_id, suffix, dict(observations), made, tuple(steps), True)
 
 
 def _differs(variant: VariantView, default: VariantView) -> bool:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+from functools import lru_cache
 from typing import Any
 
 
@@ -56,3 +58,7 @@ def _pretty(value: Any, indent: str, width: int, memo: dict[int, str]) -> str:
         return "{\n" + ",\n".join(items) + f"\n{indent}}}"
     items = [inner + _pretty(v, inner, width, memo).lstrip() for v in value]
     return "[\n" + ",\n".join(items) + f"\n{indent}]"
+
+
+# The HTML page escapes the same probe ids, labels and versions tens of thousands of times.
+escape = lru_cache(maxsize=65536)(html.escape)

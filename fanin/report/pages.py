@@ -31,7 +31,7 @@ from fanin.report.view import (
 
 # A build asks for the step between two neighbouring columns twice (the probe's own steps, then the
 # versions page of that pair): each is made once per build (kept until the next build starts).
-_STEPS: dict[tuple[str, Column | None, Column | None, int, int, int], tuple[object, object, object, Step | None]] = {}
+_STEPS: dict[tuple[object, ...], tuple[tuple[object, ...], Step | None]] = {}
 
 
 def clear() -> None:
@@ -47,12 +47,13 @@ def step_between(
     after: Observation | None,
     bisected: Mapping[str, list[dict[str, Any]]],
 ) -> Step | None:
-    key = (observation_id, before_column, after_column, id(before), id(after), id(bisected))
+    asked = (before_column, after_column, before, after, bisected)
+    key: tuple[object, ...] = (observation_id, *map(id, asked))
     found = _STEPS.get(key)
-    if found is not None and found[0] is before and found[1] is after and found[2] is bisected:
-        return found[3]
+    if found is not None and all(a is b for a, b in zip(found[0], asked, strict=True)):
+        return found[1]
     step = _step_between(observation_id, before_column, after_column, before, after, bisected)
-    _STEPS[key] = (before, after, bisected, step)
+    _STEPS[key] = (asked, step)
     return step
 
 
