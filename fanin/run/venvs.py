@@ -26,10 +26,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.markers import InvalidMarker, Marker
-from packaging.utils import canonicalize_name
-
 from fanin.model.errors import EnvironmentFault
+from fanin.model.names import canonicalize_name
 from fanin.model.source import INSTALLED, REPO_ROOT
 from fanin.run import bytecode
 from fanin.run.environment import file_sha256
@@ -93,6 +91,9 @@ def pins(lock: Path, environment: dict[str, str]) -> dict[str, str]:
             continue
         name, version, marker = match.groups()
         if marker:
+            # here: packaging.markers imports packaging.tags, a fifth of a short command's start
+            from packaging.markers import InvalidMarker, Marker
+
             try:
                 if not Marker(marker).evaluate(environment):
                     continue
