@@ -119,3 +119,18 @@ def test_database_names_differ_between_cell_runs_sharing_a_server(monkeypatch: p
         stub = SimpleNamespace(observation_id="langgraph/resume/durability-modes[postgres,async]")
         names.append(probe.Observer.database_name.fget(stub))  # type: ignore[attr-defined]
     assert names[0] != names[1] and all(len(n) <= 63 for n in names)
+
+
+def test_the_immediate_stop_waits_until_the_postmaster_is_gone_and_its_pid_file_removed(tmp_path: Path) -> None:
+    server = services.Postgres()
+    try:
+        server.wait()
+        pid = int((server.data / "postmaster.pid").read_text().splitlines()[0])
+        assert services._running(pid)
+        services._stop_immediately(server.data)
+        assert not (server.data / "postmaster.pid").exists()
+        assert not services._running(pid)
+        assert postgres_processes(str(server.data)) == []
+    finally:
+        server.stop()
+    services._stop_immediately(tmp_path)  # no server there (never started, or stopped): returns at once
