@@ -134,3 +134,13 @@ def test_the_immediate_stop_waits_until_the_postmaster_is_gone_and_its_pid_file_
     finally:
         server.stop()
     services._stop_immediately(tmp_path)  # no server there (never started, or stopped): returns at once
+
+
+def test_needs_postgres_reads_the_frameworks_own_suite_and_answers_as_the_whole_catalogue_does() -> None:
+    from fanin.model import catalog, matrix
+
+    everywhere = catalog.backends()
+    for key in matrix.load().frameworks:
+        expected = any(pid.split("/", 1)[0] == key and "postgres" in values for pid, _, values in everywhere)
+        assert services.needs_postgres(key) is expected, key
+    assert services.needs_postgres("langgraph") and services.needs_postgres("adk")

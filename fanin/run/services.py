@@ -364,8 +364,11 @@ def shared(cancelled: Callable[[], bool] = lambda: False) -> Iterator[Shared]:
 def needs_postgres(framework: str, targets: tuple[str, ...] = ()) -> bool:
     """Whether any probe of the framework (or of `targets`, files or file::function ids) runs on postgres."""
     from fanin.model import catalog
+    from fanin.model.source import SUITES
 
-    for probe_id, file, values in catalog.backends():
+    # A cell runs suites/<framework>/ only (fanin.run.one_cell): its files alone are read.
+    own = SUITES / framework
+    for probe_id, file, values in catalog.backends(own if own.is_dir() else SUITES):
         if probe_id.split("/", 1)[0] != framework or "postgres" not in values:
             continue
         if not targets or any(file in target for target in targets):
