@@ -156,3 +156,28 @@ def test_the_scratch_root_is_memory_with_room_else_the_temporary_directory(
     assert memory.root() == tmp_path
     monkeypatch.setenv(memory.ENV, str(tmp_path / "chosen"))
     assert memory.root() == tmp_path / "chosen"
+
+
+def test_the_immediate_stop_waits_until_the_postmaster_is_gone_and_its_pid_file_removed(tmp_path: Path) -> None:
+    server = services.Postgres()
+    try:
+        server.wait()
+        pid = int((server.data / "postmaster.pid").read_text().splitlines()[0])
+        assert services._running(pid)
+        services._stop_immediately(server.data)
+        assert not (server.data / "postmaster.pid").exists()
+        assert not services._running(pid)
+        assert postgres_processes(str(server.data)) == []
+    finally:
+        server.stop()
+    services._stop_immediately(tmp_path)  # no server there (never started, or stopped): returns at once
+
+
+def test_needs_postgres_reads_the_frameworks_own_suite_and_answers_as_the_whole_catalogue_does() -> None:
+    from fanin.model import catalog, matrix
+
+    everywhere = catalog.backends()
+    for key in matrix.load().frameworks:
+        expected = any(pid.split("/", 1)[0] == key and "postgres" in values for pid, _, values in everywhere)
+        assert services.needs_postgres(key) is expected, key
+    assert services.needs_postgres("langgraph") and services.needs_postgres("adk")

@@ -146,3 +146,29 @@ def test_two_builders_of_one_venv_take_turns_and_the_second_builds_nothing(
     with ThreadPoolExecutor(2) as pool:
         assert list(pool.map(build, range(2))) == [{"iniconfig": "2.0.0"}] * 2
     assert steps.count("creating the venv") == 1, steps
+
+
+def test_a_sync_runs_from_uvs_cache_and_online_only_when_the_cache_lacks_a_pin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = tmp_path / "calls"
+    fake = tmp_path / "uv"
+    fake.write_text(
+        f'#!/bin/sh\necho "$*" >> {calls}\ncase " $* " in *" --offline "*) exit ${{OFFLINE_EXIT:-0}};; esac\n'
+    )
+    fake.chmod(0o755)
+    lock = tmp_path / "lock.txt"
+    lock.write_text("iniconfig==2.1.0\n")
+    venvs._sync("installing", str(fake), ["--compile-bytecode"], Path("/py"), lock)
+    assert calls.read_text().splitlines() == [f"pip sync --quiet --offline --compile-bytecode --python /py {lock}"]
+    calls.unlink()
+    monkeypatch.setenv("OFFLINE_EXIT", "1")  # the cache lacks a pin: offline fails, the same sync runs online
+    venvs._sync("installing", str(fake), [], Path("/py"), lock)
+    assert calls.read_text().splitlines() == [
+        f"pip sync --quiet --offline --python /py {lock}",
+        f"pip sync --quiet --python /py {lock}",
+    ]
+    calls.unlink()
+    fake.write_text("#!/bin/sh\necho 'error: no such package' >&2\nexit 2\n")  # failing both ways: the error
+    with pytest.raises(venvs.InstallError, match=r"installing failed \(exit 2\): error: no such package"):
+        venvs._sync("installing", str(fake), [], Path("/py"), lock)

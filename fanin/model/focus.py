@@ -10,11 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
-
 from fanin.model import matrix as paths
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Framework, Matrix
+from fanin.model.names import canonicalize_name
 from fanin.model.results import ResultFileError, ResultSet, load
 from fanin.model.source import shown
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from fanin.model.errors import FaninError
+from fanin.model.names import canonicalize_name
 from fanin.model.source import INSTALLED, REPO_ROOT, shown
 
 # FANIN_MATRIX points at another matrix file (a trial matrix, or the tests' broken ones).

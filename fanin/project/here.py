@@ -31,12 +31,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from fanin.model import compare, exits
 from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.model.matrix import REPORTS, Cell, Framework, Matrix
+from fanin.model.names import canonicalize_name
 from fanin.model.results import OK, ResultSet, load
 from fanin.model.source import INSTALLED, shown
 

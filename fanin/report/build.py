@@ -31,7 +31,9 @@ from fanin.model.results import (
     probe_of,
 )
 from fanin.model.source import shown
+from fanin.report import pages as report_pages
 from fanin.report import sameness
+from fanin.report.gcpause import while_paused
 from fanin.report.legend import CHANGE_WORDS, UNREADABLE
 from fanin.report.links import Links
 from fanin.report.pages import answers_at, compare_page, page_from_views, runtime_pairs, step_between, versions_page
@@ -97,18 +99,19 @@ def _variant(
         if step is not None:
             steps.append(step)
     by_after = {step.after_column.cell: step for step in steps if step.after_column and step.behaviour}
-    spans: list[Span] = []
+    spans: list[tuple[list[Column], Observation | None, str, Step | None]] = []  # made into Spans once whole
     for column in columns:
         observation = observations.get(column.cell)
-        if spans and same_span(spans[-1].observation, observation):
-            spans[-1] = dataclasses.replace(spans[-1], columns=(*spans[-1].columns, column))
+        if spans and same_span(spans[-1][1], observation):
+            spans[-1][0].append(column)
             continue
         verdict = ""
         if observation is not None and info.claim.expect:
             holds = info.claim.holds(observation)
             verdict = {True: "holds", False: "does not hold", None: "not applicable"}[holds]
-        spans.append(Span((column,), observation, verdict, by_after.get(column.cell)))
-    return VariantView(observation_id, suffix, dict(observations), tuple(spans), tuple(steps), True)
+        spans.append(([column], observation, verdict, by_after.get(column.cell)))
+    made = tuple(Span(tuple(cols), observation, verdict, step) for cols, observation, verdict, step in spans)
+    return VariantView(observation_id, suffix, dict(observations), made, tuple(steps), True)
 
 
 def _differs(variant: VariantView, default: VariantView) -> bool:
@@ -329,6 +332,7 @@ def run_pages(cells: list[str], pages: Path, relative_to: Path) -> tuple[tuple[s
     return tuple(found)
 
 
+@while_paused
 def build(
     source: Path,
     matrix: Matrix,
@@ -347,6 +351,7 @@ def build(
     speak of (default: each framework's newest version).
     """
     sameness.clear()
+    report_pages.clear()
     return _build(source, matrix, reference, replace, extra, focus, links)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+from functools import lru_cache
 from typing import Any
 
 
@@ -23,10 +25,24 @@ def _flat(value: Any, memo: dict[int, str]) -> str:
 
 
 def pretty_json(value: object, indent: str = "", width: int = 88) -> str:
-    """JSON that stays on one line while it fits, so observed values read like the probe's data."""
-    memo: dict[int, str] = {}
-    _flat(value, memo)
-    return _pretty(value, indent, width, memo)
+    """JSON that stays on one line while it fits, so observed values read like the probe's data.
+
+    A value read from a result set is JSON data (string keys, lists), whose one-line form is
+    json.dumps' own: made in C, and most values fit on their line. A value that does not is laid
+    out once per report run for each text (the copies of an observation across cells share it)."""
+    flat = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    if len(indent) + len(flat) <= width or not isinstance(value, (dict, list)) or not value:
+        return flat
+    key = (flat, indent, width)
+    laid_out = _LAID_OUT.get(key)
+    if laid_out is None:
+        memo: dict[int, str] = {}
+        _flat(value, memo)
+        laid_out = _LAID_OUT[key] = _pretty(value, indent, width, memo)
+    return laid_out
+
+
+_LAID_OUT: dict[tuple[str, str, int], str] = {}
 
 
 def _pretty(value: Any, indent: str, width: int, memo: dict[int, str]) -> str:
@@ -42,3 +58,7 @@ def _pretty(value: Any, indent: str, width: int, memo: dict[int, str]) -> str:
         return "{\n" + ",\n".join(items) + f"\n{indent}}}"
     items = [inner + _pretty(v, inner, width, memo).lstrip() for v in value]
     return "[\n" + ",\n".join(items) + f"\n{indent}]"
+
+
+# The HTML page escapes the same probe ids, labels and versions tens of thousands of times.
+escape = lru_cache(maxsize=65536)(html.escape)

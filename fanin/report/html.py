@@ -9,11 +9,10 @@ only: every choice was made in fanin.report.build.
 
 from __future__ import annotations
 
-from html import escape
 from importlib import resources
 
 from fanin.model.results import Observation
-from fanin.report.common import pretty_json
+from fanin.report.common import escape, pretty_json
 from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES, NOT_OBSERVED
 from fanin.report.links import COMPARE_DIR, MATRIX_HTML
 from fanin.report.view import (

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from html import escape
-
+from fanin.report.common import escape
 from fanin.report.html import answer_cell, document, group_link, hazard_class, observed_cell
 from fanin.report.links import COMPARE_DIR, MATRIX_HTML, fragment
 from fanin.report.view import ComparePage, Report, Step

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import posixpath
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import quote
 
 # The documents a report is made of, by their place in a published bundle (`report --out DIR`).
@@ -27,9 +29,21 @@ MATRIX_HTML = "matrix.html"
 COMPARE_DIR = "compare"
 
 
+@lru_cache(maxsize=65536)
 def fragment(anchor: str) -> str:
     """An anchor as a URL fragment: ids keep their slashes; brackets and other signs are escaped."""
     return quote(anchor, safe="/,-_.~")
+
+
+# A report links the same few documents to each other tens of thousands of times (every probe, every cell).
+# relpath reads the working directory for relative places, so it is part of the key.
+@lru_cache(maxsize=4096)
+def _relative_in(path: str, start: str, cwd: str) -> str:
+    return posixpath.relpath(path, start)
+
+
+def _relative(path: str, start: str) -> str:
+    return _relative_in(path, start, os.getcwd())
 
 
 @dataclass(frozen=True)
@@ -47,7 +61,7 @@ class Links:
     repo: str = ""
 
     def _place(self, document: str) -> str:
-        places = dict(self.places)
+        places = _as_dict(self.places)
         head, _, rest = document.partition("/")
         if document in places:
             return places[document]
@@ -63,7 +77,7 @@ class Links:
         if document == source:
             return tail or "#"
         start = posixpath.dirname(self._place(source)) or "."
-        return posixpath.relpath(self._place(document), start) + tail
+        return _relative(self._place(document), start) + tail
 
     def probe(self, anchor: str, source: str) -> str:
         """A probe's section: in its framework's probes/<key>.md from Markdown, in the HTML page from HTML."""
@@ -76,5 +90,10 @@ class Links:
         if not self.repo:
             return ""
         start = posixpath.dirname(self._place(source)) or "."
-        target = posixpath.relpath(posixpath.join(self.repo, path), start)
+        target = _relative(posixpath.join(self.repo, path), start)
         return target + (f"#L{lines[0]}-L{lines[1]}" if lines else "")
+
+
+@lru_cache(maxsize=64)
+def _as_dict(places: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    return dict(places)

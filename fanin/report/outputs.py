@@ -25,6 +25,7 @@ from fanin.model.results import ResultSet
 from fanin.model.source import REPO_ROOT
 from fanin.report import build as report
 from fanin.report import checklist, data, html, html_compare, links, markdown, pages, view
+from fanin.report.gcpause import while_paused
 
 BASE_URL_ENV = "FANIN_BASE_URL"
 
@@ -64,6 +65,7 @@ def _compare_files(rep: view.Report, directory: Path, pages: Sequence[view.Compa
     return files
 
 
+@while_paused
 def reference(
     matrix: Matrix, source: Path | None = None, replace: dict[str, ResultSet] | None = None, base: str = ""
 ) -> tuple[dict[Path, str], int]:
@@ -94,6 +96,7 @@ def committed(path: Path) -> bool:
     )
 
 
+@while_paused
 def local_run(matrix: Matrix, source: Path | None = None, base: str = "") -> tuple[dict[Path, str], int]:
     """reports/run/REPORT.md, matrix.html and compare/, from a local run (nothing when there is none)."""
     source = source or paths.RUN_RESULTS
@@ -111,6 +114,7 @@ def local_run(matrix: Matrix, source: Path | None = None, base: str = "") -> tup
     return files, rep.unreadable
 
 
+@while_paused
 def bundle(rep: view.Report, out: Path, base: str = "") -> dict[Path, str]:
     """REPORT.md, CHECKLIST.md, matrix.html and compare/ in one directory, reproducers inline."""
     places = _places(out / "REPORT.md", out / "CHECKLIST.md", out / "matrix.html", out / "compare")
@@ -125,6 +129,7 @@ def bundle(rep: view.Report, out: Path, base: str = "") -> dict[Path, str]:
     return files
 
 
+@while_paused
 def compare(rep: view.Report, a: str, b: str, out: Path, base: str = "") -> dict[Path, str]:
     """DIR/compare-<a>-<b>.md and .html; probe links lead to reference/REPORT.md and reports/matrix.html."""
     page = pages.compare_page(rep, a, b)
@@ -133,6 +138,7 @@ def compare(rep: view.Report, a: str, b: str, out: Path, base: str = "") -> dict
     return _compare_files(rep, out, [page])
 
 
+@while_paused
 def for_versions(matrix: Matrix, focus: focus_model.Focus, source: Path | None = None) -> view.Report:
     title = "fanin report at " + ", ".join(focus.specs)
     rep = report.build(source or paths.REFERENCE_RESULTS, matrix, reference=True, extra=focus.extra, focus=focus.cells)

@@ -29,8 +29,35 @@ from fanin.report.view import (
     Step,
 )
 
+# A build asks for the step between two neighbouring columns twice (the probe's own steps, then the
+# versions page of that pair): each is made once per build (kept until the next build starts).
+_STEPS: dict[tuple[object, ...], tuple[tuple[object, ...], Step | None]] = {}
+
+
+def clear() -> None:
+    """Forget the steps made during the last build (a new build starts)."""
+    _STEPS.clear()
+
 
 def step_between(
+    observation_id: str,
+    before_column: Column | None,
+    after_column: Column | None,
+    before: Observation | None,
+    after: Observation | None,
+    bisected: Mapping[str, list[dict[str, Any]]],
+) -> Step | None:
+    asked = (before_column, after_column, before, after, bisected)
+    key: tuple[object, ...] = (observation_id, *map(id, asked))
+    found = _STEPS.get(key)
+    if found is not None and all(a is b for a, b in zip(found[0], asked, strict=True)):
+        return found[1]
+    step = _step_between(observation_id, before_column, after_column, before, after, bisected)
+    _STEPS[key] = (asked, step)
+    return step
+
+
+def _step_between(
     observation_id: str,
     before_column: Column | None,
     after_column: Column | None,

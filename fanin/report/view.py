@@ -6,6 +6,7 @@ The renderers (Markdown, HTML, checklist) import only this module, `legend` and 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -373,9 +374,10 @@ class ComparePage:
         found = Counter(entry.step.label for entry in self.entries)
         return tuple((word, found[word]) for word in CHANGE_WORDS if found[word])
 
-    @property
+    @functools.cached_property
     def grouped(self) -> tuple[CompareGroup, ...]:
-        """The entries with the variants of a probe that changed alike folded into one group."""
+        """The entries with the variants of a probe that changed alike folded into one group (made once a page:
+        the Markdown and the HTML page each ask for it twice)."""
         groups: dict[tuple[str, str, str, str], list[CompareEntry]] = {}
         for entry in self.entries:
             step = entry.step

@@ -13,13 +13,15 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from fanin.model.names import canonicalize_name
+
 NOT_INSTALLED = "not-installed"  # the journal event that keeps `Recorder.not_installed` across a resume
 
 
 def canonical_name(requirement: str) -> str:
     """A distribution's name as PyPI compares them (PEP 503), from a requirement such as `psycopg[binary]`."""
     match = re.match(r"[A-Za-z0-9._-]+", requirement.strip())
-    return re.sub(r"[-_.]+", "-", match.group(0) if match else requirement).lower()
+    return canonicalize_name(match.group(0) if match else requirement)
 
 
 class FailedImports:

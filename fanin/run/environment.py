@@ -11,7 +11,6 @@ import hashlib
 import os
 import platform
 import subprocess
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,8 @@ _SERVICES = {"postgresql": POSTGRES_VERSION}
 
 
 def installed_packages() -> dict[str, str]:
+    from importlib import metadata  # here: the harness imports this module on every command's start, few ask this
+
     packages: dict[str, str] = {}
     for dist in metadata.distributions():
         name = dist.metadata["Name"]

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
-
 from fanin.model.matrix import Cell, Matrix
+from fanin.model.names import canonicalize_name
 from fanin.model.results import ResultFileError, ResultSet, load
 from fanin.model.source import shown
 from fanin.run.environment import file_sha256

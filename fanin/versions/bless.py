@@ -11,14 +11,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from fanin.model import catalog, compare, markers, staging
+from fanin.model import compare, markers, staging
 from fanin.model import matrix as paths
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Cell, Matrix
 from fanin.model.results import PROBE_ERROR, ResultFileError, ResultSet, dumps, load
 from fanin.model.source import shown
 from fanin.model.staging import write_all
+
+if TYPE_CHECKING:  # every command imports this module for recover(); the catalogue only bless reads
+    from fanin.model import catalog
 
 
 def journal() -> Path:
@@ -79,6 +83,7 @@ def check(cell: Cell, force: bool, declared: list[catalog.DeclaredProbe]) -> Acc
 
 
 def bless(matrix: Matrix, names: list[str], force: bool = False) -> list[Accepted]:
+    from fanin.model import catalog
     from fanin.report import outputs
 
     cells = [matrix.cell(c) for c in names] if names else [c for c in matrix.cells if c.results_path.exists()]

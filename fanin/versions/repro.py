@@ -23,11 +23,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
 
 from fanin.model import catalog
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Cell, Matrix
+from fanin.model.names import canonicalize_name
 from fanin.model.results import OBSERVATION_ID, Claim, ProbeInfo, ResultFileError, ResultSet, Variant, load
 from fanin.model.source import REPO_ROOT, Definition, is_import, parse_file, reached, shown, support_module
 from fanin.run.venvs import pins

@@ -17,12 +17,12 @@ import datetime as _dt
 from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from fanin.model import exits
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Cell, Framework, Matrix
+from fanin.model.names import canonicalize_name
 from fanin.versions import pypi, registry
 
 
