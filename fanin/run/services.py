@@ -18,8 +18,8 @@ What it costs, and how little of it is in a cell's critical path:
 - a matrix run starts one server for all of its cells (`shared()`); each cell run gets a
   tag of its own (`FANIN_POSTGRES_TAG`), which goes into every observation's database
   name, so two cells running side by side never share a database;
-- it is stopped with `pg_ctl -m immediate` (the directory is removed right after: there is
-  nothing to keep) and runs with `fsync=off` (a crash of the machine loses nothing anyone keeps).
+- it is stopped as `pg_ctl -m immediate` stops it, SIGQUIT to the postmaster, watched every 5 ms
+  (the directory is removed right after: there is nothing to keep) and runs with `fsync=off` (a crash of the machine loses nothing anyone keeps).
 
 pgserver keeps an inter-process lock in a runtime directory shared by every pgserver user on
 the machine; fanin's servers get their own (`fanin-pgserver-<uid>` in the temporary directory),
