@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import textwrap
+from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -71,66 +72,71 @@ def normalise(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.splitlines() if line.strip()) + "\n"
 
 
-def _names_used(node: ast.AST) -> frozenset[str]:
-    names = set()
-    for child in ast.walk(node):
-        if isinstance(child, ast.Name):
-            names.add(child.id)
-        elif isinstance(child, ast.Attribute):
-            base = child
-            while isinstance(base, ast.Attribute):
-                base = base.value  # type: ignore[assignment]
-            if isinstance(base, ast.Name):
-                names.add(base.id)
-    return frozenset(names)
+class _Statement:
+    """What the tree of one module-level statement holds, gathered in one walk (see `_scan`)."""
+
+    __slots__ = ("attributes", "bound", "imports", "names")
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()  # every name read or bound (`kit` of `kit.helper` too)
+        self.attributes: set[tuple[str, str]] = set()  # `(name, attribute)` for every `name.attribute` read
+        self.imports: list[tuple[str, str]] = []  # (module, name) pairs it takes, `*` for `import module`
+        self.bound: list[str] = []  # the names it binds, for a statement that is neither a definition nor an import
 
 
-def _attributes_used(node: ast.AST) -> frozenset[tuple[str, str]]:
-    """`(name, attribute)` for every `name.attribute` read in the node (`lg_modes.invoke`)."""
-    return frozenset(
-        (child.value.id, child.attr)
-        for child in ast.walk(node)
-        if isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name)
-    )
+def _scan(tree: ast.Module, whole: _Statement | None = None) -> tuple[dict[str, tuple[int, int]], list[_Statement]]:
+    """Every function's span and what each module-level statement holds, in one breadth-first walk of the tree.
+
+    The same walk as `ast.walk(tree)` (so a name defined twice keeps the span ast.walk's order gives it last),
+    each node tagged with the module-level statement it belongs to (with `whole`, all of them with that one):
+    walking each statement once per question asked of it was most of a report's reading of the probe files."""
+    spans: dict[str, tuple[int, int]] = {}
+    statements = [whole] * len(tree.body) if whole is not None else [_Statement() for _ in tree.body]
+    pending: deque[tuple[ast.AST, _Statement]] = deque(zip(tree.body, statements, strict=True))
+    while pending:
+        node, seen = pending.popleft()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                pending.append((value, seen))
+            elif isinstance(value, list):
+                pending.extend((item, seen) for item in value if isinstance(item, ast.AST))
+        if isinstance(node, ast.Name):
+            seen.names.add(node.id)
+            if isinstance(node.ctx, ast.Store):
+                seen.bound.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name):
+                seen.attributes.add((node.value.id, node.attr))
+        elif isinstance(node, _DEFINITIONS):
+            seen.bound.append(node.name)  # unused for a module-level definition: its own name binds
+            if isinstance(node, _FUNCTIONS):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                spans[node.name] = (first, node.end_lineno or node.lineno)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            seen.bound += [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
+            if isinstance(node, ast.ImportFrom):
+                if node.module and not node.level:
+                    seen.imports += [(node.module, alias.name) for alias in node.names]
+            else:
+                seen.imports += [(alias.name, "*") for alias in node.names]
+    return spans, statements
 
 
-def _bound_names(node: ast.stmt) -> list[str]:
-    if isinstance(node, _DEFINITIONS):
-        return [node.name]
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return [(alias.asname or alias.name).split(".")[0] for alias in node.names if alias.name != "*"]
-    names = []
-    for child in ast.walk(node):
-        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
-            names.append(child.id)
-        elif isinstance(child, _DEFINITIONS) and child is not node:
-            names.append(child.name)
-        elif isinstance(child, (ast.Import, ast.ImportFrom)):
-            names += [(a.asname or a.name).split(".")[0] for a in child.names if a.name != "*"]
-    return names
-
-
-def _imports(node: ast.AST) -> tuple[tuple[str, str], ...]:
-    found: list[tuple[str, str]] = []
-    for child in ast.walk(node):
-        if isinstance(child, ast.ImportFrom) and child.module and not child.level:
-            found += [(child.module, alias.name) for alias in child.names]
-        elif isinstance(child, ast.Import):
-            found += [(alias.name, "*") for alias in child.names]
-    return tuple(found)
+def _reads(tree: ast.Module) -> _Statement:
+    """What a whole piece of code (a probe function's text) reads, imports and binds."""
+    whole = _Statement()
+    _scan(tree, whole)
+    return whole
 
 
 def parse_text(text: str) -> ParsedFile:
     tree = ast.parse(text)
     lines = text.splitlines()
-    spans = {
-        node.name: (min([node.lineno, *(d.lineno for d in node.decorator_list)]), node.end_lineno or node.lineno)
-        for node in ast.walk(tree)
-        if isinstance(node, _FUNCTIONS)
-    }
+    spans, statements = _scan(tree)
     bindings: dict[str, Definition] = {}
     always: list[Definition] = []
-    for node in tree.body:
+    for node, seen in zip(tree.body, statements, strict=True):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             # One definition per imported name, so adding a name to a shared import line changes
             # only the probes that use the new name.
@@ -154,8 +160,10 @@ def parse_text(text: str) -> ParsedFile:
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
         last = node.end_lineno or node.lineno
         segment = normalise(textwrap.dedent("\n".join(lines[first - 1 : last])))
-        definition = Definition(segment, _names_used(node), _imports(node), (first, last), _attributes_used(node))
-        bound = _bound_names(node)
+        definition = Definition(
+            segment, frozenset(seen.names), tuple(seen.imports), (first, last), frozenset(seen.attributes)
+        )
+        bound = [node.name] if isinstance(node, _DEFINITIONS) else seen.bound
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # a docstring: documentation, not behaviour
         for name in bound:
@@ -210,11 +218,17 @@ def dependencies(path: Path, function: str) -> list[tuple[tuple[str, str], str]]
             else:
                 pending.append((target, imported))
 
-    # The function's own body and decorator may use module-level names of its file, and may import a
-    # kit's definition inside the body (`from adk_kit import run_workflow`): both are what it runs.
-    tree = ast.parse(start)
-    pending += [(path, name) for name in _names_used(tree)]
-    follow(path, _imports(tree))
+    # The function's own body and decorator may use module-level names of its file, and may import a kit's
+    # definition inside the body (`from adk_kit import run_workflow`): both are what it runs. Its module-level
+    # definition already holds both when that definition is this very text (else the text is parsed again).
+    own = parsed.bindings.get(function)
+    if own is not None and own.span == parsed.spans[function]:
+        uses, imports = own.uses, own.imports
+    else:
+        read = _reads(ast.parse(start))
+        uses, imports = frozenset(read.names), tuple(read.imports)
+    pending += [(path, name) for name in uses]
+    follow(path, imports)
     visited: set[tuple[Path, str]] = set()
     while pending:
         where, name = pending.pop()
@@ -276,7 +290,8 @@ def reached(
                 pending.append((kit, attribute))
 
     tree = ast.parse(start)
-    read(path, _names_used(tree), _attributes_used(tree), _imports(tree))
+    seen = _reads(tree)
+    read(path, frozenset(seen.names), frozenset(seen.attributes), tuple(seen.imports))
     visited: set[tuple[Path, str]] = set()
     while pending:
         where, name = pending.pop()

@@ -36,6 +36,8 @@ def pretty_json(value: object, indent: str = "", width: int = 88) -> str:
     key = (flat, indent, width)
     laid_out = _LAID_OUT.get(key)
     if laid_out is None:
+        if len(_LAID_OUT) >= _LAID_OUT_MAX:  # bounded in a long-lived process (tests, watch)
+            _LAID_OUT.clear()
         memo: dict[int, str] = {}
         _flat(value, memo)
         laid_out = _LAID_OUT[key] = _pretty(value, indent, width, memo)
@@ -43,6 +45,7 @@ def pretty_json(value: object, indent: str = "", width: int = 88) -> str:
 
 
 _LAID_OUT: dict[tuple[str, str, int], str] = {}
+_LAID_OUT_MAX = 8192
 
 
 def _pretty(value: Any, indent: str, width: int, memo: dict[int, str]) -> str:

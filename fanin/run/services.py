@@ -18,8 +18,9 @@ What it costs, and how little of it is in a cell's critical path:
 - a matrix run starts one server for all of its cells (`shared()`); each cell run gets a
   tag of its own (`FANIN_POSTGRES_TAG`), which goes into every observation's database
   name, so two cells running side by side never share a database;
-- it is stopped with `pg_ctl -m immediate` (the directory is removed right after: there is
-  nothing to keep) and runs with `fsync=off` (a crash of the machine loses nothing anyone keeps);
+- it is stopped as `pg_ctl -m immediate` stops it, SIGQUIT to the postmaster, watched every 5 ms
+  (the directory is removed right after: there is nothing to keep) and runs with `fsync=off` (a
+  crash of the machine loses nothing anyone keeps);
 - its directory is in memory where the machine has room (fanin.run.memory): every observation's
   `CREATE DATABASE` writes ~7.5 MB, and on a disk that writing was most of what a database cost;
   the WAL is kept small (`SETTINGS`), so the memory a matrix run holds stays bounded.
