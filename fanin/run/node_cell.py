@@ -8,7 +8,9 @@ package in `node_modules` differs from the lock (drift), as `fanin.run.venvs` do
 
 The probes (`suites/<framework>/*.test.mjs` and the kit they import) are copied into the cell's
 directory for each run, so `import "@langchain/langgraph"` resolves to the cell's node_modules.
-`node --test` runs them one at a time inside `fanin.run.isolation`'s network namespace; each
+`node --test` runs them one at a time, in one process (an entry module that imports every probe
+file: Node 20 has no `--test-isolation=none`, and a process per file paid the framework's import
+once per file, most of a Node cell's time), inside `fanin.run.isolation`'s network namespace; each
 probe writes its observation as JSON (suites/fanin_node.mjs), and this module turns them into
 the result set a Python cell has: the same schema, probes (metadata, file, function and hash
 from `fanin.model.js_source`), environment (`packages` read from the installed node_modules,
@@ -180,6 +182,18 @@ def _copy_suite(directory: Path, framework: str) -> Path:
     return target
 
 
+ENTRY = "cell.test.mjs"
+
+
+def _entry(suite: Path, files: list[Path]) -> Path:
+    """One module importing the probe files in order, so node --test runs them all in one process; their
+    tests register as each import runs and node:test runs top-level tests one after another."""
+    entry = suite / ENTRY
+    lines = [f"await import({json.dumps('./' + f.relative_to(suite).as_posix())});" for f in files]
+    entry.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return entry
+
+
 def _declared(framework: str) -> dict[str, ProbeInfo]:
     infos = {}
     for declared in catalog.declared_node():
@@ -255,7 +269,7 @@ def run_cell(run: NodeRun, log: IO[str]) -> CellOutcome:
         run.junit.parent.mkdir(parents=True, exist_ok=True)
         command += ["--test-reporter=spec", "--test-reporter-destination=stdout"]
         command += ["--test-reporter=junit", f"--test-reporter-destination={run.junit}"]
-    command, mode = isolation.wrap([*command, *map(str, files)], run.isolate)
+    command, mode = isolation.wrap([*command, str(_entry(suite, files))], run.isolate)
     env = {**os.environ, "FANIN_NODE_OUT": str(out), isolation.ENV: mode, "NODE_OPTIONS": ""}
     log.write(f"fanin: {' '.join(command)}\n")
     log.flush()
