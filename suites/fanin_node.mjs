@@ -213,6 +213,13 @@ export function judge(variants) {
   return [plain({ writes: { made, kept }, lost, wrong, variants: shown }), hazard];
 }
 
+// A mitigation probe's observation: its variants judged, worded and recorded (every -mitigated probe ends so).
+export function recordJudged(obs, variants, safe = null) {
+  const [value, hazard] = judge(variants);
+  const [label, detail] = words(value, hazard, safe);
+  obs.record(value, { label, detail, hazard });
+}
+
 // A label (at most 40 characters) and a detail line for a judged mitigation (suites/mitigation.py's words;
 // the detail shows results as JSON).
 export function words(value, hazard, safe = null) {

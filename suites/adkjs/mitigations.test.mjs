@@ -4,7 +4,7 @@
 // orders: every write the branches made must be kept (in state, or in the merge record with the branch it
 // came from), and the outcome must be the same in every order (suites/fanin_node.mjs's judge).
 import { LlmAgent, ParallelAgent, SequentialAgent } from "@google/adk";
-import { Gate, Vacuous, judge, probe, sameValue, settle, words } from "../fanin_node.mjs";
+import { Gate, Vacuous, probe, recordJudged, sameValue, settle } from "../fanin_node.mjs";
 import { Combine, FakeLlm, GatedWriter, Guard, Merge, Step, Turns, caught, fate, mergedWrites, runInTurns, runTurn } from "./kit.mjs";
 
 probe({
@@ -45,9 +45,7 @@ probe({
       observed: { finished },
     };
   }
-  const [value, hazard] = judge({ "own keys, merge in authority order": runs });
-  const [label, detail] = words(value, hazard);
-  obs.record(value, { label, detail, hazard });
+  recordJudged(obs, { "own keys, merge in authority order": runs });
 });
 
 probe({
@@ -88,9 +86,7 @@ probe({
       observed: { output_key_events: stored },
     };
   }
-  const [value, hazard] = judge({ "own outputKeys, merge in authority order": runs });
-  const [label, detail] = words(value, hazard);
-  obs.record(value, { label, detail, hazard });
+  recordJudged(obs, { "own outputKeys, merge in authority order": runs });
 });
 
 probe({
@@ -126,9 +122,7 @@ probe({
       result: tally,
     };
   }
-  const [value, hazard] = judge({ "per-branch keys, combined after": runs });
-  const [label, detail] = words(value, hazard);
-  obs.record(value, { label, detail, hazard });
+  recordJudged(obs, { "per-branch keys, combined after": runs });
 });
 
 probe({
@@ -186,9 +180,7 @@ probe({
       observed: { branches: { a: fate(log, "a"), c: fate(log, "c") }, ...(endedBeforeRelease === null ? {} : { run_ended_before_c_released: endedBeforeRelease }) },
     };
   }
-  const [value, hazard] = judge({ "caught in each branch": runs });
-  const [label, detail] = words(value, hazard, "run completes, every result kept");
-  obs.record(value, { label, detail, hazard });
+  recordJudged(obs, { "caught in each branch": runs }, "run completes, every result kept");
 });
 
 probe({
@@ -255,7 +247,5 @@ probe({
       observed: { log, ...(endedBeforeRelease === null ? {} : { run_ended_before_slow_released: endedBeforeRelease }) },
     };
   }
-  const [value, hazard] = judge({ "caught in each node": runs });
-  const [label, detail] = words(value, hazard, "run completes, every result kept");
-  obs.record(value, { label, detail, hazard });
+  recordJudged(obs, { "caught in each node": runs }, "run completes, every result kept");
 });

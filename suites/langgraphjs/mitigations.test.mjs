@@ -4,8 +4,24 @@
 // node names swapped, the Send list reversed, the other branch finishing first): every write must be kept
 // and the result the same in every order (suites/fanin_node.mjs's judge, the Python probes' verdict).
 import { Annotation, START, StateGraph } from "@langchain/langgraph";
-import { Gate, Vacuous, judge, probe, settle, words } from "../fanin_node.mjs";
+import { Gate, Vacuous, probe, recordJudged, settle } from "../fanin_node.mjs";
 import { NAMINGS, appendKey, attempt, byKey, joined, keptOf, stepOf } from "./kit.mjs";
+
+// The two fixes both same-key probes apply: a reducer that keeps each writer's value under its task id,
+// or a key per writer. Each: the state, its input, a writer's update, and the items the final state holds.
+const MERGE_BY_ID = {
+  state: () => Annotation.Root({ value: Annotation({ reducer: (current, update) => ({ ...current, ...update }), default: () => ({}) }) }),
+  init: { value: {} },
+  update: (role) => ({ value: { [`task-${role}`]: role } }),
+  items: (final) => Object.values(final.value),
+};
+
+const OWN_KEYS = {
+  state: () => Annotation.Root({ value_A: Annotation(), value_B: Annotation() }),
+  init: { value_A: "init", value_B: "init" },
+  update: (role) => ({ [`value_${role}`]: role }),
+  items: (final) => [final.value_A, final.value_B],
+};
 
 probe({
   "id": "langgraphjs/same-key/no-reducer-mitigated",
@@ -23,18 +39,8 @@ probe({
       update: (role) => ({ value: [role] }),
       items: (final) => final.value,
     },
-    "merge-by-id reducer": {
-      state: () => Annotation.Root({ value: Annotation({ reducer: (current, update) => ({ ...current, ...update }), default: () => ({}) }) }),
-      init: { value: {} },
-      update: (role) => ({ value: { [`task-${role}`]: role } }),
-      items: (final) => Object.values(final.value),
-    },
-    "own key per branch": {
-      state: () => Annotation.Root({ value_A: Annotation(), value_B: Annotation() }),
-      init: { value_A: "init", value_B: "init" },
-      update: (role) => ({ [`value_${role}`]: role }),
-      items: (final) => [final.value_A, final.value_B],
-    },
+    "merge-by-id reducer": MERGE_BY_ID,
+    "own key per branch": OWN_KEYS,
   };
   const variants = {};
   for (const [scheme, { state, init, update, items }] of Object.entries(schemes)) {
@@ -61,9 +67,7 @@ probe({
       };
     }
   }
-  const [value, hazard] = judge(variants);
-  const [label, detail] = words(value, hazard);
-  obs.record(value, { label, detail, hazard });
+  recordJudged(obs, variants);
 });
 
 probe({
@@ -76,18 +80,8 @@ probe({
   }
 }, async function acrossSuperstepsMitigated(obs) {
   const schemes = {
-    "merge-by-id reducer": {
-      state: () => Annotation.Root({ value: Annotation({ reducer: (current, update) => ({ ...current, ...update }), default: () => ({}) }) }),
-      init: { value: {} },
-      update: (role) => ({ value: { [`task-${role}`]: role } }),
-      items: (final) => Object.values(final.value),
-    },
-    "own key per step": {
-      state: () => Annotation.Root({ value_A: Annotation(), value_B: Annotation() }),
-      init: { value_A: "init", value_B: "init" },
-      update: (role) => ({ [`value_${role}`]: role }),
-      items: (final) => [final.value_A, final.value_B],
-    },
+    "merge-by-id reducer": MERGE_BY_ID,
+    "own key per step": OWN_KEYS,
   };
   const variants = {};
   for (const [scheme, { state, init, update, items }] of Object.entries(schemes)) {
@@ -113,9 +107,7 @@ probe({
       };
     }
   }
-  const [value, hazard] = judge(variants);
-  const [label, detail] = words(value, hazard);
-  obs.record(value, { label, detail, hazard });
+  recordJudged(obs, variants);
 });
 
 probe({
@@ -149,9 +141,7 @@ probe({
     const ordered = outcome.returned.ordered;
     runs[naming] = { made: Object.entries(roles).map(([n, i]) => `${n}:${i}`), kept: keptOf(roles, ordered), result: ordered };
   }
-  const [value, hazard] = judge({ "sorted by task id": runs });
-  const [label, detail] = words(value, hazard);
-  obs.record(value, { label, detail, hazard });
+  recordJudged(obs, { "sorted by task id": runs });
 });
 
 probe({
@@ -212,9 +202,7 @@ probe({
       "alpha sent first, finish z1, a1": await run([...two].reverse(), ["z1", "a1"]),
     },
   };
-  const [value, hazard] = judge(variants);
-  const [label, detail] = words(value, hazard);
-  obs.record(value, { label, detail, hazard });
+  recordJudged(obs, variants);
 });
 
 probe({
@@ -249,9 +237,7 @@ probe({
     "list edge [a, b2] -> join": { run: await run("list edge") },
     "separate edges, defer: true on join": { run: await run("defer") },
   };
-  const [value, hazard] = judge(variants);
-  const [label, detail] = words(value, hazard, "join runs once, sees every write");
-  obs.record(value, { label, detail, hazard });
+  recordJudged(obs, variants, "join runs once, sees every write");
 });
 
 probe({
@@ -346,7 +332,5 @@ probe({
   for (const [fix, name] of [["caught", "caught in each node"], ["signal", "signal passed on, checked before writing"]]) {
     variants[name] = { "failing first": await run(fix, "failing"), "slow first": await run(fix, "slow") };
   }
-  const [value, hazard] = judge(variants);
-  const [label, detail] = words(value, hazard, "run completes, every result kept");
-  obs.record(value, { label, detail, hazard });
+  recordJudged(obs, variants, "run completes, every result kept");
 });
