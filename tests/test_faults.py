@@ -1035,3 +1035,23 @@ def test_a_server_that_does_not_start_ends_the_cell_as_could_not_run(
     assert outcome.code == one_cell.NOT_RUN, log
     assert outcome.reason is not None and "PostgreSQL did not start within 2 s: pgserver's lock" in outcome.reason
     assert previous.read_text() == "the previous result set" and not started.exists()
+
+
+def test_a_signal_while_the_server_starts_is_interrupted_not_could_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pgserver_lock_held: Callable[[], None]
+) -> None:
+    """A signal that lands while the cell's PostgreSQL is starting (here: it cannot start, its lock is held) ends
+    the cell as interrupted (130), as a signal anywhere else does; the server's failure is not the cell's."""
+    from fanin.run import services
+
+    monkeypatch.setattr(services, "needs_postgres", lambda framework, targets=(): True)
+    monkeypatch.setenv("FANIN_PG_START_SECONDS", "2")  # the server fails; the signal's mark is already there
+    monkeypatch.setattr(one_cell.CHILDREN, "stopping", "SIGTERM")  # the handler's mark, as a signal leaves it
+    previous = tmp_path / "results" / "langgraph-0.0.1.json"
+    previous.parent.mkdir(parents=True)
+    previous.write_text("the previous result set")
+    outcome, log = run(tmp_path, USES_POSTGRES, env={"FANIN_TEST_STARTED": str(tmp_path / "started")})
+    pgserver_lock_held()
+    assert outcome.code == one_cell.INTERRUPTED, (outcome, log)
+    assert outcome.reason is not None and outcome.reason.startswith("interrupted by SIGTERM"), outcome.reason
+    assert previous.read_text() == "the previous result set"

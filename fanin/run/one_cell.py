@@ -268,9 +268,7 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                 finally:
                     CHILDREN.remove(process.pid)
                 state = journal_log.read(journal)
-                failure = service.failure()
-                if failure is not None and not state.saved:
-                    return _not_run(run, NOT_RUN, failure, attempts, mode)
+                # A signal first: a server that failed in the same moment is not why the run ended (exit 130).
                 if CHILDREN.stopping:
                     if state.saved:  # the plugin wrote a complete set before the signal could land
                         markers.clear_marker(run.results)
@@ -278,6 +276,9 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                         return CellOutcome(run.cell_id, INTERRUPTED, reason, attempts, mode)
                     where = f" while {state.running} ran" if state.running else ""
                     return _not_run(run, INTERRUPTED, f"interrupted by {CHILDREN.stopping}{where}", attempts, mode)
+                failure = service.failure()
+                if failure is not None and not state.saved:
+                    return _not_run(run, NOT_RUN, failure, attempts, mode)
                 if state.collection_error:
                     return _not_run(run, CHANGED, f"broken probe: {state.collection_error}", attempts, mode)
                 if state.import_failed:
@@ -332,6 +333,8 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     run, NOT_RUN, f"pytest ended ({how}) without writing results: {_last_error(log)}", attempts, mode
                 )
     except FaninError as exc:
+        if CHILDREN.stopping:  # a service start the signal cancelled ("interrupted while PostgreSQL was starting")
+            return _not_run(run, INTERRUPTED, f"interrupted by {CHILDREN.stopping} ({exc})", attempts, mode)
         return _not_run(run, NOT_RUN, str(exc), attempts, mode)
     except OSError as exc:  # the runner's own writes (the log, the journal): a full or read-only disk
         where = f" ({exc.filename})" if exc.filename else ""
