@@ -247,17 +247,22 @@ def start_hanging_cell(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Pat
     return process, results, started
 
 
+def signal_to(target: str, signum: int, runner: subprocess.Popen[str], pytest_pid: int) -> None:
+    """The signal cases every signal test runs: to the runner, to its process group, or to pytest alone."""
+    if target == "runner":
+        runner.send_signal(signum)
+    elif target == "runner-group":
+        os.killpg(runner.pid, signum)
+    else:
+        os.kill(pytest_pid, signum)
+
+
 @pytest.mark.parametrize("target", ["runner", "runner-group", "pytest-alone"])
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_mid_cell_keeps_the_previous_result_set_and_says_why(tmp_path: Path, target: str, signum: int) -> None:
     process, results, started = start_hanging_cell(tmp_path)
     pytest_pid = int(started.read_text())
-    if target == "runner":
-        process.send_signal(signum)
-    elif target == "runner-group":
-        os.killpg(process.pid, signum)
-    else:
-        os.kill(pytest_pid, signum)
+    signal_to(target, signum, process, pytest_pid)
     out, _ = process.communicate(timeout=60)
     assert process.returncode == one_cell.INTERRUPTED, out
     assert results.read_text() == '{"previous": "run"}\n'
@@ -404,12 +409,7 @@ def test_a_signal_during_a_repeat_ends_it_and_no_queued_run_starts(tmp_path: Pat
     try:
         _wait_until(lambda: started.exists() and started.read_text() != "", "run 2 never started")
         pytest_pid = int(started.read_text())
-        if target == "runner":
-            process.send_signal(signum)
-        elif target == "runner-group":
-            os.killpg(process.pid, signum)
-        else:
-            os.kill(pytest_pid, signum)
+        signal_to(target, signum, process, pytest_pid)
         out, _ = process.communicate(timeout=60)
     finally:
         with contextlib.suppress(ProcessLookupError):
