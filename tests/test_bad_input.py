@@ -170,3 +170,19 @@ def test_a_python_target_is_not_taken_for_javascript() -> None:
 
     for target in ("app/graph.py:graph", "app.graph:ts", "app.tsx_helpers:graph"):
         audit.refuse_javascript(target)  # no error
+
+
+def test_a_python_module_named_like_a_javascript_file_is_audited_as_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`app.ts:graph` is the module app/ts.py when that file exists; a file app.ts beside it is JavaScript."""
+    from fanin.model.errors import FaninError
+    from fanin.project import audit
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "ts.py").write_text("graph = None\n")
+    audit.refuse_javascript("app.ts:graph")  # no error: a Python module
+    (tmp_path / "flow.ts").write_text("export const graph = 1;\n")
+    with pytest.raises(FaninError, match="fanin audit reads Python graphs"):
+        audit.refuse_javascript("flow.ts:graph")

@@ -221,10 +221,18 @@ def _incomplete(facts: dict[str, Any], given: str | None) -> list[str]:
     return reasons
 
 
+def _python_module(dotted: str) -> bool:
+    """Is `dotted` a Python module of the working directory (`app.ts` as app/ts.py), not a file name?"""
+    if Path(dotted).is_file():
+        return False
+    base = Path(*dotted.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
 def refuse_javascript(target: str) -> None:
     """One line, exit 2, for a JavaScript or TypeScript target: audit imports Python; the probes cover the JS runtimes."""
     where = target.rpartition(":")[0] or target
-    if where.lower().endswith(JAVASCRIPT):
+    if where.lower().endswith(JAVASCRIPT) and not _python_module(where):
         raise FaninError(
             f"{where}: fanin audit reads Python graphs (it imports FILE.py:ATTR); for LangGraph.js and ADK for"
             " JavaScript read what the probes observed (`fanin report`: the langgraphjs and adkjs cells) and"
