@@ -222,16 +222,12 @@ sys.exit(outcome.code)
 """
 
 
-def start_hanging_cell(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
-    module = probe_module(tmp_path, HANGS)
-    results = tmp_path / "results" / "langgraph-0.0.1.json"
-    results.parent.mkdir()
-    results.write_text('{"previous": "run"}\n')
-    started = tmp_path / "started"
+def start_driver(tmp_path: Path, script: str, started: Path, *args: str) -> subprocess.Popen[str]:
+    """A driver script run as the runner would be: its own session, output captured, the probe's start file."""
     driver = tmp_path / "driver.py"
-    driver.write_text(DRIVER)
-    process = subprocess.Popen(
-        [sys.executable, str(driver), str(results), str(module)],
+    driver.write_text(script)
+    return subprocess.Popen(
+        [sys.executable, str(driver), *args],
         cwd=tmp_path,
         text=True,
         stdout=subprocess.PIPE,
@@ -239,6 +235,15 @@ def start_hanging_cell(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Pat
         start_new_session=True,
         env={**os.environ, "FANIN_TEST_STARTED": str(started), "PYTHONPATH": str(REPO_ROOT)},
     )
+
+
+def start_hanging_cell(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
+    module = probe_module(tmp_path, HANGS)
+    results = tmp_path / "results" / "langgraph-0.0.1.json"
+    results.parent.mkdir()
+    results.write_text('{"previous": "run"}\n')
+    started = tmp_path / "started"
+    process = start_driver(tmp_path, DRIVER, started, str(results), str(module))
     deadline = time.monotonic() + 60
     while not (started.exists() and started.read_text()):
         assert process.poll() is None, process.stdout.read() if process.stdout else ""
@@ -395,17 +400,7 @@ def test_a_signal_during_a_repeat_ends_it_and_no_queued_run_starts(tmp_path: Pat
     cell = matrix_model.load().newest("langgraph")
     module = probe_module(tmp_path, HANGS_ON_SEED_1)
     started = tmp_path / "started"
-    driver = tmp_path / "driver.py"
-    driver.write_text(REPEAT_DRIVER)
-    process = subprocess.Popen(
-        [sys.executable, str(driver), str(tmp_path / "reports"), str(module), cell.id],
-        cwd=tmp_path,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env={**os.environ, "FANIN_TEST_STARTED": str(started), "PYTHONPATH": str(REPO_ROOT)},
-    )
+    process = start_driver(tmp_path, REPEAT_DRIVER, started, str(tmp_path / "reports"), str(module), cell.id)
     try:
         _wait_until(lambda: started.exists() and started.read_text() != "", "run 2 never started")
         pytest_pid = int(started.read_text())
