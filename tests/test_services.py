@@ -181,3 +181,26 @@ def test_needs_postgres_reads_the_frameworks_own_suite_and_answers_as_the_whole_
         expected = any(pid.split("/", 1)[0] == key and "postgres" in values for pid, _, values in everywhere)
         assert services.needs_postgres(key) is expected, key
     assert services.needs_postgres("langgraph") and services.needs_postgres("adk")
+
+
+def test_the_server_user_runs_postgresql_even_when_the_checkout_is_private(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As root the server runs as pgserver's own account, which may not traverse the checkout's parents (a clone in
+    `mktemp -d` is mode 0700): it runs a copy of the build kept in fanin's runtime directory instead."""
+    import os
+    import shutil
+
+    if os.geteuid() != 0:  # as any other user the server runs as that user, from the harness's own build
+        assert services._server_bin(None) == services._bin()
+        return
+    build = services._bin().parent
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    for part in ("bin", "lib", "share"):
+        shutil.copytree(build / part, private / "pginstall" / part, symlinks=True)
+    monkeypatch.setattr(services, "_bin", lambda: private / "pginstall" / "bin")
+    user = services._system_user()
+    assert services._run("postgres", ["-V"], user, 30).split()[-1] == services.server_version()
+    assert services._server_bin(user).parent.parent == services.runtime_dir()
+    assert oct(private.stat().st_mode & 0o777) == "0o700"  # nothing widened in the user's tree

@@ -102,13 +102,36 @@ def _system_user() -> str | None:
     """The user the server runs as: ours, or pgserver's own `pgserver` account when we are root."""
     if not _as_root():
         return None
-    from pgserver.utils import ensure_folder_permissions, ensure_user_exists
+    from pgserver.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
 
     ensure_user_exists(SYSTEM_USER)
-    binaries = _bin()
+    binaries = _server_bin(SYSTEM_USER)
+    ensure_prefix_permissions(binaries)  # fanin's runtime directory, which holds the copy
     ensure_folder_permissions(binaries, 0o055)  # as pgserver does: the server's user reads and runs them
     ensure_folder_permissions(binaries.parent / "lib", 0o044)
+    ensure_folder_permissions(binaries.parent / "share", 0o044)
     return SYSTEM_USER
+
+
+def _server_bin(user: str | None) -> Path:
+    """Where the server's user runs PostgreSQL from: the harness's own build when that user is us; else a copy in
+    fanin's runtime directory, made once per build. The harness lives in the checkout, whose parents another user
+    may not traverse (a clone in `mktemp -d`, mode 0700): pgserver would widen every parent's permissions instead."""
+    if user is None:
+        return _bin()
+    build = _bin().parent
+    copy = runtime_dir() / f"pginstall-{server_version()}"
+    if not (copy / "bin" / "postgres").exists():
+        runtime_dir().mkdir(mode=0o700, exist_ok=True)
+        making = Path(tempfile.mkdtemp(prefix="pginstall-", dir=runtime_dir()))
+        try:
+            for part in ("bin", "lib", "share"):
+                shutil.copytree(build / part, making / part, symlinks=True)
+            making.chmod(0o755)
+            os.replace(making, copy)
+        finally:
+            shutil.rmtree(making, ignore_errors=True)
+    return copy / "bin"
 
 
 def _give(path: Path, user: str | None) -> None:
@@ -126,7 +149,7 @@ def _give(path: Path, user: str | None) -> None:
 
 def _run(binary: str, args: list[str], user: str | None, timeout: float) -> str:
     done = subprocess.run(
-        [str(_bin() / binary), *args],
+        [str(_server_bin(user) / binary), *args],
         capture_output=True,
         text=True,
         user=user,
