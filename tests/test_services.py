@@ -187,20 +187,48 @@ def test_the_server_user_runs_postgresql_even_when_the_checkout_is_private(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As root the server runs as pgserver's own account, which may not traverse the checkout's parents (a clone in
-    `mktemp -d` is mode 0700): it runs a copy of the build kept in fanin's runtime directory instead."""
+    `mktemp -d` is mode 0700): it runs a copy of the wheel's build kept in fanin's runtime directory instead. Every
+    binary the server's start runs must load from that copy: initdb and pg_ctl link the libpq auditwheel vendored
+    beside the package (RPATH $ORIGIN/../../../pgserver.libs), which a copy of the build alone left behind."""
     import os
     import shutil
 
     if os.geteuid() != 0:  # as any other user the server runs as that user, from the harness's own build
         assert services._server_bin(None) == services._bin()
         return
-    build = services._bin().parent
+    site = services._bin().parent.parent.parent
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
-    for part in ("bin", "lib", "share"):
-        shutil.copytree(build / part, private / "pginstall" / part, symlinks=True)
-    monkeypatch.setattr(services, "_bin", lambda: private / "pginstall" / "bin")
+    for part in ("pgserver/pginstall", "pgserver.libs"):
+        shutil.copytree(site / part, private / part, symlinks=True)
+    monkeypatch.setattr(services, "_bin", lambda: private / "pgserver" / "pginstall" / "bin")
+    monkeypatch.setattr(services, "runtime_dir", lambda: tmp_path / "runtime")
     user = services._system_user()
-    assert services._run("postgres", ["-V"], user, 30).split()[-1] == services.server_version()
-    assert services._server_bin(user).parent.parent == services.runtime_dir()
+    for binary in ("postgres", "initdb", "pg_ctl"):
+        assert services._run(binary, ["-V"], user, 30).split()[-1] == services.server_version(), binary
+    assert services._server_bin(user).is_relative_to(tmp_path / "runtime")
     assert oct(private.stat().st_mode & 0o777) == "0o700"  # nothing widened in the user's tree
+
+
+def test_the_server_copy_resolves_every_library_inside_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every $ORIGIN-relative RPATH of every ELF file in the copy names a directory inside the copy: a machine whose
+    own libraries happen to satisfy a binary (a system libpq) must not be what makes the server start."""
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("as any other user the server runs from the harness's own build: no copy is made")
+    monkeypatch.setattr(services, "runtime_dir", lambda: tmp_path / "runtime")
+    copy = services._server_bin(services.SYSTEM_USER).parent.parent.parent
+    checked = 0
+    for path in copy.rglob("*"):
+        if path.is_symlink() or not path.is_file() or path.read_bytes()[:4] != b"\x7fELF":
+            continue
+        done = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True, check=True)
+        for line in done.stdout.splitlines():
+            if "(RPATH)" in line or "(RUNPATH)" in line:
+                for entry in line.split("[", 1)[1].rstrip("]").split(":"):
+                    if entry.startswith("$ORIGIN"):
+                        target = (path.parent / entry.replace("$ORIGIN", ".")).resolve()
+                        assert target.is_dir() and target.is_relative_to(copy.resolve()), (path, entry)
+                        checked += 1
+    assert checked > 20  # the binaries and the server's modules were read, not an empty tree

@@ -11,6 +11,8 @@ server, if the harness itself is killed: fanin.run.lifetime).
 What it costs, and how little of it is in a cell's critical path:
 - `initdb` runs once per machine and PostgreSQL build, into a template directory beside
   pgserver's lock; a server starts from a copy of it (`cp -a`, a tenth of a second);
+- as root the server runs as pgserver's own `pgserver` account, from a copy of the wheel's build and its
+  vendored libraries in fanin's runtime directory (that account may not traverse the checkout's parents);
 - a server starts in the background while pytest starts: its DSN is known before it is
   up (its socket is in its own directory), and a probe's `obs.postgres_dsn()` waits for
   the ready file the harness writes (`FANIN_POSTGRES_READY`); a server that fails to start
@@ -102,36 +104,55 @@ def _system_user() -> str | None:
     """The user the server runs as: ours, or pgserver's own `pgserver` account when we are root."""
     if not _as_root():
         return None
-    from pgserver.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
+    from pgserver.utils import ensure_prefix_permissions, ensure_user_exists
 
     ensure_user_exists(SYSTEM_USER)
     binaries = _server_bin(SYSTEM_USER)
-    ensure_prefix_permissions(binaries)  # fanin's runtime directory, which holds the copy
-    ensure_folder_permissions(binaries, 0o055)  # as pgserver does: the server's user reads and runs them
-    ensure_folder_permissions(binaries.parent / "lib", 0o044)
-    ensure_folder_permissions(binaries.parent / "share", 0o044)
+    ensure_prefix_permissions(binaries)  # fanin's runtime directory, which holds the copy, and its parents
     return SYSTEM_USER
+
+
+# The parts of pgserver's wheel its binaries load at run time, relative to site-packages: the build, and the
+# shared libraries auditwheel vendored beside the package (libpq-<hash>.so.5.16 and two more), which every
+# binary finds through an RPATH of $ORIGIN/../../../pgserver.libs (lib/postgresql/*.so: one level deeper).
+_WHEEL_PARTS = ("pgserver/pginstall", "pgserver.libs")
+
+
+def _copy_readable(source: Path, target: Path) -> None:
+    """`source` copied to `target` (symlinks kept), readable and runnable by any user whatever the umask."""
+    shutil.copytree(source, target, symlinks=True)
+    for path in (target, *target.rglob("*")):
+        if path.is_symlink():
+            continue
+        mode = path.stat().st_mode
+        path.chmod(mode | (0o755 if path.is_dir() or mode & 0o100 else 0o644))
 
 
 def _server_bin(user: str | None) -> Path:
     """Where the server's user runs PostgreSQL from: the harness's own build when that user is us; else a copy in
     fanin's runtime directory, made once per build. The harness lives in the checkout, whose parents another user
-    may not traverse (a clone in `mktemp -d`, mode 0700): pgserver would widen every parent's permissions instead."""
+    may not traverse (a clone in `mktemp -d`, mode 0700): pgserver would widen every parent's permissions instead.
+    The copy keeps the wheel's layout, so the RPATHs that find its vendored libraries hold in it (a copy of the
+    build alone could not load libpq: initdb and pg_ctl failed to start on a machine without leftovers)."""
     if user is None:
         return _bin()
-    build = _bin().parent
-    copy = runtime_dir() / f"pginstall-{server_version()}"
-    if not (copy / "bin" / "postgres").exists():
+    site = _bin().parent.parent.parent
+    copy = runtime_dir() / f"pgserver-{server_version()}"
+    binaries = copy / "pgserver" / "pginstall" / "bin"
+    if not (copy / "complete").exists():
         runtime_dir().mkdir(mode=0o700, exist_ok=True)
-        making = Path(tempfile.mkdtemp(prefix="pginstall-", dir=runtime_dir()))
+        making = Path(tempfile.mkdtemp(prefix="pgserver-", dir=runtime_dir()))
         try:
-            for part in ("bin", "lib", "share"):
-                shutil.copytree(build / part, making / part, symlinks=True)
+            for part in _WHEEL_PARTS:
+                if (site / part).exists():
+                    _copy_readable(site / part, making / part)
             making.chmod(0o755)
+            (making / "complete").write_text(str(site), encoding="utf-8")
+            shutil.rmtree(copy, ignore_errors=True)  # an incomplete copy an interrupted run left
             os.replace(making, copy)
         finally:
             shutil.rmtree(making, ignore_errors=True)
-    return copy / "bin"
+    return binaries
 
 
 def _give(path: Path, user: str | None) -> None:
