@@ -1032,6 +1032,32 @@ def test_a_server_that_does_not_start_ends_the_cell_as_could_not_run(
     assert previous.read_text() == "the previous result set" and not started.exists()
 
 
+def test_a_matrix_runs_failed_server_fails_its_other_cells_at_once_without_starting_pytest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A matrix run starts one server; once it has failed, every later cell that needs it is "could not run" with
+    the same reason straight away: no pytest is started to be ended, no second start is tried (a failing server
+    cost each LangGraph and ADK cell ~28 s on a fresh machine)."""
+    from fanin.run import services
+
+    starts: list[int] = []
+
+    def cannot_start() -> str:
+        starts.append(1)
+        raise services.ServiceError("initdb failed (127): cannot load libpq")
+
+    monkeypatch.setattr(services, "needs_postgres", lambda framework, targets=(): True)
+    monkeypatch.setattr(services, "_system_user", cannot_start)
+    started = tmp_path / "started"
+    with services.shared() as pool:
+        first, log = run(tmp_path, USES_POSTGRES, env={"FANIN_TEST_STARTED": str(started)}, postgres=pool)
+        assert first.code == one_cell.NOT_RUN and first.reason is not None and "libpq" in first.reason, log
+        second, log = run(tmp_path, USES_POSTGRES, env={"FANIN_TEST_STARTED": str(started)}, postgres=pool)
+    assert second.code == one_cell.NOT_RUN and second.reason == first.reason, log
+    assert "attempt 1" not in log and not started.exists()  # the second cell started no pytest
+    assert starts == [1]  # one start for the whole run
+
+
 def test_a_signal_while_the_server_starts_is_interrupted_not_could_not_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pgserver_lock_held: Callable[[], None]
 ) -> None:

@@ -233,6 +233,9 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
     try:
         cancelled = lambda: CHILDREN.stopping is not None  # noqa: E731
         with services.for_cell(run.framework, run.targets, cancelled, run.postgres) as service:
+            known = service.failure()  # the matrix run's one server already failed: no pytest to start and end
+            if known is not None:
+                return _not_run(run, NOT_RUN, known, attempts, mode)
             while True:
                 attempts += 1
                 command, mode = isolation.wrap(pytest_command(run, journal, resume=attempts > 1), run.isolate)
