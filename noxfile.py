@@ -13,6 +13,7 @@
     ./noxw -s sensitivity                   patched framework copies: every probe must notice its patch
     ./noxw -s bench                         benchmarks/results.json, and RESULTS.md rendered from it
     ./noxw -s browser                       the report pages in headless chromium (apt-get install -y chromium)
+    ./noxw -s fresh                         as root: the set-up on a machine with no leftovers (in CI, part of tests)
 
 Every session runs the harness from the project's own locked environment (`uv run --frozen`,
 uv.lock, kept in .fanin/harness); none of them imports a framework. A session's exit code is
@@ -255,6 +256,13 @@ def selftest(session: nox.Session) -> None:
 
 
 @nox.session
+def fresh(session: nox.Session) -> None:
+    """A fresh machine, proven (as root): a PostgreSQL cell, a Node cell and `probe --here` in a new clone with new
+    empty HOME, TMPDIR and XDG_* directories, as root and as an unprivileged user (.ci/fresh_machine.py)."""
+    fanin(session, *session.posargs, program=(str(ROOT / ".ci" / "fresh_machine.py"),))
+
+
+@nox.session
 def browser(session: nox.Session) -> None:
     """The report pages in headless chromium at 1440 and 390 px (needs `apt-get install -y chromium`)."""
     chromium = os.environ.get("FANIN_CHROMIUM", "/usr/bin/chromium")
@@ -317,7 +325,8 @@ class _Lane:
 def tests(session: nox.Session) -> None:
     """The CI command: lint and type gates, the harness's tests, every cell must reproduce its reference,
     and every probe named in reference/sensitivity.toml must notice its patch. The cells and the sensitivity
-    check run beside the gates and tests (their output goes to reports/logs/tests-cells.log, shown at the end)."""
+    check run beside the gates and tests (their output goes to reports/logs/tests-cells.log, shown at the end).
+    In CI (`CI` set, or `FANIN_FRESH=1`) the set-up is then proven on a fresh machine (the `fresh` session)."""
     started = time.monotonic()
     cells = _Lane(
         Path(os.environ.get("FANIN_REPORTS", ROOT / "reports")) / "logs" / "tests-cells.log",
@@ -341,6 +350,9 @@ def tests(session: nox.Session) -> None:
     sys.stdout.flush()
     for line in cells.lines:
         session.log(line)
-    session.log(f"tests: {time.monotonic() - started:.0f} s in all")
     if cells.code:
+        session.log(f"tests: {time.monotonic() - started:.0f} s in all")
         _failed(session, cells.code)
+    if os.environ.get("CI") or os.environ.get("FANIN_FRESH"):  # CI proves the set-up on a machine with no leftovers
+        fresh(session)
+    session.log(f"tests: {time.monotonic() - started:.0f} s in all")

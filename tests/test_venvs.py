@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -172,3 +173,21 @@ def test_a_sync_runs_from_uvs_cache_and_online_only_when_the_cache_lacks_a_pin(
     fake.write_text("#!/bin/sh\necho 'error: no such package' >&2\nexit 2\n")  # failing both ways: the error
     with pytest.raises(venvs.InstallError, match=r"installing failed \(exit 2\): error: no such package"):
         venvs._sync("installing", str(fake), [], Path("/py"), lock)
+
+
+def test_a_new_home_still_finds_the_machines_pyenv_through_its_shims(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run with a new empty HOME and no PYENV_ROOT (the fresh-machine check, `sudo -H`) finds the pyenv whose
+    shims are on PATH: looking only in ~/.pyenv, every cell on another Python failed to find its interpreter."""
+    from fanin.run import pythons
+
+    pyenv = tmp_path / "pyenv"
+    interpreter = pyenv / "versions" / "3.99.1" / "bin" / "python3.99"
+    interpreter.parent.mkdir(parents=True)
+    interpreter.write_text("#!/bin/sh\n")
+    (pyenv / "shims").mkdir()
+    monkeypatch.delenv("PYENV_ROOT", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "new-home"))
+    monkeypatch.setenv("PATH", os.pathsep.join([str(pyenv / "shims"), "/usr/bin", "/bin"]))
+    assert pythons.find.__wrapped__("3.99") == str(interpreter)

@@ -17,7 +17,15 @@ from packaging.version import InvalidVersion, Version
 
 
 def _pyenv_root() -> Path:
-    return Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    """PYENV_ROOT; else the pyenv whose shims are on PATH; else ~/.pyenv. A run with a new HOME (CI's fresh-machine
+    check, `sudo -H`) still finds the machine's pyenv through its shims."""
+    if "PYENV_ROOT" in os.environ:
+        return Path(os.environ["PYENV_ROOT"])
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        shims = Path(entry)
+        if shims.name == "shims" and (shims.parent / "versions").is_dir():
+            return shims.parent
+    return Path.home() / ".pyenv"
 
 
 def _runs_as(executable: str, minor: str) -> bool:
