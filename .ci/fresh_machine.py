@@ -9,7 +9,8 @@ a clone of the commit under test, a home directory, TMPDIR, every XDG_* director
   - a Node cell (`npm ci` from an empty npm cache),
   - `fanin probe --here` in an app's venv (pip-installed fanin from the clone, a framework at a reference version),
 
-once as root and once as an unprivileged user (created with useradd when missing) who owns its clone and sees
+once as root and once as an unprivileged user (created with useradd when missing; run as another user, the
+check makes that user's pass alone and says root's was not run) who owns its clone and sees
 nothing of root's: its PATH has only the system's directories, its Python is the system's, and of the
 environment it keeps only how the machine reaches its registries (CA bundles, proxies). Each command must
 exit 0; afterwards no process of the pass may be running and no server directory left. It prints one line per
@@ -57,6 +58,11 @@ class Pass:
     gid: int
     lines: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+
+    @property
+    def _switch(self) -> bool:
+        """Whether commands run as another account than this process's (root running the unprivileged pass)."""
+        return self.uid != os.geteuid()
 
     @property
     def home(self) -> Path:
@@ -123,9 +129,9 @@ class Pass:
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
-                user=self.uid if self.uid else None,
-                group=self.gid if self.uid else None,
-                extra_groups=[] if self.uid else None,
+                user=self.uid if self._switch else None,
+                group=self.gid if self._switch else None,
+                extra_groups=[] if self._switch else None,
             ).returncode
         seconds = time.monotonic() - started
         self.lines.append(f"{self.who}: {name}: exit {code} in {seconds:.0f} s")
@@ -184,7 +190,7 @@ def _exclude_newer(cell: str, clone: Path) -> tuple[str, str]:
 def _leftovers(one: Pass) -> list[str]:
     """Processes of the pass still running, and server directories it left in memory or its TMPDIR."""
     found = []
-    if one.uid:
+    if one._switch:
         alive = subprocess.run(["pgrep", "-u", str(one.uid), "-a"], capture_output=True, text=True).stdout.strip()
         if alive:
             found.append(f"processes still running: {alive}")
@@ -238,12 +244,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--keep", action="store_true", help="keep the directories (their path is printed)")
     args = parser.parse_args(argv)
-    if os.geteuid() != 0:
-        print(
-            "fanin: error: the fresh-machine check runs as root (it creates an unprivileged user for its second pass)",
-            file=sys.stderr,
-        )
-        return 3
     commit, what = _commit_under_test()
     top = Path(tempfile.mkdtemp(prefix="fanin-fresh-"))
     top.chmod(0o755)  # the unprivileged pass must reach its own directory inside
@@ -259,11 +259,16 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             _git("update-ref", "-d", ref)
         bundle.chmod(0o644)
-        if args.who in ("root", "both"):
-            passes.append(Pass("root", top / "root", 0, 0))
-        if args.who in ("user", "both"):
-            uid, gid = _unprivileged()
-            passes.append(Pass(USER, top / "user", uid, gid))
+        if os.geteuid() != 0:  # an unprivileged run proves its own account's pass; the root pass needs root
+            print("fanin: fresh machine: root's pass NOT RUN: this check runs as an unprivileged user", flush=True)
+            me = pwd.getpwuid(os.geteuid())
+            passes.append(Pass(me.pw_name, top / "user", me.pw_uid, me.pw_gid))
+        else:
+            if args.who in ("root", "both"):
+                passes.append(Pass("root", top / "root", 0, 0))
+            if args.who in ("user", "both"):
+                uid, gid = _unprivileged()
+                passes.append(Pass(USER, top / "user", uid, gid))
         for one in passes:
             run_pass(one, commit, bundle, ref, tuple(args.cell or DEFAULT_CELLS), args.here, args.main_job)
             for line in one.lines:
@@ -273,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     finally:
         for one in passes:
-            if one.uid:
+            if one._switch:  # the unprivileged account's leftovers, reported above, end with the check
                 subprocess.run(["pkill", "-KILL", "-u", str(one.uid)], capture_output=True)
         if not args.keep:
             shutil.rmtree(top, ignore_errors=True)
