@@ -65,3 +65,25 @@ def test_every_import_points_down() -> None:
                     elif name != folder and FLOORS[name] >= FLOORS[folder]:
                         upward.append(f"{rel}: imports fanin.{name}, not below {folder}/")
     assert not upward, "\n".join(upward)
+
+
+def test_every_test_the_reliability_table_names_exists() -> None:
+    """A guarantee is only as good as the test that proves it: every `file.py::name` (and every bare `test_…` name
+    after it in the same row, which means the same file) in README's Reliability table is a test function there."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Reliability", 1)[1].split("\n## ", 1)[0]
+    named = 0
+    for row in (line for line in table.splitlines() if line.startswith("| ") and "`" in line):
+        current: str | None = None
+        for item in re.findall(r"`([^`]+)`", row.rsplit("|", 2)[-2]):
+            path, _, name = item.rpartition("::")
+            if path.endswith(".py"):
+                current = path.removeprefix("tests/")
+            elif not re.fullmatch(r"test_\w+", name):
+                continue
+            if current is None:
+                continue
+            source = (REPO_ROOT / "tests" / current).read_text(encoding="utf-8")
+            assert re.search(rf"^def {re.escape(name.split('[')[0])}\(", source, re.M), f"{current}::{name}"
+            named += 1
+    assert named > 40
