@@ -26,6 +26,7 @@ import argparse
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -122,7 +123,7 @@ class Pass:
         started = time.monotonic()
         with log.open("wb") as out:
             os.chown(log, self.uid, self.gid)
-            code = subprocess.run(
+            process = subprocess.Popen(
                 command,
                 cwd=cwd or self.clone,
                 env=self.env(),
@@ -132,7 +133,13 @@ class Pass:
                 user=self.uid if self._switch else None,
                 group=self.gid if self._switch else None,
                 extra_groups=[] if self._switch else None,
-            ).returncode
+            )
+            try:
+                code = process.wait()
+            except BaseException:  # Ctrl-C or SIGTERM to the check: ./noxw ends its session as on Ctrl-C; wait for it
+                process.send_signal(signal.SIGTERM)
+                process.wait()
+                raise
         seconds = time.monotonic() - started
         self.lines.append(f"{self.who}: {name}: exit {code} in {seconds:.0f} s")
         if code != 0:
@@ -234,6 +241,10 @@ def run_pass(
     one.failed.extend(f"{one.who}: {what}" for what in _leftovers(one))
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--as", dest="who", choices=("root", "user", "both"), default="both")
@@ -244,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--keep", action="store_true", help="keep the directories (their path is printed)")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupted)  # SIGTERM ends what runs as Ctrl-C does, then cleans up
     commit, what = _commit_under_test()
     top = Path(tempfile.mkdtemp(prefix="fanin-fresh-"))
     top.chmod(0o755)  # the unprivileged pass must reach its own directory inside
@@ -276,6 +288,9 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, subprocess.CalledProcessError) as exc:
         print(f"fanin: error: could not set up the fresh-machine check: {exc}", file=sys.stderr)
         return 3
+    except KeyboardInterrupt as exc:
+        print(f"fanin: fresh machine: interrupted by {exc or 'SIGINT'}; its directories removed", file=sys.stderr)
+        return 130
     finally:
         for one in passes:
             if one._switch:  # the unprivileged account's leftovers, reported above, end with the check
