@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
-from fanin.model import catalog, js_source
-from fanin.model.matrix import load
-from fanin.run import node_cell
+import pytest
+
+from fanin.model import catalog, exits, js_source
+from fanin.model.matrix import LOCKS, load
+from fanin.run import all_cells, node_cell
 
 KIT = """// the kit
 import { Annotation } from "@langchain/langgraph";
@@ -108,3 +111,99 @@ def test_an_optional_package_npm_installed_at_the_locks_version_is_no_drift(tmp_
     assert node_cell.drift(tmp_path, lock) == []
     (tmp_path / "node_modules" / "gyp" / "package.json").write_text(json.dumps({"name": "gyp", "version": "9.0.0"}))
     assert node_cell.drift(tmp_path, lock) == ["gyp: 9.0.0 -> not in the lock"]
+
+
+def _cell_lock(tmp_path: Path, cell_id: str, manifest_of: str, lock_of: str) -> Path:
+    """A copy of `cell_id`'s lock directory with package.json and package-lock.json taken from other cells' (never
+    the committed one)."""
+    directory = tmp_path / "locks" / cell_id
+    shutil.copytree(LOCKS / cell_id, directory)
+    shutil.copy(LOCKS / manifest_of / "package.json", directory / "package.json")
+    shutil.copy(LOCKS / lock_of / "package-lock.json", directory / "package-lock.json")
+    return directory / "package-lock.json"
+
+
+def test_another_node_cells_lock_is_refused_before_anything_is_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: langgraphjs-1.5.3's package.json and lock copied over langgraphjs-1.7.3's installed 1.5.3, ran it,
+    and wrote a 1.5.3 result set as langgraphjs-1.7.3.json. As for a Python cell: refused, exit 3, nothing touched."""
+    monkeypatch.setattr(node_cell, "NODE_DIRS", tmp_path / "node")
+    cell = load().cell("langgraphjs-1.7.3")
+    lock = _cell_lock(tmp_path, cell.id, "langgraphjs-1.5.3", "langgraphjs-1.5.3")
+    results = tmp_path / "results"
+    results.mkdir()
+    previous = results / f"{cell.id}.json"
+    previous.write_text("the previous result set")
+    result = all_cells.run_one(cell, load(), all_cells.Options(lock=lock, results_dir=results))
+    assert result.code == exits.NOT_RUN
+    assert result.outcome.reason is not None and result.outcome.reason.startswith(
+        "install refused: package.json pins @langchain/langgraph 1.5.3, but the cell is @langchain/langgraph 1.7.3 "
+        "(another cell's lock copied over this one?)"
+    )
+    assert previous.read_text() == "the previous result set"
+    assert not (tmp_path / "node").exists()  # nothing installed, nothing copied
+
+    # Only the lock swapped: its resolved version is checked too, before npm could see package.json disagree.
+    lock = _cell_lock(tmp_path / "lock-only", cell.id, cell.id, "langgraphjs-1.5.3")
+    with pytest.raises(node_cell.NodeInstallError) as refused:
+        node_cell.ensure(cell.id, lock, framework=(cell.framework.package, cell.version))
+    assert str(refused.value).startswith("install refused: package-lock.json pins @langchain/langgraph 1.5.3")
+    assert refused.value.exit_code == exits.NOT_RUN
+    assert not (tmp_path / "node").exists()
+    (lock.parent / "package.json").write_text(json.dumps({"dependencies": {"@langchain/core": "1.4.0"}}))
+    with pytest.raises(node_cell.NodeInstallError, match=r"package\.json does not pin @langchain/langgraph"):
+        node_cell.check_lock_names(lock, cell.framework.package, cell.version)
+
+
+def test_npms_reason_for_a_lock_out_of_sync_is_kept_in_the_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: the message kept npm's last 3 lines (its usage text and the log's path), never why it refused.
+    Real npm, no network: a package.json dependency (a local directory) the lock lacks."""
+    monkeypatch.setattr(node_cell, "NPM_CACHE", tmp_path / "npm-cache")
+    locks = tmp_path / "lock"
+    locks.mkdir()
+    manifest = {"name": "cell", "private": True, "dependencies": {"fw": "1.0.0", "extra": "file:extra"}}
+    (locks / "package.json").write_text(json.dumps(manifest))
+    packages = {
+        "": {"name": "cell", "dependencies": {"fw": "1.0.0"}},
+        "node_modules/fw": {"version": "1.0.0", "resolved": "https://registry.npmjs.org/fw/-/fw-1.0.0.tgz"},
+    }
+    lock = locks / "package-lock.json"
+    lock.write_text(json.dumps({"name": "cell", "lockfileVersion": 3, "requires": True, "packages": packages}))
+    with pytest.raises(node_cell.NodeInstallError) as failed:
+        node_cell.ensure("cell", lock, root=tmp_path / "node")
+    message = str(failed.value)
+    assert message.startswith("npm ci failed (exit 1): ")
+    assert "can only install packages when your package.json and package-lock.json" in message
+    assert "Missing: extra@ from lock file" in message  # (no directory extra/ where npm ci runs: no version)
+    assert "Usage" not in message and "complete log" not in message and "\n" not in message
+
+
+def test_npm_reason_is_its_error_lines_up_to_the_usage_text() -> None:
+    said = "\n".join(
+        f"npm error {line}".rstrip()
+        for line in (
+            "code EUSAGE",
+            "",
+            "`npm ci` can only install packages when your package.json and package-lock.json are in sync.",
+            "",
+            "Missing: a@1.0.0 from lock file",
+            "Missing: a@1.0.0 from lock file",
+            "",
+            "Clean install a project",
+            "",
+            "Usage:",
+            "npm ci",
+            "A complete log of this run can be found in: /root/.npm/_logs/x.log",
+        )
+    )
+    assert node_cell.npm_reason(said) == (
+        "code EUSAGE | `npm ci` can only install packages when your package.json and package-lock.json are in sync."
+        " | Missing: a@1.0.0 from lock file"
+    )
+    old = "npm ERR! code E404\nnpm ERR! 404 Not Found - GET x\nnpm ERR! A complete log of this run can be found in: y"
+    assert node_cell.npm_reason(old) == "code E404 | 404 Not Found - GET x"
+    many = "\n".join(f"npm error Missing: p{i}@1 from lock file" for i in range(12))
+    assert node_cell.npm_reason(many).endswith("Missing: p7@1 from lock file | ... (4 more)")

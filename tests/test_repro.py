@@ -14,6 +14,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,7 @@ import pytest
 from packaging.utils import canonicalize_name
 
 from fanin.__main__ import main
-from fanin.model import catalog, matrix
+from fanin.model import catalog, exits, matrix
 from fanin.model.compare import harm
 from fanin.model.errors import FaninError
 from fanin.model.results import HAZARDS, NOT_APPLICABLE, canonical, load, normalize_message
@@ -54,6 +55,7 @@ VARIANTS = [
         if observation_id not in FAMILIES.values()
     ),
 ]
+ANY_VERSION = "FANIN_REPRO_ANY_VERSION"  # the documented opt-in (repro_obs.ANY_VERSION_ENV)
 # PEP 723's reference regular expression for a script's metadata block.
 PEP_723 = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$")
 
@@ -76,11 +78,13 @@ def postgres() -> Iterator[dict[str, str]]:
         yield environment
 
 
-def run(observation_id: str, python: str, where: Path, environment: dict[str, str] | None = None) -> dict:
+def execute(
+    text: str, python: str, where: Path, environment: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     script = where / "repro.py"
-    script.write_text(repro.script(observation_id, MATRIX))
-    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", services.POSTGRES_DSN)}
-    done = subprocess.run(
+    script.write_text(text)
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", services.POSTGRES_DSN, ANY_VERSION)}
+    return subprocess.run(
         [python, str(script)],
         capture_output=True,
         text=True,
@@ -88,29 +92,36 @@ def run(observation_id: str, python: str, where: Path, environment: dict[str, st
         env={**clean, **(environment or {})},
         timeout=120,
     )
+
+
+def printed(done: subprocess.CompletedProcess[str]) -> dict:
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout[done.stdout.rindex("\n{\n") + 1 :] if "\n{\n" in done.stdout else done.stdout)
 
 
-def reference_behaviour(observation_id: str) -> tuple:
-    framework = observation_id.split("/", 1)[0]
-    observation = load(MATRIX.newest(framework).reference_path).observations[observation_id]
+def run(observation_id: str, python: str, where: Path, environment: dict[str, str] | None = None) -> dict:
+    return printed(execute(repro.script(observation_id, MATRIX), python, where, environment))
+
+
+def reference_behaviour(observation_id: str, cell: matrix.Cell | None = None) -> tuple:
+    cell = cell or MATRIX.newest(observation_id.split("/", 1)[0])
+    observation = load(cell.reference_path).observations[observation_id]
     value = None if observation.outcome == NOT_APPLICABLE else observation.value
     return observation.outcome, observation.hazard, value
 
 
-def printed_behaviour(printed: dict) -> tuple:
-    value = None if printed["outcome"] == NOT_APPLICABLE else printed["value"]
-    return printed["outcome"], printed["hazard"], value
+def printed_behaviour(observation: dict) -> tuple:
+    value = None if observation["outcome"] == NOT_APPLICABLE else observation["value"]
+    return observation["outcome"], observation["hazard"], value
 
 
 @pytest.mark.parametrize("probe_id", sorted(FAMILIES.values()), ids=sorted(FAMILIES))
 def test_a_family_reproducer_prints_the_reference_observation(
     probe_id: str, pythons: dict[str, str], tmp_path: Path
 ) -> None:
-    printed = run(probe_id, pythons[probe_id.split("/", 1)[0]], tmp_path)
-    assert printed["id"] == probe_id
-    assert printed_behaviour(printed) == reference_behaviour(probe_id)
+    observation = run(probe_id, pythons[probe_id.split("/", 1)[0]], tmp_path)
+    assert observation["id"] == probe_id
+    assert printed_behaviour(observation) == reference_behaviour(probe_id)
 
 
 @pytest.mark.parametrize("observation_id", VARIANTS)
@@ -118,8 +129,8 @@ def test_a_variant_reproducer_prints_the_reference_observation(
     observation_id: str, pythons: dict[str, str], tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     environment = request.getfixturevalue("postgres") if "postgres" in observation_id else None
-    printed = run(observation_id, pythons[observation_id.split("/", 1)[0]], tmp_path, environment)
-    assert printed_behaviour(printed) == reference_behaviour(observation_id)
+    observation = run(observation_id, pythons[observation_id.split("/", 1)[0]], tmp_path, environment)
+    assert printed_behaviour(observation) == reference_behaviour(observation_id)
 
 
 @pytest.mark.parametrize("declared", PYTHON_PROBES, ids=lambda p: p.id)
@@ -139,6 +150,15 @@ def test_every_python_probe_makes_a_self_contained_script(declared: catalog.Decl
     assert f"{cell.framework.display} {cell.version} on Python {cell.python}" in text
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     assert declared.function in defined and "observe" in defined
+    # The version is checked before anything but the standard library is imported (the framework would be).
+    (check,) = [
+        n.lineno for n in tree.body if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == repro.MISMATCH
+    ]
+    assert f'{repro.MISMATCH} = {repro.CHECK}("{cell.framework.package}", "{cell.version}", "{cell.id}")' in text
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno < check:
+            modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            assert all(m.split(".")[0] in sys.stdlib_module_names for m in modules), (declared.id, modules)
 
 
 def test_the_script_block_pins_the_cells_framework_and_companions_to_its_lock() -> None:
@@ -227,3 +247,49 @@ def test_a_postponed_annotation_is_quoted_only_where_it_names_what_is_not_yet_de
     assert "steps: list[Any] = []  # “é”" in out and 'né: Any = "→"' in out  # defined: left as written
     assert 'later: "dict[str, Later]" = None) -> "Model":' in out
     ast.parse(out)
+
+
+# Two cells of one cheap framework: every 1.5.0 observation is n/a (its GraphBuilder needs pydantic_ai), 2.68.0's are not.
+OLDER, NEWER = MATRIX.cell("pydantic_graph-1.5.0"), MATRIX.cell("pydantic_graph-2.68.0")
+SWAPPED = "pydantic_graph/end/first-end-wins"
+
+
+def test_a_reproducer_refuses_another_version_of_its_framework_in_one_line(tmp_path: Path) -> None:
+    """Issue 30: the 1.5.0 script run where 2.68.0 is installed printed 2.68.0's observation (ok, silent; the cell
+    observed n/a), exit 0. It says which version runs, refuses it (exit 3), and runs it only when asked, flagged."""
+    text = repro.script(SWAPPED, MATRIX, OLDER)
+    assert reference_behaviour(SWAPPED, OLDER) != reference_behaviour(SWAPPED, NEWER)  # the swap would show
+    newer = audit.python_of(NEWER)
+    done = execute(text, newer, tmp_path)
+    assert done.returncode == exits.NOT_RUN, done.stderr[-3000:]
+    assert done.stdout == ""
+    running, refused = done.stderr.splitlines()  # the version first, then one line
+    assert running == "# running pydantic-graph 2.68.0 (this reproduces 1.5.0, cell pydantic_graph-1.5.0)"
+    assert refused.startswith("error: pydantic-graph 2.68.0 is running, but this reproduces pydantic-graph 1.5.0")
+    assert f"{ANY_VERSION}=1" in refused
+    assert f"any version but 1.5.0 exits\n# {exits.NOT_RUN} after one line ({ANY_VERSION}=1" in text  # the header
+
+    anyway = printed(execute(text, newer, tmp_path, {ANY_VERSION: "1"}))
+    assert next(iter(anyway)) == "version_mismatch"  # first in the JSON: not the reference's version
+    assert anyway["version_mismatch"] == (
+        "pydantic-graph 2.68.0 is running, but this reproduces pydantic-graph 1.5.0 (cell pydantic_graph-1.5.0)"
+    )
+    assert printed_behaviour(anyway) == reference_behaviour(SWAPPED, NEWER)
+
+    assert (repro_obs.WRONG_VERSION_EXIT, repro_obs.ANY_VERSION_ENV) == (exits.NOT_RUN, ANY_VERSION)
+
+    bare = execute(text, sys.executable, tmp_path)  # the harness has no framework at all
+    assert bare.returncode == exits.NOT_RUN
+    assert bare.stderr.splitlines()[0] == (
+        "# running no pydantic-graph (not installed) (this reproduces 1.5.0, cell pydantic_graph-1.5.0)"
+    )
+
+
+def test_a_reproducer_under_its_own_version_says_so_and_prints_the_reference_observation(tmp_path: Path) -> None:
+    done = execute(repro.script(SWAPPED, MATRIX, OLDER), audit.python_of(OLDER), tmp_path)
+    observation = printed(done)
+    assert "version_mismatch" not in observation
+    assert printed_behaviour(observation) == reference_behaviour(SWAPPED, OLDER)
+    assert done.stderr.splitlines()[0] == (
+        "# running pydantic-graph 1.5.0 (this reproduces 1.5.0, cell pydantic_graph-1.5.0)"
+    )

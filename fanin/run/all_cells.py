@@ -134,7 +134,7 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
                 cell.id,
                 results,
                 one_cell.NOT_RUN,
-                str(exc) if str(exc).startswith("install refused") else f"install failed: {exc}",
+                venvs.install_reason(exc),
             )
             return Result(cell, outcome, time.monotonic() - started, log, results, junit)
         reference, refused = _reference(cell, options)
@@ -166,7 +166,7 @@ def _run_node(
 ) -> Result:
     reference, refused = _reference(cell, options)
     run = node_cell.NodeRun(
-        cell.id, cell.framework.key, cell.framework.package, lock, reference, results, junit,
+        cell.id, cell.framework.key, cell.framework.package, cell.version, lock, reference, results, junit,
         options.targets, options.accept_new, refused,
     )  # fmt: skip
     outcome = node_cell.run_cell(run, handle)

@@ -17,6 +17,10 @@ from `fanin.model.js_source`), environment (`packages` read from the installed n
 the lock and its SHA-256, Node's version), and the same comparison with the reference, so
 identity checks, bless, diff, upgrade and the report need nothing else. A probe with no
 observation (the process died, or node's per-test timeout fired) is `probe-error`.
+
+As for a Python cell, a package.json or lock that pins another version of the cell's framework
+(another cell's lock copied over this one) is refused before anything is installed: `npm ci` would
+install it without a word, and the run would write the other version's result set under this cell's name.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -51,6 +56,7 @@ from fanin.model.source import INSTALLED, REPO_ROOT, SUITES, shown
 from fanin.run import isolation
 from fanin.run.environment import file_sha256, suite_commit
 from fanin.run.one_cell import CHANGED, NOT_RUN, SAME, CellOutcome, not_run
+from fanin.run.venvs import install_reason, other_cells_lock
 
 NODE_DIRS = Path(
     os.environ.get(
@@ -72,6 +78,7 @@ class NodeRun:
     cell_id: str
     framework: str
     package: str
+    version: str  # the cell's: its package.json and lock must pin the framework at it
     lock: Path  # reference/locks/<cell>/package-lock.json (package.json and .npmrc beside it)
     reference: Path | None
     results: Path
@@ -123,6 +130,52 @@ def drift(directory: Path, lock: Path) -> list[str]:
     ]
 
 
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise NodeInstallError(f"{shown(path)} is not readable JSON ({exc}); restore it or re-lock the cell") from None
+
+
+def _dig(data: Any, *keys: str) -> str | None:
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, str) else None
+
+
+def framework_pins(lock: Path, package: str) -> dict[str, str | None]:
+    """What the cell's package.json (`dependencies`) and its lock (`node_modules/<package>`) pin the framework at."""
+    return {
+        "package.json": _dig(_read_json(lock.parent / "package.json"), "dependencies", package),
+        lock.name: _dig(_read_json(lock), "packages", f"node_modules/{package}", "version"),
+    }
+
+
+NPM_PREFIX = re.compile(r"^npm (?:error|ERR!)\s?")
+NPM_LINES = 8  # "code EUSAGE", npm's sentence, and the first Missing:/Invalid: lines
+
+
+def npm_reason(output: str) -> str:
+    """npm's own reason, one line: its error lines without the prefix, up to the usage text it appends
+    (`npm ci` on a package.json the lock does not match: "can only install packages when your package.json and
+    package-lock.json ... are in sync", then "Missing: x@1 from lock file"); the log file's path left out."""
+    lines = [NPM_PREFIX.sub("", line).strip() for line in output.strip().splitlines()]
+    lines = [line for line in lines if line and not line.startswith("A complete log of this run")]
+    if "Usage:" in lines:  # the command's one-line summary, then its usage and options: no part of the reason
+        lines = lines[: max(lines.index("Usage:") - 1, 0)]
+    lines = list(dict.fromkeys(lines))  # npm says some Missing: lines twice
+    more = f" | ... ({len(lines) - NPM_LINES} more)" if len(lines) > NPM_LINES else ""
+    return " | ".join(lines[:NPM_LINES]) + more if lines else "(npm said nothing)"
+
+
+def check_lock_names(lock: Path, package: str, version: str) -> None:
+    """Both files are this cell's: each pins the cell's framework at the cell's version (checked before any install)."""
+    for name, pinned in framework_pins(lock, package).items():
+        refused = other_cells_lock(name, package, pinned, version)
+        if refused:
+            raise NodeInstallError(refused)
+
+
 def _tool(name: str) -> str:
     found = shutil.which(name)
     if found is None:
@@ -130,12 +183,17 @@ def _tool(name: str) -> str:
     return found
 
 
-def ensure(cell_id: str, lock: Path, root: Path | None = None) -> Path:
-    """The cell's directory, `npm ci`'d from its lock; reinstalled when the lock or a package drifted."""
+def ensure(cell_id: str, lock: Path, root: Path | None = None, framework: tuple[str, str] | None = None) -> Path:
+    """The cell's directory, `npm ci`'d from its lock; reinstalled when the lock or a package drifted.
+
+    `framework` (package, version): package.json and the lock must pin exactly that, or nothing is installed.
+    """
     if not lock.is_file() or not (lock.parent / "package.json").is_file():
         raise NodeInstallError(
             f"no lock {shown(lock)} beside its package.json; make it with ./noxw -s lock -- {cell_id}"
         )
+    if framework is not None:
+        check_lock_names(lock, *framework)
     directory = (root or NODE_DIRS) / cell_id
     directory.mkdir(parents=True, exist_ok=True)
     stamp_path = directory / STAMP
@@ -156,8 +214,7 @@ def ensure(cell_id: str, lock: Path, root: Path | None = None) -> Path:
     if done.returncode != 0:  # not everything is in the cache yet: fetch from the registry
         done = subprocess.run(base, cwd=directory, capture_output=True, text=True)
     if done.returncode != 0:
-        tail = " | ".join(line.strip() for line in (done.stderr or done.stdout).strip().splitlines()[-3:])
-        raise NodeInstallError(f"npm ci failed (exit {done.returncode}): {tail}")
+        raise NodeInstallError(f"npm ci failed (exit {done.returncode}): {npm_reason(done.stderr or done.stdout)}")
     left = drift(directory, lock)
     if left:
         raise NodeInstallError(f"node_modules still differs from {lock.name} after npm ci: {'; '.join(left[:3])}")
@@ -253,10 +310,10 @@ def run_cell(run: NodeRun, log: IO[str]) -> CellOutcome:
     """Install, run every probe under node --test, write the result set (or the marker saying why not)."""
     started = time.monotonic()
     try:
-        directory = ensure(run.cell_id, run.lock)
+        directory = ensure(run.cell_id, run.lock, framework=(run.package, run.version))
     except EnvironmentFault as exc:
         log.write(f"fanin: {exc}\n")
-        return not_run(run.cell_id, run.results, NOT_RUN, f"install failed: {exc}")
+        return not_run(run.cell_id, run.results, NOT_RUN, install_reason(exc))
     declared = _declared(run.framework)
     suite = _copy_suite(directory, run.framework)
     files = [suite / run.framework / f.name for f in _suite_files(run.framework, run.targets)]

@@ -192,15 +192,33 @@ def locked_version(lock: Path, package: str) -> str | None:
     return None
 
 
+REFUSED = "install refused"
+
+
+def other_cells_lock(file: str, package: str, pinned: str | None, version: str) -> str | None:
+    """Why `file` is not this cell's lock (None: it pins the cell's framework at the cell's version).
+
+    One wording for every runtime: a Python cell's uv lock, a Node cell's package.json and package-lock.json.
+    """
+    if pinned == version:
+        return None
+    what = f"pins {package} {pinned}" if pinned else f"does not pin {package}"
+    return (
+        f"{REFUSED}: {file} {what}, but the cell is {package} {version} "
+        "(another cell's lock copied over this one?); restore it or re-lock the cell"
+    )
+
+
+def install_reason(exc: Exception) -> str:
+    """A cell's NOT RUN reason when its install stopped: a refusal says so itself, anything else failed."""
+    return str(exc) if str(exc).startswith(REFUSED) else f"install failed: {exc}"
+
+
 def check_lock_names(lock: Path, package: str, version: str) -> None:
     """The lock is this cell's: it pins the cell's framework at the cell's version (checked before any install)."""
-    pinned = locked_version(lock, package)
-    if pinned != version:
-        what = f"pins {package} {pinned}" if pinned else f"does not pin {package}"
-        raise InstallError(
-            f"install refused: {lock.name} {what}, but the cell is {package} {version} "
-            "(another cell's lock copied over this one?); restore it or re-lock the cell"
-        )
+    refused = other_cells_lock(lock.name, package, locked_version(lock, package), version)
+    if refused:
+        raise InstallError(refused)
 
 
 def _run(step: str, command: list[str]) -> None:

@@ -8,7 +8,9 @@ module (`import lg_modes`, `lg_modes.invoke(...)`) becomes a namespace of the na
 probe's text runs unchanged; a name two files bind differently is refused rather than guessed. A PEP 723 block pins the cell's
 framework and companions to its lock and resolves the rest as of the cell's date, so `uv run
 repro.py` runs it; it prints the observation as JSON (outcome, value, label, detail, hazard), and
-its header says what the reference observed in that cell.
+its header says what the reference observed in that cell. Before it imports the framework it says which
+version is installed and refuses another (`check_framework_version`, exit 3): run with python in some other
+environment, it would print that version's observation as if it were the cell's.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ STAND_IN = Path(__file__).with_name("repro_obs.py")
 FANIN_NAMES = ("Claim", "Observer", "harm", "probe")
 IMPORTED = Path("<an import line>")  # imports bind names too: the same line from two files is one binding
 ALWAYS = ("__init__", "record")  # the runner reads `obs.observation`, which `record` sets
+CHECK = "check_framework_version"  # the stand-in's check, run before the framework is imported
+MISMATCH = "VERSION_MISMATCH"  # what it returns, handed to `observe` for the JSON
 
 
 class ReproError(FaninError):
@@ -182,6 +186,36 @@ def _observer(used: set[str]) -> str:
     return "\n".join(parts)
 
 
+def _stand_in_constant(name: str) -> object:
+    """A constant of the stand-in (the check's exit code, its opt-in variable), for the header: one definition."""
+    statement = ast.parse(parse_file(STAND_IN).bindings[name].text).body[0]
+    assert isinstance(statement, ast.Assign)
+    return ast.literal_eval(statement.value)
+
+
+def _version_check(imports: dict[str, None], owner: dict[str, tuple[Path, str]], cell: Cell) -> list[str]:
+    """The check and what it reads of the stand-in (its imports go to `imports`), then its call."""
+    check = parse_file(STAND_IN).function(CHECK)
+    reached_by, _ = reached(STAND_IN, check)
+    texts: list[tuple[Definition, str]] = []
+    for _, definition in reached_by:
+        if is_import(definition):
+            imports.setdefault(definition.text.strip(), None)
+        else:
+            texts.append((definition, _segment(STAND_IN, definition)))
+    for name in [CHECK, MISMATCH, *(n for d, _ in texts for n in _bound(STAND_IN, d))]:
+        if name in owner:
+            raise ReproError(f"{name} is bound in {shown(owner[name][0])} and by the stand-in's version check")
+    distribution = Requirement(cell.framework.package).name
+    call = f"{MISMATCH} = {CHECK}({json.dumps(distribution)}, {json.dumps(cell.version)}, {json.dumps(cell.id)})"
+    return [
+        f"# --- which {distribution} runs, checked before it is imported ({shown(STAND_IN)}) ---",
+        "",
+        *_statements([*(text for _, text in sorted(texts, key=lambda item: item[0].span)), check]),
+        call,
+    ]
+
+
 def _reference(cell: Cell, observation_id: str) -> list[str]:
     try:
         result_set = _reference_set(cell.reference_path, cell.reference_path.stat().st_mtime_ns, cell.id)
@@ -262,6 +296,9 @@ def script(probe_id: str, matrix: Matrix, cell: Cell | None = None, variant: str
         for name in _bound(STAND_IN, definition):
             if name in owner:
                 raise ReproError(f"{name} is bound in {shown(owner[name][0])} and by the stand-in for obs")
+    version_check = _version_check(imports, owner, cell)
+    distribution = Requirement(cell.framework.package).name
+    opt_in, exit_code = _stand_in_constant("ANY_VERSION_ENV"), _stand_in_constant("WRONG_VERSION_EXIT")
 
     values = dict(chosen.values)
     arguments = "".join(f", {name}={json.dumps(value)}" for name, value in values.items())
@@ -282,12 +319,16 @@ def script(probe_id: str, matrix: Matrix, cell: Cell | None = None, variant: str
         f"# companions as locked in {shown(cell.lock_path)}, the rest as of {cell.exclude_newer}.",
         "# Run it with `uv run <this file>` (or with python where those are installed);",
         "# it prints the observation as JSON.",
+        f"# It says first (on stderr) which {distribution} is installed; any version but {cell.version} exits",
+        f"# {exit_code} after one line ({opt_in}=1 runs it anyway, flagged in the JSON as version_mismatch).",
         *_reference(cell, chosen.observation_id),
         "",
     ]
     if future:
         out += ["from __future__ import annotations", ""]
-    out += [*_import_block(imports), "", ""]
+    standard, others = _import_block(imports)  # the framework's imports after the check: never under another version
+    out += [*standard, "", "", *version_check, "", ""] if standard else [*version_check, "", ""]
+    out += [*others, "", ""] if others else []
     out += [f"# --- fanin's `obs`, reduced to what this probe uses ({shown(STAND_IN)}) ---", ""]
     out += _statements(text for _, text in sorted(helpers, key=lambda item: item[0].span))
     out += [observer.rstrip(), "", "", observe.rstrip(), "", ""]
@@ -309,7 +350,7 @@ def script(probe_id: str, matrix: Matrix, cell: Cell | None = None, variant: str
     out += [function.rstrip(), "", ""]
     out += [
         'if __name__ == "__main__":',
-        f"    observe({declared.function}, Observer({json.dumps(chosen.observation_id)}{arguments}))",
+        f"    observe({declared.function}, Observer({json.dumps(chosen.observation_id)}{arguments}), {MISMATCH})",
     ]
     return "\n".join(out) + "\n"
 
@@ -337,8 +378,9 @@ def _obs_attributes(text: str) -> set[str]:
     }
 
 
-def _import_block(lines: dict[str, None]) -> list[str]:
-    """One-name import lines merged per module: `import x` lines first, then `from x import a, b`, alphabetical."""
+def _import_block(lines: dict[str, None]) -> tuple[list[str], list[str]]:
+    """One-name import lines merged per module: `import x` lines first, then `from x import a, b`, alphabetical;
+    the standard library's, then the others' (after the version check: they import the framework)."""
     plain: set[str] = set()
     names: dict[str, list[str]] = {}
     for line in lines:
@@ -354,4 +396,4 @@ def _import_block(lines: dict[str, None]) -> list[str]:
     lines_of += [(module, f"from {module} import {', '.join(sorted(names[module]))}") for module in sorted(names)]
     standard = [line for module, line in lines_of if module.split(".")[0] in sys.stdlib_module_names]
     others = [line for module, line in lines_of if module.split(".")[0] not in sys.stdlib_module_names]
-    return standard + ([""] if standard and others else []) + others
+    return standard, others

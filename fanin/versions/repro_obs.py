@@ -5,6 +5,9 @@ this file (the `Observer` methods it calls, and the helpers those use) into the 
 probe's own text runs unchanged without fanin installed. It behaves as `fanin.probe.Observer` does
 for one observation (the same outcomes, the same canonical value, `tests/test_repro.py` checks
 both) and `observe` prints the observation as JSON. It runs on every Python a cell uses (3.10).
+
+`check_framework_version` runs first, before the script imports the framework: a reproducer
+observes one version, so it says on stderr which one is installed and refuses another.
 """
 
 import asyncio
@@ -18,7 +21,35 @@ import shutil
 import sys
 import tempfile
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
+
+ANY_VERSION_ENV = "FANIN_REPRO_ANY_VERSION"  # =1: run under another version anyway, flagged in the JSON
+WRONG_VERSION_EXIT = 3  # fanin's "could not run" (fanin.model.exits.NOT_RUN): not the version it reproduces
+
+
+def check_framework_version(distribution, version, cell):
+    """Say on stderr which version of the framework is installed; exit WRONG_VERSION_EXIT in one line if it is
+    not the one this script reproduces, unless ANY_VERSION_ENV=1: then return the mismatch, for the JSON."""
+    try:
+        running = metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        running = None
+    said = f"{distribution} {running}" if running else f"no {distribution} (not installed)"
+    print(f"# running {said} (this reproduces {version}, cell {cell})", file=sys.stderr, flush=True)
+    if running == version:
+        return None
+    mismatch = f"{said} is running, but this reproduces {distribution} {version} (cell {cell})"
+    if os.environ.get(ANY_VERSION_ENV) != "1":
+        print(
+            f"error: {mismatch}; install {distribution}=={version} (`uv run` this file does)"
+            f" or set {ANY_VERSION_ENV}=1 to run it anyway",
+            file=sys.stderr,
+        )
+        sys.exit(WRONG_VERSION_EXIT)
+    print(f"# WARNING: {mismatch}; {ANY_VERSION_ENV}=1 runs it anyway", file=sys.stderr, flush=True)
+    return mismatch
+
 
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
 _UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
@@ -194,8 +225,9 @@ class Observer:
         return f"{base} dbname={database}"
 
 
-def observe(test, obs):
-    """Run the probe once, as fanin's pytest plugin does, and print its observation as JSON."""
+def observe(test, obs, version_mismatch=None):
+    """Run the probe once, as fanin's pytest plugin does, and print its observation as JSON (first in it, the
+    version mismatch that ANY_VERSION_ENV=1 let run: not the reference's version, so not its observation)."""
     try:
         if inspect.iscoroutinefunction(test):
             asyncio.run(test(obs))
@@ -212,4 +244,5 @@ def observe(test, obs):
             shutil.rmtree(obs._scratch, ignore_errors=True)
     if obs.observation is None:
         sys.exit("the probe returned without recording an observation")
-    print(json.dumps({"id": obs.observation_id, **obs.observation}, indent=2, ensure_ascii=False))
+    flagged = {"version_mismatch": version_mismatch} if version_mismatch else {}
+    print(json.dumps({**flagged, "id": obs.observation_id, **obs.observation}, indent=2, ensure_ascii=False))
