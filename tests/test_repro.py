@@ -293,3 +293,13 @@ def test_a_reproducer_under_its_own_version_says_so_and_prints_the_reference_obs
     assert done.stderr.splitlines()[0] == (
         "# running pydantic-graph 1.5.0 (this reproduces 1.5.0, cell pydantic_graph-1.5.0)"
     )
+
+
+def test_the_readmes_sample_reproducer_is_what_repro_writes_today() -> None:
+    """README's sample script is trimmed where `…` says so; every other line is a line `fanin repro` writes now
+    (its probe hash included): the sample quoted a hash and a header two changes old."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    sample = readme.split("$ cat repro.py\n", 1)[1].split("$ uv run repro.py\n", 1)[0].splitlines()
+    written = set(repro.script("langgraph/same-key/no-reducer", MATRIX).splitlines())
+    stale = [line for line in sample if line.strip() not in ("…", "# …") and line not in written]
+    assert len(sample) > 40 and stale == [], f"regenerate README's sample (fanin repro …): {stale}"
