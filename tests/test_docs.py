@@ -69,8 +69,8 @@ def test_every_import_points_down() -> None:
 
 def test_every_test_the_reliability_table_names_exists() -> None:
     """A guarantee is only as good as the test that proves it: every `file.py::name` (and every bare `test_…` name
-    after it in the same row, which means the same file) in README's Reliability table is a test function there."""
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    after it in the same row, which means the same file) in docs/GUARANTEES.md's table is a test function there."""
+    readme = (REPO_ROOT / "docs" / "GUARANTEES.md").read_text(encoding="utf-8")
     table = readme.split("## Reliability", 1)[1].split("\n## ", 1)[0]
     named = 0
     for row in (line for line in table.splitlines() if line.startswith("| ") and "`" in line):

@@ -243,8 +243,8 @@ def test_the_first_comparison_question_cites_the_deepagents_probe_that_merges_in
 
 
 def test_the_readmes_checklist_sample_is_what_report_for_writes(tmp_path: Path) -> None:
-    readme = (REPO_ROOT / "README.md").read_text()
+    readme = (REPO_ROOT / "docs" / "RESULTS.md").read_text()
     assert "python -m fanin report --for google-adk==1.15.1 --out review/" in readme
     sample = readme.split("```markdown\n", 1)[1].split("```", 1)[0].splitlines()
     written = _adk_1_15_checklist(tmp_path).splitlines()
-    assert len(sample) > 10 and [line for line in sample if line not in written] == [], "update the README's sample"
+    assert len(sample) > 10 and [line for line in sample if line not in written] == [], "update docs/RESULTS.md's sample"

@@ -86,7 +86,7 @@ def test_matrix_columns_collapse_neighbouring_versions_that_observed_the_same() 
 
 
 def test_the_readmes_example_cite_is_the_real_one() -> None:
-    readme = (REPO_ROOT / "README.md").read_text()
+    readme = (REPO_ROOT / "docs" / "RESULTS.md").read_text()
     section = readme.split("**Citing a probe**", 1)[1]
     example = re.search(r"```\n(fanin [^\n]+)\n```", section)
     assert example, "the README shows an example cite line"

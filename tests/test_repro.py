@@ -296,10 +296,10 @@ def test_a_reproducer_under_its_own_version_says_so_and_prints_the_reference_obs
 
 
 def test_the_readmes_sample_reproducer_is_what_repro_writes_today() -> None:
-    """README's sample script is trimmed where `…` says so; every other line is a line `fanin repro` writes now
+    """docs/RESULTS.md's sample script is trimmed where `…` says so; every other line is a line `fanin repro` writes now
     (its probe hash included): the sample quoted a hash and a header two changes old."""
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (REPO_ROOT / "docs" / "RESULTS.md").read_text(encoding="utf-8")
     sample = readme.split("$ cat repro.py\n", 1)[1].split("$ uv run repro.py\n", 1)[0].splitlines()
     written = set(repro.script("langgraph/same-key/no-reducer", MATRIX).splitlines())
     stale = [line for line in sample if line.strip() not in ("…", "# …") and line not in written]
-    assert len(sample) > 40 and stale == [], f"regenerate README's sample (fanin repro …): {stale}"
+    assert len(sample) > 40 and stale == [], f"regenerate docs/RESULTS.md's sample (fanin repro …): {stale}"

@@ -114,7 +114,7 @@ def test_only_a_change_of_hazard_or_label_passes(monkeypatch: pytest.MonkeyPatch
 
 
 def test_the_readme_table_is_rendered_from_the_data_file() -> None:
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (REPO_ROOT / "docs" / "PROBES.md").read_text(encoding="utf-8")
     assert table(PATCHES) in readme, "re-render it: python -m fanin sensitivity --table"
 
 

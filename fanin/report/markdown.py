@@ -347,7 +347,7 @@ def _probe_section(rep: Report, view: FrameworkView, probe: ProbeView, source: s
     for variant in probe.differing:
         lines += _variant_block(rep, probe, variant, source)
     # The values themselves are in matrix.html and in each cell's result set; here they would double the
-    # page past what GitHub renders comfortably (the size bound in the README).
+    # page past what GitHub renders comfortably (the size bound in docs/RESULTS.md).
     values = f'each cell\'s `reference/results/<cell>.json` under `observations."{probe.info.id}"`'
     if rep.links.base_url:  # published beside this page: a link that resolves
         values += f", and [matrix.html]({rep.links.href(MATRIX_HTML, probe.info.id, source)})"

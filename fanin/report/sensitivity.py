@@ -1,7 +1,7 @@
-"""The README's table of what each probe is proven sensitive to, formatted from reference/sensitivity.toml.
+"""docs/PROBES.md's table of what each probe is proven sensitive to, formatted from reference/sensitivity.toml.
 
 It says what the data file says; whether each patch really moves its probes is for
-`fanin sensitivity` to show (a README table is only as good as the last green run of it).
+`fanin sensitivity` to show (a table in the docs is only as good as the last green run of it).
 """
 
 from __future__ import annotations
