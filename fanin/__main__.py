@@ -501,7 +501,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sen.add_argument("--patch", action="append", metavar="ID", help="only this patch (repeatable)")
     sen.add_argument("--jobs", type=int, help="cells side by side (default: FANIN_JOBS or the number of cores)")
-    sen.add_argument("--table", action="store_true", help="print docs/PROBES.md's table of what each probe is sensitive to")
+    sen.add_argument(
+        "--table", action="store_true", help="print docs/PROBES.md's table of what each probe is sensitive to"
+    )
     sen.set_defaults(func=cmd_sensitivity)
 
     rpt = sub.add_parser("repeat", help="run one cell N times with different hash seeds (then `stability`)")

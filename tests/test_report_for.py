@@ -247,4 +247,6 @@ def test_the_readmes_checklist_sample_is_what_report_for_writes(tmp_path: Path) 
     assert "python -m fanin report --for google-adk==1.15.1 --out review/" in readme
     sample = readme.split("```markdown\n", 1)[1].split("```", 1)[0].splitlines()
     written = _adk_1_15_checklist(tmp_path).splitlines()
-    assert len(sample) > 10 and [line for line in sample if line not in written] == [], "update docs/RESULTS.md's sample"
+    assert len(sample) > 10 and [line for line in sample if line not in written] == [], (
+        "update docs/RESULTS.md's sample"
+    )
