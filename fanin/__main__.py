@@ -312,7 +312,7 @@ def cmd_upgrade(args: argparse.Namespace, matrix: Matrix) -> int:
 def cmd_watch(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.versions import watch
 
-    return watch.run(matrix, args.dry_run, args.body, args.framework)
+    return watch.run(matrix, args.dry_run, args.body, args.framework, args.json)
 
 
 def cmd_add_cell(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -472,13 +472,19 @@ def build_parser() -> argparse.ArgumentParser:
         "watch",
         help="bring PyPI releases newer than each framework's newest cell into the reference (--dry-run: say so)",
     )
-    watch.add_argument("--dry-run", action="store_true", help="say what would be added; write nothing")
+    watch.add_argument("--dry-run", action="store_true", help="say what would be added; write nothing but --json")
     watch.add_argument("--framework", help="only this framework (key or package)")
     watch.add_argument(
         "--body",
         type=Path,
         default=REPORTS / "watch" / "pull-request.md",
         help="where the pull request's body (the upgrade tables) is written (default reports/watch/pull-request.md)",
+    )
+    watch.add_argument(
+        "--json",
+        type=Path,
+        help="also write what is due, per framework, as JSON here (newest cell, newest release, due releases, index"
+        " freshness): the release-watch workflow opens a pull request only when `due` is true",
     )
     watch.set_defaults(func=cmd_watch)
 
