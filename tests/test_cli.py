@@ -350,3 +350,40 @@ def test_stray_staging_files_in_the_reference_are_reported(sandbox: Path, capsys
     (sandbox / "reference" / ".langgraph-1.2.9.json.abc.tmp").write_text("half")
     assert cli.main(["cells"]) == 0
     assert "stray staging file(s) from an interrupted write" in capsys.readouterr().err
+
+
+def test_a_reference_that_cannot_be_read_stops_its_cell_before_anything_runs(
+    sandbox: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30 §3: a corrupt reference (not JSON; JSON off its schema) was found only after the cell's venv and
+    pytest ran. Now it is one line before either starts (exit 3, its marker says why); the other cells still run."""
+    import json
+
+    from fanin.model import markers
+    from fanin.run import all_cells, node_cell
+
+    monkeypatch.setattr(all_cells, "REPORTS", sandbox / "reports")
+    reference = sandbox / "reference"
+    reference.mkdir()
+    broken, off_schema, fine = "langgraph-1.2.9", "adkjs-0.3.0", "langgraph-1.2.18"
+    (reference / f"{broken}.json").write_text('{"schema": 2, "cell": "langgraph-1.2.9", "obs')
+    body = json.loads((REAL_REFERENCE / f"{off_schema}.json").read_text())
+    body["version"] = 3  # parses, and the model would read it: only the schema says a version is a string
+    (reference / f"{off_schema}.json").write_text(json.dumps(body))
+    (reference / f"{fine}.json").write_text((REAL_REFERENCE / f"{fine}.json").read_text())
+    started: list[str] = []
+
+    def stand_in(name: str, *args: object, **kwargs: object) -> object:
+        started.append(name)
+        raise FaninError("stand-in: nothing is installed in this test")
+
+    monkeypatch.setattr(all_cells.venvs, "ensure", stand_in)
+    monkeypatch.setattr(node_cell, "run_cell", lambda run, log: started.append(run.cell_id))
+    assert cli.main(["probe", broken, off_schema, fine]) == 3
+    out = capsys.readouterr().out
+    assert started == [fine]  # the rest of the matrix ran (here: reached its install)
+    for cell, why in ((broken, "not valid JSON"), (off_schema, "does not follow result-set.schema.json")):
+        line = next(line for line in out.splitlines() if line.startswith(f"fanin: {cell}: "))
+        assert f"NOT RUN: unusable reference: {reference / cell}.json: {why}" in line, line
+        assert why in (markers.reason(sandbox / "reports" / "results" / f"{cell}.json") or "")
+    assert "at /version: 3 is not of type string" in out
