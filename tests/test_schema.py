@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +144,31 @@ def test_fanins_own_check_refuses_a_keyword_it_does_not_know() -> None:
         schema.problem({}, body)  # every keyword the schemas use is known
     with pytest.raises(ValueError, match="cannot check the keyword"):
         schema.problem({}, {"type": "object", "maxProperties": 1})
+
+
+@pytest.mark.parametrize("how", ["off-schema", "another-version"])
+def test_report_out_refuses_data_that_breaks_its_schema_or_its_name_and_writes_nothing(
+    how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30 §3: `report --out` published such data without a word; now one line, exit 2, no file."""
+    import fanin.__main__ as cli
+
+    reference = tmp_path / "reference" / "results"
+    reference.mkdir(parents=True)
+    monkeypatch.setattr(matrix, "REFERENCE_RESULTS", reference)
+    cells = ["langgraph-1.2.9", "langgraph-1.2.18", "adk-2.13.0"]
+    for cell in cells:
+        shutil.copyfile(REPO_ROOT / "reference" / "results" / f"{cell}.json", reference / f"{cell}.json")
+    body = json.loads((reference / "langgraph-1.2.18.json").read_text())
+    if how == "off-schema":  # the model reads it (it ignores the extra field); the schema forbids it
+        body["observations"][next(iter(body["observations"]))]["note"] = "hand-edited"
+        said = "langgraph-1.2.18.json: does not follow result-set.schema.json (at /observations/"
+    else:  # the file says langgraph-1.2.18, the set inside is of 1.2.99
+        body["version"] = "1.2.99"
+        said = "langgraph-1.2.18.json: holds langgraph 1.2.99, but langgraph-1.2.18 is langgraph 1.2.18"
+    (reference / "langgraph-1.2.18.json").write_text(json.dumps(body))
+    out = tmp_path / "site"
+    assert cli.main(["report", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("fanin: error: ") and said in err[-1], err
+    assert not out.exists()
