@@ -440,7 +440,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--base-url",
         metavar="URL",
         help="where the rendered files are published: every probe link and cite line becomes a permalink "
-        "(default: $FANIN_BASE_URL; never applied to the committed reference/REPORT.md)",
+        "(default: $FANIN_BASE_URL; never applied to the committed reference/REPORT.md; no #fragment or ?query)",
     )
     rep.set_defaults(func=cmd_report)
 
