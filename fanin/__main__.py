@@ -74,7 +74,8 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
         rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True)
         unreadable = rep.unreadable
         files = outputs.bundle(rep, args.out, base)
-        files.update(data.files(matrix, args.out))  # the site carries its data, for tools that are not fanin
+        if not unreadable:  # (an unreadable set is listed once, below) the site carries its data, for other tools
+            files.update(data.files(matrix, args.out))
     else:
         for rendered, broken in (outputs.reference(matrix, base=base), outputs.local_run(matrix, base=base)):
             unreadable += broken

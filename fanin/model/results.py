@@ -456,7 +456,7 @@ def save(result_set: ResultSet, path: Path) -> None:
 
 
 def _size(count: int) -> str:
-    return f"{count / 1_000_000:.1f} MB" if count >= 100_000 else f"{count:,} bytes"
+    return f"{count:,} bytes"  # exact: a size just over a limit must not read as equal to it
 
 
 def read_json(path: Path) -> Any:
