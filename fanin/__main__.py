@@ -74,7 +74,8 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
         rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True)
         unreadable = rep.unreadable
         files = outputs.bundle(rep, args.out, base)
-        files.update(data.files(matrix, args.out))  # the site carries its data, for tools that are not fanin
+        if not unreadable:  # (an unreadable set is listed once, below) the site carries its data, for other tools
+            files.update(data.files(matrix, args.out))
     else:
         for rendered, broken in (outputs.reference(matrix, base=base), outputs.local_run(matrix, base=base)):
             unreadable += broken
@@ -312,7 +313,7 @@ def cmd_upgrade(args: argparse.Namespace, matrix: Matrix) -> int:
 def cmd_watch(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.versions import watch
 
-    return watch.run(matrix, args.dry_run, args.body, args.framework)
+    return watch.run(matrix, args.dry_run, args.body, args.framework, args.json)
 
 
 def cmd_add_cell(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -440,7 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--base-url",
         metavar="URL",
         help="where the rendered files are published: every probe link and cite line becomes a permalink "
-        "(default: $FANIN_BASE_URL; never applied to the committed reference/REPORT.md)",
+        "(default: $FANIN_BASE_URL; never applied to the committed reference/REPORT.md; no #fragment or ?query)",
     )
     rep.set_defaults(func=cmd_report)
 
@@ -472,13 +473,19 @@ def build_parser() -> argparse.ArgumentParser:
         "watch",
         help="bring PyPI releases newer than each framework's newest cell into the reference (--dry-run: say so)",
     )
-    watch.add_argument("--dry-run", action="store_true", help="say what would be added; write nothing")
+    watch.add_argument("--dry-run", action="store_true", help="say what would be added; write nothing but --json")
     watch.add_argument("--framework", help="only this framework (key or package)")
     watch.add_argument(
         "--body",
         type=Path,
         default=REPORTS / "watch" / "pull-request.md",
         help="where the pull request's body (the upgrade tables) is written (default reports/watch/pull-request.md)",
+    )
+    watch.add_argument(
+        "--json",
+        type=Path,
+        help="also write what is due, per framework, as JSON here (newest cell, newest release, due releases, index"
+        " freshness): the release-watch workflow opens a pull request only when `due` is true",
     )
     watch.set_defaults(func=cmd_watch)
 

@@ -1,5 +1,6 @@
 """`python -m fanin`: diff exit codes, report rendering, bless, and one clear line for every mistake."""
 
+import json
 import re
 from pathlib import Path
 
@@ -350,3 +351,82 @@ def test_stray_staging_files_in_the_reference_are_reported(sandbox: Path, capsys
     (sandbox / "reference" / ".langgraph-1.2.9.json.abc.tmp").write_text("half")
     assert cli.main(["cells"]) == 0
     assert "stray staging file(s) from an interrupted write" in capsys.readouterr().err
+
+
+def test_a_reference_that_cannot_be_read_stops_its_cell_before_anything_runs(
+    sandbox: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30 §3: a corrupt reference (not JSON; JSON off its schema) was found only after the cell's venv and
+    pytest ran. Now it is one line before either starts (exit 3, its marker says why); the other cells still run."""
+
+    from fanin.model import markers
+    from fanin.run import all_cells, node_cell
+
+    monkeypatch.setattr(all_cells, "REPORTS", sandbox / "reports")
+    reference = sandbox / "reference"
+    reference.mkdir()
+    broken, off_schema, fine = "langgraph-1.2.9", "adkjs-0.3.0", "langgraph-1.2.18"
+    (reference / f"{broken}.json").write_text('{"schema": 2, "cell": "langgraph-1.2.9", "obs')
+    body = json.loads((REAL_REFERENCE / f"{off_schema}.json").read_text())
+    body["version"] = 3  # parses, and the model would read it: only the schema says a version is a string
+    (reference / f"{off_schema}.json").write_text(json.dumps(body))
+    (reference / f"{fine}.json").write_text((REAL_REFERENCE / f"{fine}.json").read_text())
+    started: list[str] = []
+
+    def stand_in(name: str, *args: object, **kwargs: object) -> object:
+        started.append(name)
+        raise FaninError("stand-in: nothing is installed in this test")
+
+    monkeypatch.setattr(all_cells.venvs, "ensure", stand_in)
+    monkeypatch.setattr(node_cell, "run_cell", lambda run, log: started.append(run.cell_id))
+    assert cli.main(["probe", broken, off_schema, fine]) == 3
+    out = capsys.readouterr().out
+    assert started == [fine]  # the rest of the matrix ran (here: reached its install)
+    for cell, why in ((broken, "not valid JSON"), (off_schema, "does not follow result-set.schema.json")):
+        line = next(line for line in out.splitlines() if line.startswith(f"fanin: {cell}: "))
+        assert f"NOT RUN: unusable reference: {reference / cell}.json: {why}" in line, line
+        assert why in (markers.reason(sandbox / "reports" / "results" / f"{cell}.json") or "")
+    assert "at /version: 3 is not of type string" in out
+
+
+def test_an_oversized_result_set_is_refused_unread_naming_the_file_the_limit_and_its_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30 §3: a 200 MB set cost `report` 2.1 GB and a 200 MB page. The stated limit (16 MB a set, docs/
+    ARCHITECTURE.md "Limits", ~40x the largest reference set) is checked before the file is read."""
+    from fanin.model import results
+
+    largest = max(p.stat().st_size for p in REAL_REFERENCE.glob("*.json"))
+    assert largest * 20 < results.RESULT_SET_LIMIT  # well above the real data (measured: 0.42 MB)
+    big = tmp_path / "langgraph-1.2.18.json"
+    with big.open("w") as handle:  # a valid set, padded past the limit: only its size is wrong
+        handle.write((REAL_REFERENCE / "langgraph-1.2.18.json").read_text().rstrip("\n"))
+        handle.write(" " * (results.RESULT_SET_LIMIT + 1) + "\n")
+    size = big.stat().st_size
+    assert cli.main(["diff", "langgraph-1.2.9", str(big)]) == 2
+    err = one_line_error(capsys)
+    assert f"{big}: {size:,} bytes, over the limit of 16,000,000 bytes for one result set; refused unread" in err
+
+
+def test_an_oversized_observation_is_refused_naming_it(
+    sandbox: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An observation over 1 MB of JSON (the largest real one is 18 KB) is refused wherever its set is read: here
+    by `report`, which writes nothing."""
+    from fanin.model import results
+
+    reference = sandbox / "reference"
+    reference.mkdir()
+    write(reference, "langgraph-1.2.9", LOUD)
+    huge = Observation("ok", {"final": "x" * results.OBSERVATION_LIMIT}, "huge", "a value of a million", "safe")
+    write(reference, "langgraph-1.2.18", huge)
+    out = sandbox / "site"
+    assert cli.main(["report", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and err[-1].endswith("1 result set(s) cannot be read (listed above); nothing was written")
+    length = len(json.dumps(huge.to_json()).encode())
+    assert err[0] == (
+        f"fanin: error: {reference / 'langgraph-1.2.18.json'}: observation {PID} is {length:,} bytes of JSON, over"
+        " the limit of 1,000,000 bytes for one observation; record less in the probe"
+    )
+    assert not out.exists()

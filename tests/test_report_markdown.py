@@ -152,6 +152,19 @@ def test_a_base_url_that_is_not_a_url_is_one_error(bad: str) -> None:
         outputs.base_url(bad)
 
 
+@pytest.mark.parametrize("bad", ["https://example.org/fanin#top", "https://example.org/fanin?v=2", "/fanin/#"])
+def test_a_base_url_with_a_fragment_or_query_is_refused_in_one_line(
+    bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30 §3: BASE#x/matrix.html#probe is no permalink. Refused (never silently cut), exit 2, nothing written."""
+    import fanin.__main__ as cli
+
+    assert cli.main(["report", "--out", str(tmp_path / "site"), "--base-url", bad]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fanin: error: base URL {bad!r} has a ") and err.count("\n") == 1
+    assert "would break every permalink" in err and not (tmp_path / "site").exists()
+
+
 def test_rendering_is_byte_identical_across_runs() -> None:
     again, _ = outputs.reference(MATRIX)
     assert again == FILES

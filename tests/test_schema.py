@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
 
 from fanin.model import matrix, schema
-from fanin.model.results import HAZARDS
+from fanin.model.results import HAZARDS, load
 from fanin.model.source import REPO_ROOT
 from fanin.report import data
 
@@ -69,3 +71,104 @@ def test_a_result_set_that_breaks_the_schema_is_caught() -> None:
     assert any("'fine' is not one of" in m for m in messages) and any(
         "'label' is a required property" in m for m in messages
     )
+
+
+def _mutations(name: str) -> list[tuple[str, Any]]:
+    """Real data, and one break each: what fanin's own check must judge as jsonschema does."""
+    import copy
+
+    if name == "result-set":
+        real = json.loads((REPO_ROOT / "reference" / "results" / f"{MATRIX.newest('langgraph').id}.json").read_text())
+    elif name == "bisect":
+        real = json.loads((REPO_ROOT / "reference" / "bisect.json").read_text())
+    else:
+        real = data.index(MATRIX, [load(p) for p in sorted((REPO_ROOT / "reference" / "results").glob("adk-*.json"))])
+
+    def edit(how: Any) -> Any:
+        changed = copy.deepcopy(real)
+        how(changed)
+        return changed
+
+    first = lambda mapping: next(iter(mapping))  # noqa: E731
+    cases: list[tuple[str, Any]] = [("as committed", real)]
+    if name == "result-set":
+        obs = lambda d: d["observations"][first(d["observations"])]  # noqa: E731
+        probe = lambda d: d["probes"][first(d["probes"])]  # noqa: E731
+        cases += [
+            ("unknown hazard", edit(lambda d: obs(d).update(hazard="fine"))),
+            ("no label", edit(lambda d: obs(d).pop("label"))),
+            ("extra field", edit(lambda d: obs(d).update(extra=1))),
+            ("bad outcome", edit(lambda d: obs(d).update(outcome="raises:1bad"))),
+            ("good raises", edit(lambda d: obs(d).update(outcome="raises:ValueError"))),
+            ("version a number", edit(lambda d: d.update(version=3))),
+            ("version a boolean", edit(lambda d: d.update(version=True))),
+            ("empty cell", edit(lambda d: d.update(cell=""))),
+            ("old schema", edit(lambda d: d.update(schema=1))),
+            ("bad observation id", edit(lambda d: d["observations"].update({"Not An Id": obs(d)}))),
+            ("bad hash", edit(lambda d: probe(d).update(source_hash="XYZ"))),
+            ("expect a list", edit(lambda d: probe(d)["claim"].update(expect=[1]))),
+            ("dimension values", edit(lambda d: probe(d).update(dimensions={"mode": [1]}))),
+            ("package version a number", edit(lambda d: d["environment"]["packages"].update(x=1))),
+            ("environment a list", edit(lambda d: d.update(environment=[]))),
+        ]
+    elif name == "bisect":
+        step = lambda d: d[first(d)][0]  # noqa: E731
+        cases += [
+            ("no good", edit(lambda d: step(d).pop("good"))),
+            ("first_changed a number", edit(lambda d: step(d).update(first_changed=5))),
+            ("yanked numbers", edit(lambda d: step(d).update(skipped_yanked=[1]))),
+            ("steps an object", edit(lambda d: d.update({first(d): {}}))),
+        ]
+    else:
+        cases += [
+            ("bad resolution", edit(lambda d: d["cells"][0].update(resolution="nightly"))),
+            ("bisect a number", edit(lambda d: d.update(bisect=1))),
+            ("bad probe id", edit(lambda d: d["probes"][0].update(id="x"))),
+            ("no date", edit(lambda d: d.pop("date"))),
+        ]
+    return cases
+
+
+@pytest.mark.parametrize("name", list(schema.FILES))
+def test_fanins_own_check_judges_as_jsonschema_does(name: str) -> None:
+    """fanin validates its data without jsonschema (a test dependency only): same verdict on real and broken data."""
+    validator = _validator(name)
+    for case, instance in _mutations(name):
+        expected = not list(validator.iter_errors(instance))
+        assert (schema.problem(instance, name) is None) == expected, case
+        assert expected == (case in ("as committed", "good raises")), case  # each break is one
+
+
+def test_fanins_own_check_refuses_a_keyword_it_does_not_know() -> None:
+    for body in schema.all_schemas().values():
+        schema.problem({}, body)  # every keyword the schemas use is known
+    with pytest.raises(ValueError, match="cannot check the keyword"):
+        schema.problem({}, {"type": "object", "maxProperties": 1})
+
+
+@pytest.mark.parametrize("how", ["off-schema", "another-version"])
+def test_report_out_refuses_data_that_breaks_its_schema_or_its_name_and_writes_nothing(
+    how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30 §3: `report --out` published such data without a word; now one line, exit 2, no file."""
+    import fanin.__main__ as cli
+
+    reference = tmp_path / "reference" / "results"
+    reference.mkdir(parents=True)
+    monkeypatch.setattr(matrix, "REFERENCE_RESULTS", reference)
+    cells = ["langgraph-1.2.9", "langgraph-1.2.18", "adk-2.13.0"]
+    for cell in cells:
+        shutil.copyfile(REPO_ROOT / "reference" / "results" / f"{cell}.json", reference / f"{cell}.json")
+    body = json.loads((reference / "langgraph-1.2.18.json").read_text())
+    if how == "off-schema":  # the model reads it (it ignores the extra field); the schema forbids it
+        body["observations"][next(iter(body["observations"]))]["note"] = "hand-edited"
+        said = "langgraph-1.2.18.json: does not follow result-set.schema.json (at /observations/"
+    else:  # the file says langgraph-1.2.18, the set inside is of 1.2.99
+        body["version"] = "1.2.99"
+        said = "langgraph-1.2.18.json: holds langgraph 1.2.99, but langgraph-1.2.18 is langgraph 1.2.18"
+    (reference / "langgraph-1.2.18.json").write_text(json.dumps(body))
+    out = tmp_path / "site"
+    assert cli.main(["report", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("fanin: error: ") and said in err[-1], err
+    assert not out.exists()

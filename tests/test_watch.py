@@ -7,8 +7,11 @@ tests/data/npm/*.time.json is `npm view <package> time --json` of the same day f
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tomlkit
@@ -77,3 +80,105 @@ def test_yanked_and_pre_releases_are_never_due(tmp_path: Path) -> None:
     installable = [r for r in pypi.releases("langgraph") if not r.yanked and not r.prerelease]
     assert installable[-1].version == newest  # the recorded answer's newest installable release
     assert any(r.prerelease for r in pypi.releases("langgraph", prereleases=True))
+
+
+@pytest.fixture
+def lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The watch's file lock in tmp, so a test never touches the checkout's .fanin/."""
+    path = tmp_path / "watch.lock"
+    monkeypatch.setattr(watch, "LOCK", path)
+    return path
+
+
+def _recorded_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, package: str, edit: Any) -> None:
+    """The recorded PyPI answers in tmp, `package`'s edited by `edit(releases)`: what the index says after a yank."""
+    copy = tmp_path / "pypi"
+    shutil.copytree(RECORDED, copy)
+    answer = copy / package / "json"
+    data = json.loads(answer.read_text())
+    edit(data["releases"])
+    answer.write_text(json.dumps(data))
+    monkeypatch.setenv(pypi.INDEX_VARIABLE, copy.as_uri())
+
+
+def test_a_quiet_day_writes_no_body_and_its_json_says_nothing_is_due(
+    tmp_path: Path, lock: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 31 §4: the workflow's pull-request step runs only when `due` is true, so a quiet day is green."""
+    body, due_json = tmp_path / "pr.md", tmp_path / "due.json"
+    assert cli.main(["watch", "--body", str(body), "--json", str(due_json)]) == 0
+    said = capsys.readouterr().out
+    assert not body.exists()
+    data = json.loads(due_json.read_text())
+    assert data["due"] is False
+    real = matrix.load()
+    rows = {row["framework"]: row for row in data["frameworks"]}
+    assert set(rows) == {key for key in real.frameworks if real.of(key)}
+    langgraph = rows["langgraph"]
+    assert langgraph["newest_cell"] == real.newest("langgraph").id and langgraph["due"] == []
+    assert langgraph["newest_release"] == real.newest("langgraph").version and langgraph["adds"] is None
+    assert langgraph["newest_cell_on_index"] == "listed" and langgraph["warning"] is None
+    assert rows["langgraphjs"]["index"] == "npm" and rows["langgraph"]["index"] == "PyPI"
+    # how fresh the index read is: the newest upload of the recorded answer, pre-releases included
+    uploads = json.loads((RECORDED / "langgraph" / "json").read_text())["releases"]
+    freshest = max(f["upload_time_iso_8601"] for files in uploads.values() for f in files)
+    assert langgraph["index_newest_upload"] == freshest
+    assert f"langgraph (PyPI) {freshest[:19]}" in said and "indexes read are as fresh as their newest uploads" in said
+
+
+def test_the_json_says_what_is_due_per_framework(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    older = _without_newest("langgraph", tmp_path)
+    due_json = tmp_path / "due.json"
+    assert watch.run(older, dry_run=True, body=tmp_path / "pr.md", json_out=due_json) == 0
+    data = json.loads(due_json.read_text())
+    assert data["due"] is True
+    row = next(r for r in data["frameworks"] if r["framework"] == "langgraph")
+    newest = matrix.load().newest("langgraph")
+    assert row["newest_cell"] == older.newest("langgraph").id and row["newest_release"] == newest.version
+    installable = [r.version for r in pypi.releases("langgraph") if not r.yanked]
+    between = installable[installable.index(older.newest("langgraph").version) + 1 :]
+    assert row["due"] == between and between[-1] == newest.version and row["adds"] == newest.id  # the newest is added
+    assert all(r["due"] == [] for r in data["frameworks"] if r["framework"] != "langgraph")
+
+
+def test_a_second_watch_is_refused_while_one_holds_the_lock(
+    tmp_path: Path, lock: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two runs cannot both add the same cell: the second says so in one line and exits 3, writing nothing."""
+    body, due_json = tmp_path / "pr.md", tmp_path / "due.json"
+    with watch.exclusive():
+        assert cli.main(["watch", "--body", str(body), "--json", str(due_json)]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("fanin: error: another fanin watch is adding cells") and err.count("\n") == 1
+    assert str(lock) in err and not body.exists() and not due_json.exists()
+    assert cli.main(["watch", "--body", str(body), "--json", str(due_json)]) == 0  # released: the next run runs
+
+
+@pytest.mark.parametrize("how", ["missing", "yanked"])
+def test_a_newest_cell_whose_version_left_the_index_is_said(
+    how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30 §3: a yanked or deleted newest release is one warning line, and in --json."""
+    newest = matrix.load().newest("langgraph")
+
+    def edit(releases: dict[str, Any]) -> None:
+        if how == "missing":
+            del releases[newest.version]
+        else:
+            for upload in releases[newest.version]:
+                upload["yanked"] = True
+
+    _recorded_copy(tmp_path, monkeypatch, "langgraph", edit)
+    due_json = tmp_path / "due.json"
+    assert cli.main(["watch", "--dry-run", "--json", str(due_json)]) == 0
+    warnings = [line for line in capsys.readouterr().out.splitlines() if line.startswith("fanin: warning:")]
+    words = "is no longer in PyPI's index" if how == "missing" else "was yanked on PyPI's index"
+    assert warnings == [
+        (
+            f"fanin: warning: langgraph {newest.version}, the newest cell's version ({newest.id}), {words};"
+            " the cell stays in the matrix, decide whether to keep it"
+        )
+    ]
+    row = next(r for r in json.loads(due_json.read_text())["frameworks"] if r["framework"] == "langgraph")
+    assert row["newest_cell_on_index"] == how and row["warning"] == warnings[0].removeprefix("fanin: warning: ")
+    assert row["due"] == []  # an older release is never "due"

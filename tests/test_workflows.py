@@ -7,6 +7,9 @@ binary from GitHub, which they cannot reach.
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -106,6 +109,40 @@ def test_the_site_is_the_reference_with_permalinks_and_its_data() -> None:
 def test_the_release_watch_is_fanin_watch_then_a_pull_request() -> None:
     text = WORKFLOWS[3].read_text()
     assert "./noxw -s watch" in text and "body-path: reports/watch/pull-request.md" in text
+
+
+@pytest.mark.parametrize("due", [False, True])
+def test_the_release_watch_opens_a_pull_request_only_when_something_is_due(due: bool, tmp_path: Path) -> None:
+    """Issue 31 §4: a quiet day writes no body, so the pull-request step must not run (it throws on the missing file).
+
+    The watch step's own script is run, with `./noxw` a stand-in that writes what `fanin watch --json` writes.
+    """
+    from ruamel.yaml import YAML
+
+    steps = YAML(typ="safe").load(WORKFLOWS[3].read_text())["jobs"]["watch"]["steps"]
+    assert any(step.get("uses", "").startswith("actions/setup-node@") for step in steps)  # the npm frameworks
+    pull_request = next(s for s in steps if s.get("uses", "").startswith("peter-evans/create-pull-request@"))
+    condition = re.fullmatch(r"steps\.([\w-]+)\.outputs\.due == 'true'", pull_request.get("if", ""))
+    assert condition, f"the pull-request step runs unconditionally: {pull_request.get('if')!r}"
+    watch = next(s for s in steps if s.get("id") == condition.group(1))
+    assert steps.index(watch) < steps.index(pull_request)
+    stand_in = tmp_path / "noxw"
+    stand_in.write_text(
+        '#!/bin/sh\n[ "$1 $2 $3 $4" = "-s watch -- --json" ] || exit 9\n'
+        'mkdir -p "$(dirname "$5")" && printf "%s" "$WATCH_JSON" > "$5"\n'
+    )
+    stand_in.chmod(0o755)
+    output = tmp_path / "github-output"
+    said = json.dumps({"due": due, "frameworks": []})
+    done = subprocess.run(
+        ["bash", "-e", "-c", watch["run"]],
+        cwd=tmp_path,
+        env={**os.environ, "GITHUB_OUTPUT": str(output), "WATCH_JSON": said},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert output.read_text() == f"due={str(due).lower()}\n"
 
 
 def test_merge_keeps_a_failed_shards_marker_with_its_stale_set(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -61,6 +62,11 @@ HARMFUL = (
     Hazard.NONDETERMINISTIC.value,
 )
 LABEL_LIMIT = 40
+# Size limits on read (docs/ARCHITECTURE.md, "Limits"), far above the real data: the largest reference
+# result set is 0.42 MB (langgraph-1.2.9, 2026-12-01) and its largest observation 18 KB of JSON
+# (adk/parallel-agent/all-permutations-mitigated: a 13.5 KB value, a 4 KB detail).
+RESULT_SET_LIMIT = 16_000_000  # bytes of one result file
+OBSERVATION_LIMIT = 1_000_000  # bytes of one observation's JSON (outcome, value, label, detail, hazard)
 
 # framework/topic/case; the framework prefix is checked against the registry in reference/matrix.toml.
 # The prefix is a registry key, which is also a suite directory and so may hold `_` (pydantic_graph).
@@ -449,8 +455,27 @@ def save(result_set: ResultSet, path: Path) -> None:
     write_atomic(path, dumps(result_set))
 
 
-def load(path: Path, expect_cell: str | None = None) -> ResultSet:
-    """Read a result set, refusing truncated, foreign or mislabelled files with one clear line."""
+def _size(count: int) -> str:
+    return f"{count:,} bytes"  # exact: a size just over a limit must not read as equal to it
+
+
+def read_json(path: Path) -> Any:
+    """A result file's JSON, strictly parsed and within the size limits; refused in one line naming the file.
+
+    The set's size is checked before the file is read (a 200 MB set would cost the report gigabytes
+    and a page as large); an observation's only when the file is larger than OBSERVATION_LIMIT, since
+    no smaller file can hold a larger observation (so every real set today costs nothing more).
+    """
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise ResultFileError(f"{shown(path)}: no such result file") from None
+    except OSError as exc:
+        raise ResultFileError(f"{shown(path)}: cannot be read ({exc})") from None
+    if size > RESULT_SET_LIMIT:
+        raise ResultFileError(
+            f"{shown(path)}: {_size(size)}, over the limit of {_size(RESULT_SET_LIMIT)} for one result set; refused unread"
+        )
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -469,6 +494,26 @@ def load(path: Path, expect_cell: str | None = None) -> ResultSet:
         raise ResultFileError(
             f"{shown(path)}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); truncated or corrupt, re-run the cell"
         ) from None
+    observations = data.get("observations") if isinstance(data, dict) else None
+    if size > OBSERVATION_LIMIT and isinstance(observations, dict):
+        for oid, observation in observations.items():
+            length = len(json.dumps(observation, ensure_ascii=False).encode("utf-8"))
+            if length > OBSERVATION_LIMIT:
+                raise ResultFileError(
+                    f"{shown(path)}: observation {oid} is {_size(length)} of JSON, over the limit of"
+                    f" {_size(OBSERVATION_LIMIT)} for one observation; record less in the probe"
+                )
+    return data
+
+
+def load(path: Path, expect_cell: str | None = None, check: Callable[[Any, str], None] | None = None) -> ResultSet:
+    """Read a result set, refusing truncated, foreign, oversized or mislabelled files with one clear line.
+
+    `check` sees the parsed JSON first (fanin.model.schema.load passes the schema's check).
+    """
+    data = read_json(path)
+    if check is not None:
+        check(data, shown(path))
     result_set = ResultSet.from_json(data, origin=shown(path))
     if expect_cell is not None and result_set.cell != expect_cell:
         raise ResultFileError(f"{shown(path)}: holds cell {result_set.cell!r}, but its name says {expect_cell!r}")

@@ -9,9 +9,23 @@ equal to what this module makes and validates every committed file against them.
 
 from __future__ import annotations
 
+import functools
+import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from fanin.model.results import FIXED_OUTCOMES, HAZARDS, OBSERVATION_ID, PROBE_ID, RAISES, SCHEMA_VERSION
+from fanin.model import results
+from fanin.model.results import (
+    FIXED_OUTCOMES,
+    HAZARDS,
+    OBSERVATION_ID,
+    PROBE_ID,
+    RAISES,
+    SCHEMA_VERSION,
+    ResultFileError,
+    ResultSet,
+)
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE = "https://fanin.invalid/schema/"  # an identifier, not a place: the files travel with the data
@@ -182,3 +196,177 @@ def index() -> dict[str, Any]:
 def all_schemas() -> dict[str, dict[str, Any]]:
     """File name -> schema, as reference/schema/ holds them."""
     return {FILES["result-set"]: result_set(), FILES["bisect"]: bisect(), FILES["index"]: index()}
+
+
+# --- validation -------------------------------------------------------------
+# fanin checks its own data against these schemas (a reference before its cell runs, everything
+# `report --out` publishes) without a JSON Schema library: jsonschema is only a test dependency, and
+# the schemas above use a handful of keywords, all of which this validator knows. tests/test_schema.py
+# holds it to jsonschema's verdicts and fails if a schema gains a keyword it does not know.
+ANNOTATIONS = frozenset({"$schema", "$id", "title", "description"})
+KEYWORDS = frozenset(
+    {"type", "required", "properties", "additionalProperties", "propertyNames", "items", "pattern", "minLength"}
+    | {"enum", "const", "anyOf"}
+)
+_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "integer": (int,),
+    "number": (int, float),
+}
+
+
+Found = tuple[list[str], str] | None  # (the path, innermost key first, built only on the way out; what is wrong)
+Checker = Callable[[Any], Found]
+
+
+def problem(instance: Any, node: dict[str, Any] | str) -> str | None:
+    """The first way `instance` breaks a schema (a node, or a FILES key): `at PATH: what`; None when it follows it.
+
+    The first only: fanin's data is used whole or refused in one line.
+    """
+    checker = _checker(node) if isinstance(node, str) else _compile(node)
+    found = checker(instance) if checker is not None else None
+    return None if found is None else f"at /{'/'.join(reversed(found[0]))}: {found[1]}"
+
+
+def _compile(node: dict[str, Any]) -> Checker | None:
+    """The schema as one function (None: anything goes), so a result set's 60,000 nodes cost no dict lookups."""
+    unknown = set(node) - KEYWORDS - ANNOTATIONS
+    if unknown:
+        raise ValueError(f"fanin.model.schema cannot check the keyword(s) {', '.join(sorted(unknown))}")
+    checks: list[Checker] = []
+    if "type" in node:
+        names = [node["type"]] if isinstance(node["type"], str) else list(node["type"])
+        wanted = tuple(t for name in names for t in _TYPES[name])
+        exact = "integer" not in names and "number" not in names and "boolean" not in names
+
+        def typed(instance: Any) -> Found:
+            if isinstance(instance, wanted) and (exact or not isinstance(instance, bool) or "boolean" in names):
+                return None
+            return [], f"{instance!r:.60} is not of type {' or '.join(names)}"
+
+        checks.append(typed)
+    if "const" in node:
+        const = node["const"]
+        checks.append(lambda instance: None if instance == const else ([], f"{instance!r:.60} is not {const!r}"))
+    if "enum" in node:
+        enum = node["enum"]
+        checks.append(lambda instance: None if instance in enum else ([], f"{instance!r:.60} is not one of {enum}"))
+    if "anyOf" in node:
+        forms = [_compile(sub) for sub in node["anyOf"]]
+
+        def any_of(instance: Any) -> Found:
+            if any(form is None or form(instance) is None for form in forms):
+                return None
+            return [], f"{instance!r:.60} matches none of the allowed forms"
+
+        checks.append(any_of)
+    if "minLength" in node or "pattern" in node:
+        shortest, pattern = node.get("minLength", 0), re.compile(node.get("pattern", ""))
+
+        def text(instance: Any) -> Found:
+            if not isinstance(instance, str):
+                return None
+            if len(instance) < shortest:
+                return [], f"{instance!r:.60} is shorter than {shortest}"
+            if not pattern.search(instance):
+                return [], f"{instance!r:.60} does not match {pattern.pattern!r}"
+            return None
+
+        checks.append(text)
+    if "items" in node:
+        item = _compile(node["items"])
+        if item is not None:
+            checks.append(functools.partial(_items, item))
+    if {"required", "properties", "additionalProperties", "propertyNames"} & set(node):
+        checks.append(functools.partial(_object, *_object_parts(node)))
+    if not checks:
+        return None
+    if len(checks) == 1:
+        return checks[0]
+    return functools.partial(_all, tuple(checks))
+
+
+def _all(checks: tuple[Checker, ...], instance: Any) -> Found:
+    for one in checks:
+        found = one(instance)
+        if found is not None:
+            return found
+    return None
+
+
+def _items(item: Checker, instance: Any) -> Found:
+    if isinstance(instance, list):
+        for index, value in enumerate(instance):
+            found = item(value)
+            if found is not None:
+                found[0].append(str(index))
+                return found
+    return None
+
+
+def _object_parts(
+    node: dict[str, Any],
+) -> tuple[tuple[str, ...], dict[str, Checker | None], Checker | None, bool, Checker | None]:
+    extra = node.get("additionalProperties", True)
+    names = node.get("propertyNames")
+    return (
+        tuple(node.get("required", ())),
+        {key: _compile(sub) for key, sub in node.get("properties", {}).items()},
+        _compile(extra) if isinstance(extra, dict) else None,
+        extra is False,
+        _compile(names) if names is not None else None,
+    )
+
+
+def _object(
+    required: tuple[str, ...],
+    properties: dict[str, Checker | None],
+    extra: Checker | None,
+    closed: bool,
+    names: Checker | None,
+    instance: Any,
+) -> Found:
+    if not isinstance(instance, dict):
+        return None
+    for key in required:
+        if key not in instance:
+            return [], f"{key!r} is a required property"
+    for key, value in instance.items():
+        if names is not None:
+            wrong = names(key)
+            if wrong is not None:
+                return [key], f"the property name {wrong[1]}"
+        if key in properties:
+            sub = properties[key]
+        elif closed:
+            return [], f"{key!r} is not an allowed property"
+        else:
+            sub = extra
+        if sub is not None:
+            found = sub(value)
+            if found is not None:
+                found[0].append(key)
+                return found
+    return None
+
+
+@functools.cache
+def _checker(name: str) -> Checker | None:
+    return _compile(all_schemas()[FILES[name]])  # once per process
+
+
+def check(instance: Any, name: str, origin: str) -> None:
+    """`instance` follows the schema `name` (a FILES key), or one line naming `origin` and the first problem."""
+    first = problem(instance, name)
+    if first is not None:
+        raise ResultFileError(f"{origin}: does not follow {FILES[name]} ({first})")
+
+
+def load(path: Path, expect_cell: str | None = None) -> ResultSet:
+    """A result set that parses, is within the size limits, follows its schema and reads as the model's."""
+    return results.load(path, expect_cell, check=lambda data, origin: check(data, "result-set", origin))

@@ -12,10 +12,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from fanin.model import identity, schema
 from fanin.model import matrix as paths
-from fanin.model import schema
 from fanin.model.matrix import Matrix
-from fanin.model.results import SCHEMA_VERSION, ResultFileError, ResultSet, load
+from fanin.model.results import SCHEMA_VERSION, ResultSet
+from fanin.model.source import shown
+from fanin.report import read
 
 DATA = "data"
 
@@ -64,20 +66,30 @@ def index(matrix: Matrix, sets: list[ResultSet]) -> dict[str, Any]:
 
 
 def files(matrix: Matrix, out: Path, source: Path | None = None) -> dict[Path, str]:
-    """DIR/data/…: what `report --out DIR` publishes beside the pages. Unreadable result sets are left out."""
+    """DIR/data/…: what `report --out DIR` publishes beside the pages, every file checked before any is written.
+
+    Each result set must follow its schema and be what its name says (the cell, and the matrix
+    cell's framework and version: fanin.model.identity); the bisect findings and the index must
+    follow theirs. Anything else is one line naming the file and what is wrong, and nothing is
+    published: a site's data is read by tools that trust the schema it ships.
+    """
     source = source or paths.REFERENCE_RESULTS
+    cells = {c.id: c for c in matrix.cells}
     sets: list[ResultSet] = []
     written: dict[Path, str] = {}
     for path in sorted(source.glob("*.json")):
-        try:
-            rs = load(path)
-        except ResultFileError:
-            continue  # the report itself counts and names unreadable sets
+        rs = schema.load(path, expect_cell=path.stem)
+        if path.stem in cells:
+            identity.check(rs, cells[path.stem], shown(path))
         sets.append(rs)
         written[out / DATA / "results" / path.name] = path.read_text(encoding="utf-8")
     bisect = paths.REFERENCE_RESULTS.parent / "bisect.json"
+    findings = read.bisect_findings(bisect) if bisect.is_file() else {}
+    schema.check(findings, "bisect", shown(bisect))
     written[out / DATA / "bisect.json"] = bisect.read_text(encoding="utf-8") if bisect.is_file() else "{}\n"
-    written[out / DATA / "index.json"] = _dumps(index(matrix, sets))
+    published = index(matrix, sets)
+    schema.check(published, "index", shown(out / DATA / "index.json"))
+    written[out / DATA / "index.json"] = _dumps(published)
     written.update(schemas(out / DATA / "schema"))
     return written
 

@@ -39,6 +39,12 @@ def base_url(option: str | None) -> str:
         )
     if value and "://" not in value and not value.startswith("/"):
         raise FaninError(f"base URL {value!r} is not absolute; give a URL like https://host/fanin")
+    if "#" in value or "?" in value:  # every permalink is BASE/page#probe: a fragment or query would swallow it
+        part = "a #fragment" if "#" in value else "a ?query"
+        raise FaninError(
+            f"base URL {value!r} has {part}, which would break every permalink (BASE/matrix.html#probe);"
+            " give the directory the files are published at, like https://host/fanin"
+        )
     return value.rstrip("/")
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from fanin.model import schema
 from fanin.model.errors import FaninError
 from fanin.model.matrix import REPORTS, Cell, Matrix
 from fanin.model.results import ResultFileError, load
@@ -87,6 +88,27 @@ def junit_summary(path: Path) -> str | None:
     return f"{', '.join(parts)} in {float(suite.get('time', 0)):.1f} s"
 
 
+def _reference_path(cell: Cell, options: Options) -> Path:
+    return cell.reference_path if options.reference_dir is None else options.reference_dir / f"{cell.id}.json"
+
+
+def unusable_reference(cell: Cell, options: Options) -> str | None:
+    """Why the cell's reference cannot be read at all (not JSON, off its schema, too large), checked before anything runs.
+
+    A reference that reads but is another cell's or from another lock is the run's to report (every
+    probe is still observed, the run fails); one that does not read would only be found after the
+    cell's venv and pytest ran, and would make every observation of that run worthless.
+    """
+    path = _reference_path(cell, options)
+    if not path.exists():
+        return None
+    try:
+        schema.load(path)
+    except ResultFileError as exc:
+        return str(exc)
+    return None
+
+
 def _reference(cell: Cell, options: Options) -> tuple[Path | None, str | None]:
     """The reference to compare with, after its identity check; a refusal is reported by the run, never hidden."""
     if options.reference_dir is not None:
@@ -115,6 +137,12 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
     started = time.monotonic()
     lock = options.lock or cell.lock_path
     with log.open("w", encoding="utf-8") as handle:
+        unusable = unusable_reference(cell, options)
+        if unusable is not None:  # before the venv, npm or pytest: nothing is spent on a run that cannot compare
+            handle.write(f"fanin: error: unusable reference: {unusable}\n")
+            reason = f"unusable reference: {unusable}; nothing ran"
+            outcome = one_cell.not_run(cell.id, results, one_cell.NOT_RUN, reason)
+            return Result(cell, outcome, time.monotonic() - started, log, results, junit)
         if cell.framework.runtime == "node":  # npm ci + node --test: fanin.run.node_cell
             return _run_node(cell, options, results, log, junit, lock, handle, started)
         python = pythons.find(cell.python)

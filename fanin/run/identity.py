@@ -2,7 +2,8 @@
 
 A file copied under another cell's name, a reference observed on another version than
 its cell, one made from another lock, or a run whose installed packages differ from its
-lock: each is refused with one line, so the upgrade gate can never compare against the
+lock: each is refused with one line (the first two by fanin.model.identity, which the report's
+published data uses too), so the upgrade gate can never compare against the
 wrong thing and bless can never vouch for it.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fanin.model.identity import check, packages
 from fanin.model.matrix import Cell, Matrix
 from fanin.model.names import canonicalize_name
 from fanin.model.results import ResultFileError, ResultSet, load
@@ -18,25 +20,12 @@ from fanin.run.environment import file_sha256
 from fanin.run.venvs import pins
 
 
-def check(result_set: ResultSet, cell: Cell, origin: str) -> None:
-    """The result set names `cell`, its framework and version, and was observed on that version."""
-    if result_set.cell != cell.id:
-        raise ResultFileError(f"{origin}: holds cell {result_set.cell!r}, but its name says {cell.id!r}")
-    if (result_set.framework, result_set.version) != (cell.framework.key, cell.version):
-        raise ResultFileError(
-            f"{origin}: holds {result_set.framework} {result_set.version}, but {cell.id} is {cell.framework.key} {cell.version}"
-        )
-    installed = _packages(result_set).get(canonicalize_name(cell.framework.package))
-    if installed is not None and installed != cell.version:
-        raise ResultFileError(f"{origin}: was observed on {cell.framework.package} {installed}, not {cell.version}")
-
-
 def check_lock(result_set: ResultSet, lock: Path, origin: str) -> None:
     """The result set was made from this very lock, and its installed packages are the lock's pins."""
     recorded = result_set.environment.get("lock_sha256")
     if recorded != file_sha256(lock):
         raise ResultFileError(f"{origin}: was made from another lock than {shown(lock)}; re-run the cell")
-    installed = _packages(result_set)
+    installed = packages(result_set)
     wanted: dict[str, str] = (
         {canonicalize_name(k): v for k, v in _node_pins(lock).items()}  # a Node cell's package-lock.json
         if lock.suffix == ".json"
@@ -63,10 +52,6 @@ def load_reference(path: Path, cell: Cell, with_lock: bool = True) -> ResultSet:
                 f"re-run and bless {cell.id} (./noxw -s 'probe({cell.id})', then ./noxw -s bless -- {cell.id})"
             )
     return result_set
-
-
-def _packages(result_set: ResultSet) -> dict[str, str]:
-    return {canonicalize_name(k): str(v) for k, v in result_set.environment.get("packages", {}).items()}
 
 
 def _marker_environment(result_set: ResultSet) -> dict[str, str]:

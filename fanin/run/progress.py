@@ -23,10 +23,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from fanin.model.results import RESULT_SET_LIMIT
+
 
 def recorded_seconds(path: Path) -> float | None:
     """A result set's `environment.run_seconds`, if it records one."""
     try:
+        if path.stat().st_size > RESULT_SET_LIMIT:  # refused by every reader: never read whole for an estimate
+            return None
         data = json.loads(path.read_text(encoding="utf-8"))
         seconds = data["environment"]["run_seconds"]
     except (OSError, ValueError, KeyError, TypeError):
