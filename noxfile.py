@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import os
 import runpy
-import signal
 import subprocess
 import sys
-import threading
 import time
 import tomllib
 from pathlib import Path
@@ -38,6 +36,7 @@ import nox
 ROOT = Path(__file__).resolve().parent
 HARNESS_ENV = ROOT / ".fanin" / "harness"
 INTERRUPTED = runpy.run_path(str(ROOT / "fanin" / "model" / "exits.py"))["INTERRUPTED"]  # fanin's exit 130
+Lane = runpy.run_path(str(ROOT / "fanin" / "run" / "lane.py"))["Lane"]  # the tests' second lane (fanin.run.lane)
 
 nox.options.default_venv_backend = "none"
 nox.options.sessions = ["matrix", "report"]
@@ -277,50 +276,6 @@ def browser(session: nox.Session) -> None:
         os.environ.pop("FANIN_BROWSER", None)
 
 
-class _Lane:
-    """fanin commands run one after another in a thread, beside the session's own, into one log file.
-
-    The CI command's two halves use different resources: the harness tests are one pytest process (one core,
-    much of it waiting on the subprocesses it starts), the cells keep every core busy. Side by side they fill
-    the cores the tests leave idle. Cell venvs are never built twice: venvs.ensure lets one builder at a time.
-    """
-
-    def __init__(self, log: Path, *commands: tuple[str, ...]) -> None:
-        self.log, self.commands = log, commands
-        self.code: int | None = None
-        self.lines: list[str] = []
-        self.process: subprocess.Popen[bytes] | None = None
-        self.stopped = False
-        self.guard = threading.Lock()  # a command is started, or the lane stopped, never both
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        with self.log.open("wb") as out:
-            for args in self.commands:
-                started = time.monotonic()
-                out.write(f"nox > python -m fanin {' '.join(args)}\n".encode())
-                out.flush()
-                with self.guard:
-                    if self.stopped:
-                        break
-                    self.process = subprocess.Popen(_command(*args), env=_env(), stdout=out, stderr=subprocess.STDOUT)
-                code = self.process.wait()
-                self.lines.append(f"fanin {' '.join(args)}: exit {code} in {time.monotonic() - started:.0f} s")
-                if code:
-                    self.code = code
-                    return
-        self.code = 0 if not self.stopped else 130
-
-    def stop(self) -> None:
-        """End what runs as Ctrl-C would (every cell's previous result set is kept) and wait for it."""
-        with self.guard:
-            self.stopped = True
-            if self.process is not None and self.process.poll() is None:
-                self.process.send_signal(signal.SIGINT)
-        self.thread.join()
-
-
 @nox.session
 def tests(session: nox.Session) -> None:
     """The CI command: lint and type gates, the harness's tests, every cell must reproduce its reference,
@@ -328,10 +283,13 @@ def tests(session: nox.Session) -> None:
     check run beside the gates and tests (their output goes to reports/logs/tests-cells.log, shown at the end).
     In CI (`CI` set, or `FANIN_FRESH=1`) the set-up is then proven on a fresh machine (the `fresh` session)."""
     started = time.monotonic()
-    cells = _Lane(
+    cells = Lane(
         Path(os.environ.get("FANIN_REPORTS", ROOT / "reports")) / "logs" / "tests-cells.log",
-        ("probe", *session.posargs),
-        ("sensitivity", *session.posargs),
+        [
+            (f"python -m fanin {' '.join(args)}", _command(*args))
+            for args in (("probe", *session.posargs), ("sensitivity", *session.posargs))
+        ],
+        _env(),
     )
     session.log(f"every cell, then the sensitivity check, beside the tests: {cells.log}")
     cells.thread.start()

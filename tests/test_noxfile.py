@@ -67,25 +67,3 @@ def _noxfile() -> object:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def test_the_cells_beside_the_tests_stop_at_the_first_failure_with_fanins_code(tmp_path: Path) -> None:
-    """`./noxw -s tests` runs the cells, then the sensitivity check, beside the tests: one lane, one log."""
-    lane = _noxfile()._Lane(tmp_path / "cells.log", ("cells",), ("probe", "no-such-cell"), ("cells",))  # type: ignore[attr-defined]
-    lane.thread.start()
-    lane.thread.join()
-    assert lane.code == 2
-    assert [line.rsplit(" in ", 1)[0] for line in lane.lines] == [
-        "fanin cells: exit 0",
-        "fanin probe no-such-cell: exit 2",
-    ]
-    log = (tmp_path / "cells.log").read_text()
-    assert MATRIX.cells[0].id in log and "no-such-cell" in log.split("nox > python -m fanin probe no-such-cell", 1)[1]
-
-
-def test_a_failure_of_the_tests_stops_the_cells_beside_them_as_ctrl_c_would(tmp_path: Path) -> None:
-    lane = _noxfile()._Lane(tmp_path / "cells.log", ("cells",), ("probe", "pydantic_graph-2.68.0"), ("cells",))  # type: ignore[attr-defined]
-    lane.thread.start()
-    lane.stop()  # wherever the lane is, what runs ends as on Ctrl-C and nothing after it starts
-    assert lane.code not in (None, 0) and not lane.thread.is_alive()  # 130, or a signal caught it starting
-    assert len(lane.lines) < 3
