@@ -40,4 +40,3 @@ def test_stopping_the_lane_ends_what_runs_as_ctrl_c_would_and_starts_nothing_aft
     lane.stop()
     assert lane.code not in (None, 0) and not lane.thread.is_alive()  # 130, or a signal caught it starting
     assert len(lane.lines) < 3
-
