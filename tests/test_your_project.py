@@ -344,3 +344,120 @@ def test_probe_here_with_a_python_that_does_not_exist_says_so() -> None:
 def test_out_and_python_go_with_here_only() -> None:
     done = fanin("probe", "langgraph-1.2.24", "--out", "somewhere")
     assert done.returncode == 2 and "--out and --python go with --here" in done.stderr, done.stderr
+
+
+# --- probe --here judges the version it runs -----------------------------------------------------------------------
+
+
+def here_in(venv: Path, cwd: Path, cache: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    """`fanin probe --here` as a user runs it: the venv's own fanin, from their project, their variables plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FANIN_", "VIRTUAL_ENV", "PYTHON"))}
+    return subprocess.run(
+        [str(venv / "bin" / "fanin"), "probe", "--here"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**env, "XDG_CACHE_HOME": str(cache), "PATH": f"{venv / 'bin'}:{env.get('PATH', '')}", **extra},
+        timeout=900,
+    )
+
+
+@pytest.mark.timeout(1200)
+def test_probe_here_detects_and_runs_the_version_pythonpath_puts_first(tmp_path: Path) -> None:
+    """A PYTHONPATH tree of an older release in front of the venv's newer one: detection and the probe run see the
+    same environment, so the older release is both what is compared and what runs (it ran the venv's before)."""
+    from fanin.model.results import load
+    from fanin.run import venvs
+
+    older, newer = [c for c in MATRIX.of("pydantic_graph") if c.python == MATRIX.default_python][-2:]
+    assert compare_cells(older, newer)  # the two references differ, so running the wrong one shows
+    venv = user_like_venv(newer)
+    tree = tmp_path / "tree"
+    uv = [venvs.uv_binary(), "pip", "install", "-q", "--python", str(venv / "bin" / "python"), "--no-deps"]
+    wanted = f"{older.framework.package}=={older.version}"
+    subprocess.run(
+        [*uv, "--exclude-newer", older.exclude_newer, "--target", str(tree), wanted],
+        check=True,
+        timeout=600,
+    )
+    project = tmp_path / "app"
+    project.mkdir()
+    done = here_in(venv, project, tmp_path / "cache", PYTHONPATH=str(tree))
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    package = older.framework.package
+    assert (
+        f"{package} {older.version} installed here; comparing with {older.id}: the reference cell of this very" in out
+    )
+    results = tmp_path / "cache" / "fanin" / "here" / f"{older.id}.json"
+    ran = load(results)
+    assert (ran.version, ran.environment["packages"][package]) == (older.version, older.version)
+
+
+def compare_cells(a: matrix.Cell, b: matrix.Cell) -> list[object]:
+    from fanin.model import compare
+    from fanin.model.results import load
+
+    return [c for c in compare.diff(load(a.reference_path), load(b.reference_path)) if c.gates]
+
+
+def _wheel_like(site: Path, name: str, version: str, text: str = "VALUE = 1\n") -> Path:
+    """A distribution as a wheel installs it: the package, its METADATA and a RECORD with each file's SHA-256."""
+    import base64
+    import hashlib
+
+    package = site / name
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(text, encoding="utf-8")
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
+    digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+    (info / "RECORD").write_text(
+        f"{name}/__init__.py,sha256={digest},{len(text)}\n{info.name}/RECORD,,\n", encoding="utf-8"
+    )
+    return package / "__init__.py"
+
+
+def test_detection_names_an_editable_or_patched_install_and_never_as_the_release(tmp_path: Path) -> None:
+    """What a --here run will import, asked of its interpreter with its PYTHONPATH: a release; an editable install
+    (clean, or with uncommitted changes in its git work tree); a wheel patched in place (a file differs from its
+    RECORD hash); a source tree without metadata in front of the installed package (shadowed)."""
+    site, shadow, source = tmp_path / "site", tmp_path / "shadow", tmp_path / "src"
+    _wheel_like(site, "fanin_clean", "1.0")
+    _wheel_like(site, "fanin_patched", "2.0").write_text("VALUE = 2\n", encoding="utf-8")
+    _wheel_like(site, "fanin_shadowed", "3.0")
+    (shadow / "fanin_shadowed").mkdir(parents=True)
+    (shadow / "fanin_shadowed" / "__init__.py").write_text("VALUE = 3\n", encoding="utf-8")
+    for name, version in (("fanin_editable", "4.0"), ("fanin_edited", "5.0")):
+        folder = source / name
+        (folder / name).mkdir(parents=True)
+        (folder / name / "__init__.py").write_text("VALUE = 4\n", encoding="utf-8")
+        git = ["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+        subprocess.run([*git, "init", "-q"], check=True)
+        subprocess.run([*git, "add", "."], check=True)
+        subprocess.run([*git, "commit", "-q", "-m", "release"], check=True)
+        info = site / f"{name}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
+        direct = {"url": folder.as_uri(), "dir_info": {"editable": True}}
+        (info / "direct_url.json").write_text(json.dumps(direct), encoding="utf-8")
+    (source / "fanin_edited" / "fanin_edited" / "__init__.py").write_text("VALUE = 5\n", encoding="utf-8")
+    paths = [shadow, site, source / "fanin_editable", source / "fanin_edited"]
+    env = {"PYTHONPATH": os.pathsep.join(map(str, paths))}
+    names = ("fanin_clean", "fanin_patched", "fanin_shadowed", "fanin_editable", "fanin_edited", "fanin_absent")
+    python, found = here._environment(sys.executable, {name: name for name in names}, env)
+    assert python == f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert {name: (seen["version"], seen["origin"]) for name, seen in found.items()} == {
+        "fanin_clean": ("1.0", "release"),
+        "fanin_patched": ("2.0", "modified"),
+        "fanin_shadowed": ("3.0", "shadowed"),
+        "fanin_editable": ("4.0", "editable"),
+        "fanin_edited": ("5.0", "editable, modified"),
+    }
+    assert found["fanin_patched"]["where"].endswith("e.g. fanin_patched/__init__.py")
+    assert str(shadow / "fanin_shadowed" / "__init__.py") in found["fanin_shadowed"]["where"]
+    assert found["fanin_edited"]["where"] == str(source / "fanin_edited")
+    framework = MATRIX.frameworks["pydantic_graph"]
+    seen = here.Found(framework, "5.0", MATRIX.newest("pydantic_graph"), "", "editable, modified", "")
+    assert seen.installed == "5.0 (editable, modified)"  # the closing table's "installed here"

@@ -30,7 +30,7 @@ from fanin.model import compare, exits
 from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.model.matrix import MITIGATIONS, Cell, Matrix
 from fanin.model.results import HAZARDS, Observation, ResultSet
-from fanin.model.source import REPO_ROOT, SUITES
+from fanin.model.source import SUITES
 from fanin.project import here
 from fanin.run import isolation
 from fanin.run.identity import load_reference
@@ -132,7 +132,7 @@ def inspect(
     target: str, python: str, matrix: Matrix, given: str | None, full_traceback: bool = False
 ) -> dict[str, Any]:
     command, isolated = _command(target, python, matrix, given)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, **here.run_environment()}
     try:
         done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     except subprocess.TimeoutExpired:

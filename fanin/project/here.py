@@ -38,7 +38,7 @@ from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.model.matrix import REPORTS, Cell, Framework, Matrix
 from fanin.model.names import canonicalize_name
 from fanin.model.results import OK, ResultSet, load
-from fanin.model.source import INSTALLED, shown
+from fanin.model.source import INSTALLED, REPO_ROOT, shown
 
 # audit imports this module for nearest(); the runner, the table and the gate are imported where they are used.
 from fanin.run.identity import load_reference
@@ -52,6 +52,13 @@ class Found:
     version: str
     baseline: Cell
     why: str
+    origin: str = "release"  # fanin.project.detect: release, editable[, modified|, changes unknown], modified, shadowed
+    where: str = ""  # what the origin rests on (the editable folder, the first file that differs)
+
+    @property
+    def installed(self) -> str:
+        """The version as the closing table names it: `1.2.24`, or `1.2.24 (editable, modified)`."""
+        return self.version if self.origin == "release" else f"{self.version} ({self.origin})"
 
 
 @dataclass(frozen=True)
@@ -64,23 +71,28 @@ class Verdict:
     verdict: str
 
 
-_PROBE_ENVIRONMENT = """
-import importlib.metadata as m, json, sys
-versions = {}
-for name in sys.argv[1:]:
-    try:
-        versions[name] = m.version(name)
-    except Exception:  # not installed, or not a Python package name (an npm one)
-        pass
-print(json.dumps({"python": "%d.%d" % sys.version_info[:2], "versions": versions}))
-"""
+def run_environment() -> dict[str, str]:
+    """The variables a --here run adds to the user's environment, and detection with it: fanin's own code first on
+    PYTHONPATH (the plugin and the suites), then the user's PYTHONPATH, kept (it may name the framework itself)."""
+    paths = [str(REPO_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {"PYTHONPATH": os.pathsep.join(paths)}
 
 
-def _environment(python: str, packages: list[str]) -> tuple[str, dict[str, str]]:
-    """The interpreter's Python (3.11) and which of `packages` it has installed, in one process."""
-    done = subprocess.run([python, "-c", _PROBE_ENVIRONMENT, *packages], capture_output=True, text=True, check=True)
+def _environment(python: str, packages: dict[str, str], env: dict[str, str]) -> tuple[str, dict[str, dict[str, str]]]:
+    """The interpreter's Python (3.11) and, of `packages` (distribution: module), those it imports: version and
+    origin (fanin.project.detect), asked of the very interpreter and environment the probe run gets."""
+    from fanin.project import detect
+
+    script = Path(detect.__file__).read_text(encoding="utf-8")
+    arguments = [f"{package}={module}" for package, module in packages.items()]
+    done = subprocess.run(
+        [python, "-c", script, *arguments], capture_output=True, text=True, env={**os.environ, **env}, timeout=300
+    )
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise EnvironmentFault(f"{python} could not say what it has installed (exit {done.returncode}): {tail}")
     answer = json.loads(done.stdout)
-    return answer["python"], answer["versions"]
+    return answer["python"], answer["packages"]
 
 
 def nearest(matrix: Matrix, framework: Framework, version: str, python: str) -> tuple[Cell, str]:
@@ -104,17 +116,19 @@ def nearest(matrix: Matrix, framework: Framework, version: str, python: str) -> 
     return cells[0], f"no reference cell for {version} or older; the oldest one"
 
 
-def find(matrix: Matrix, python: str) -> list[Found]:
-    minor, versions = _environment(python, [fw.package for fw in matrix.frameworks.values()])
+def find(matrix: Matrix, python: str, env: dict[str, str]) -> list[Found]:
+    """The registered Python frameworks `python` imports with `env` (the probe run's), and the cell to compare each with."""
+    frameworks = [fw for fw in matrix.frameworks.values() if fw.runtime == "python"]
+    minor, installed = _environment(python, {fw.package: fw.import_check for fw in frameworks}, env)
     found = []
-    for framework in matrix.frameworks.values():
-        version = versions.get(framework.package)
-        if version is None:
+    for framework in frameworks:
+        seen = installed.get(framework.package)
+        if seen is None:
             continue
-        cell, why = nearest(matrix, framework, version, minor)
-        found.append(Found(framework, version, cell, why))
+        cell, why = nearest(matrix, framework, seen["version"], minor)
+        found.append(Found(framework, seen["version"], cell, why, seen.get("origin", "release"), seen.get("where", "")))
     if not found:
-        names = ", ".join(fw.package for fw in matrix.frameworks.values())
+        names = ", ".join(fw.package for fw in frameworks)
         raise FaninError(f"none of the frameworks fanin knows ({names}) is installed in {python}")
     return found
 
@@ -155,12 +169,15 @@ def run(matrix: Matrix, python: str | None = None, out: Path | None = None) -> i
     code = exits.SAME
     day = _dt.datetime.now(_dt.UTC).date().isoformat() + "T00:00:00Z"
     verdicts: list[Verdict] = []
-    for found in find(matrix, python):
+    env = run_environment()  # detection and the probe run see one environment: one interpreter, one sys.path
+    for found in find(matrix, python, env):
         cell = matrix.make_cell(found.framework, found.version, found.baseline.python, "current", day)
         results = where / f"{cell.id}.json"
         print(
-            f"fanin: {found.framework.package} {found.version} installed here; comparing with {found.baseline.id}: {found.why}"
+            f"fanin: {found.framework.package} {found.installed} installed here; comparing with {found.baseline.id}: {found.why}"
         )
+        if found.origin != "release":
+            print(f"fanin: {found.framework.package} is not the release {found.version}: {found.where}")
         spec = one_cell.CellRun(
             cell_id=cell.id,
             framework=found.framework.key,
@@ -172,6 +189,7 @@ def run(matrix: Matrix, python: str | None = None, out: Path | None = None) -> i
             results=results,
             accept_new=True,
             pytest_args=("--fanin-companions", ",".join(found.framework.companions)),
+            env=env,
         )
         log = results.with_suffix(".log")
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -180,12 +198,21 @@ def run(matrix: Matrix, python: str | None = None, out: Path | None = None) -> i
         compared_with = f"{found.baseline.id} ({_short(found.why)})"
         if outcome.code not in (exits.SAME, exits.CHANGED):
             print(f"fanin: {cell.id}: NOT RUN: {outcome.reason} (log: {shown(log)})")
-            verdicts.append(Verdict(found.framework.package, found.version, compared_with, "NOT RUN (see above)"))
+            verdicts.append(Verdict(found.framework.package, found.installed, compared_with, "NOT RUN (see above)"))
             code = max(code, outcome.code)
             continue
+        observed = load(results)
+        if observed.version != found.version:  # never judge one version by another's reference
+            print(
+                f"fanin: {cell.id}: NOT RUN: the probe run imported {found.framework.package} {observed.version},"
+                f" not the {found.version} found installed (log: {shown(log)})"
+            )
+            verdicts.append(Verdict(found.framework.package, found.installed, compared_with, "NOT RUN (see above)"))
+            code = max(code, exits.NOT_RUN)
+            continue
         base = load_reference(found.baseline.reference_path, found.baseline)
-        framework_code, verdict = _compare(found.framework, base, load(results))
-        verdicts.append(Verdict(found.framework.package, found.version, compared_with, verdict))
+        framework_code, verdict = _compare(found.framework, base, observed)
+        verdicts.append(Verdict(found.framework.package, found.installed, compared_with, verdict))
         code = max(code, framework_code)
     print()
     print(
