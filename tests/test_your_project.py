@@ -461,3 +461,102 @@ def test_detection_names_an_editable_or_patched_install_and_never_as_the_release
     framework = MATRIX.frameworks["pydantic_graph"]
     seen = here.Found(framework, "5.0", MATRIX.newest("pydantic_graph"), "", "editable, modified", "")
     assert seen.installed == "5.0 (editable, modified)"  # the closing table's "installed here"
+
+
+# --- probe --here exits 1 only for a behaviour the installed version shows and its reference does not ----------------
+
+
+def test_a_sub_case_n_a_in_the_reference_that_runs_now_is_new_coverage(capsys: pytest.CaptureFixture[str]) -> None:
+    """A mitigation's variant the reference's version could not build (`{"n/a": reason}`), observed now: new coverage,
+    never "changed"; the same variant gone is a regression; any other difference beside it is still a change."""
+    from fanin.model import compare
+
+    before = {"variants": {"merge": {"hazard": "safe"}, "node_timeout": {"n/a": "add_node has no parameter timeout"}}}
+    after = {"variants": {"merge": {"hazard": "safe"}, "node_timeout": {"hazard": "loud", "runs": {"a": {}}}}}
+    appeared = compare.classify("x/y/z", _seen(value=before), _seen(value=after))
+    assert (appeared.label, appeared.gates) == ("new coverage", False)
+    assert compare.classify("x/y/z", _seen(value=after), _seen(value=before)).label == "regression"
+    moved = {"variants": {**after["variants"], "merge": {"hazard": "silent"}}}
+    assert compare.classify("x/y/z", _seen(value=before), _seen(value=moved)).label == "changed"
+    text = {"node_timeout": "n/a: StateGraph.add_node has no parameter 'timeout' in this version"}
+    assert compare.classify("x/y/z", _seen(value=text), _seen(value={"node_timeout": {"final": 1}})).gates is False
+    reference = ResultSet("langgraph-1.2.24", "langgraph", "1.2.24", {}, {}, {"x/y/z": _seen(value=before)})
+    code, verdict = here._compare(FW, reference, _here({"x/y/z": _seen(value=after)}, {}))
+    assert (code, verdict) == (0, "no regression in 1 observations covered here (1 new coverage)")
+
+
+def test_a_module_this_environment_lacks_is_not_covered_here_with_its_name(capsys: pytest.CaptureFixture[str]) -> None:
+    """A transitive package the app does not have (greenlet): the probe's ModuleNotFoundError is recorded with the
+    module, and the difference is "not covered here", with the reason, never `[safe] -> probe-error` as a regression."""
+    from fanin.run import recorder
+
+    try:
+        try:
+            importlib.import_module("fanin_no_such_transitive_module")
+        except ModuleNotFoundError as exc:
+            raise RuntimeError("the framework's engine could not start") from exc
+    except RuntimeError as exc:
+        broken = recorder.probe_error(f"RuntimeError: {exc}", exc)
+    assert broken.value["missing_module"] == "fanin_no_such_transitive_module"
+    try:
+        importlib.import_module("fanin.no_such_submodule")  # fanin is installed: the framework's own gap, not ours
+    except ModuleNotFoundError as exc:
+        assert "missing_module" not in recorder.probe_error(str(exc), exc).value
+    here_run = _here({**REFERENCE.observations, "langgraph/same-key/y": broken}, {})
+    code, verdict = here._compare(FW, REFERENCE, here_run)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert verdict == "no regression in 2 observations covered here (1 not covered here)"
+    assert "langgraph/same-key/y: not covered here: needs the module fanin_no_such_transitive_module" in out
+    assert "a module this environment does not have (fanin_no_such_transitive_module); not a regression" in out
+
+
+def test_a_timeout_where_the_reference_did_not_hang_could_not_be_judged(capsys: pytest.CaptureFixture[str]) -> None:
+    """A loaded machine: the probe's bound fired here, the reference ended safe. "could not judge: timed out", exit 0."""
+    timed_out = _seen("timeout", "loud", {"timeout_seconds": 60}, "no result within 60 s (hang)")
+    here_run = _here({**REFERENCE.observations, "langgraph/same-key/y": timed_out}, {})
+    code, verdict = here._compare(FW, REFERENCE, here_run)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert verdict == "no regression in 3 observations covered here (1 could not judge)"
+    assert "langgraph/same-key/y: could not judge: timed out here after 60 s (the reference did not hang;" in out
+
+
+def test_between_two_cells_what_the_newer_cell_shows_is_as_the_newer_reference(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A version between two cells: a difference from the older cell that the newer one shows too is expected; one
+    that neither shows is still the installed version's own, and gates."""
+    newer_value = {"final": "B"}
+    newer = ResultSet(
+        "langgraph-1.2.30", "langgraph", "1.2.30", {}, {}, {"langgraph/same-key/y": _seen(value=newer_value)}
+    )
+    here_run = _here({**REFERENCE.observations, "langgraph/same-key/y": _seen(value=newer_value)}, {})
+    code, verdict = here._compare(FW, REFERENCE, here_run, newer)
+    out = capsys.readouterr().out
+    assert (code, verdict) == (0, "no regression in 3 observations covered here (1 as the newer reference)"), out
+    assert "langgraph-1.2.24 (reference; langgraph-1.2.30, the newer neighbour) -> langgraph 1.2.24 installed" in out
+    own = _here({**REFERENCE.observations, "langgraph/same-key/y": _seen(value={"final": "C"})}, {})
+    assert here._compare(FW, REFERENCE, own, newer) == (1, "1 changed in 3 observations covered here")
+
+
+@pytest.mark.timeout(1200)
+def test_probe_here_between_two_cells_exits_0_where_the_newer_cell_shows_the_change(tmp_path: Path) -> None:
+    """pydantic-graph 2.62.0, between the 2.30.0 and 2.68.0 cells: its fold-order/start-order is 2.68.0's (bisect
+    pinned the change to 2.62.0), so it is as the newer reference, not a change since 2.30.0 (it exited 1)."""
+    older, newer = [c for c in MATRIX.of("pydantic_graph") if c.python == MATRIX.default_python][-2:]
+    assert [c.probe_id for c in compare_cells(older, newer)] == ["pydantic_graph/fold-order/start-order"]
+    between = MATRIX.make_cell(newer.framework, "2.62.0", newer.python, "as-released", newer.exclude_newer)
+    venv = user_like_venv(between)
+    project = tmp_path / "app"
+    project.mkdir()
+    done = here_in(venv, project, tmp_path / "cache")
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert f"comparing with {older.id}: no reference cell for 2.62.0; the nearest older one, and {newer.id}" in out
+    assert re.search(r"^\| as the newer reference +\| pydantic_graph/fold-order/start-order ", out, re.MULTILINE), out
+    assert re.search(
+        rf"^\| pydantic-graph +\| 2\.62\.0 +\| {older.id} and {newer.id} \(between two versions\) +\| no regression",
+        out,
+        flags=re.MULTILINE,
+    ), out

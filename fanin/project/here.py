@@ -14,9 +14,18 @@ records, per observation, each registered companion whose import failed while it
 installed (`--fanin-companions`, the result set's `environment.not_installed`), and such an
 observation that did not run to an `ok` outcome is set aside, with one install hint for all.
 
-The comparison is the upgrade gate's: exit 1 on a regression or a changed value among the
-observations covered here, 0 otherwise; 3 when the run itself could not happen. The result
-set and log go to the user cache (or `--out DIR`), never into the project directory.
+The comparison is the upgrade gate's, through compare's one classifier and its `standing`: exit 1
+only for a behaviour the installed version shows and its reference does not (a regression or a
+changed value among the observations covered here). Everything else is named with its reason and
+passes: new coverage (a probe or a sub-case n/a in the reference runs now), not covered here (a
+companion or a module this environment lacks), could not judge (the probe timed out here), as the
+newer reference (a version between two cells, where the newer cell already shows it). 3 when the
+run itself could not happen, or ran another version than the one detected. The result set and log
+go to the user cache (or `--out DIR`), never into the project directory.
+
+Detection and the run see one environment: the same interpreter, the user's PYTHONPATH (behind
+fanin's own code), asked by fanin.project.detect, which also names an editable, modified or
+shadowed install as such, never as the release.
 """
 
 from __future__ import annotations
@@ -54,6 +63,7 @@ class Found:
     why: str
     origin: str = "release"  # fanin.project.detect: release, editable[, modified|, changes unknown], modified, shadowed
     where: str = ""  # what the origin rests on (the editable folder, the first file that differs)
+    newer: Cell | None = None  # a version between two cells: the newer neighbour (what the reference shows changing)
 
     @property
     def installed(self) -> str:
@@ -116,6 +126,19 @@ def nearest(matrix: Matrix, framework: Framework, version: str, python: str) -> 
     return cells[0], f"no reference cell for {version} or older; the oldest one"
 
 
+def newer_neighbour(matrix: Matrix, baseline: Cell, version: str) -> Cell | None:
+    """The oldest reference cell newer than `version` on the baseline's Python, when the baseline is older than it
+    (the version lies between two cells); None at a reference version, or past the newest cell."""
+    if Version(baseline.version) >= Version(version):
+        return None
+    newer = [
+        c
+        for c in matrix.of(baseline.framework.key)
+        if c.python == baseline.python and c.reference_path.exists() and Version(c.version) > Version(version)
+    ]
+    return newer[0] if newer else None
+
+
 def find(matrix: Matrix, python: str, env: dict[str, str]) -> list[Found]:
     """The registered Python frameworks `python` imports with `env` (the probe run's), and the cell to compare each with."""
     frameworks = [fw for fw in matrix.frameworks.values() if fw.runtime == "python"]
@@ -126,7 +149,14 @@ def find(matrix: Matrix, python: str, env: dict[str, str]) -> list[Found]:
         if seen is None:
             continue
         cell, why = nearest(matrix, framework, seen["version"], minor)
-        found.append(Found(framework, seen["version"], cell, why, seen.get("origin", "release"), seen.get("where", "")))
+        newer = newer_neighbour(matrix, cell, seen["version"])
+        if newer is not None:
+            why = (
+                f"no reference cell for {seen['version']}; the nearest older one, and {newer.id}, the newer neighbour:"
+                " a difference the newer cell already shows is as the reference, the rest is what changed"
+            )
+        origin, where = seen.get("origin", "release"), seen.get("where", "")
+        found.append(Found(framework, seen["version"], cell, why, origin, where, newer))
     if not found:
         names = ", ".join(fw.package for fw in frameworks)
         raise FaninError(f"none of the frameworks fanin knows ({names}) is installed in {python}")
@@ -195,7 +225,8 @@ def run(matrix: Matrix, python: str | None = None, out: Path | None = None) -> i
         log.parent.mkdir(parents=True, exist_ok=True)
         with one_cell.signals_end_children(), log.open("w", encoding="utf-8") as handle:
             outcome = one_cell.run_cell(spec, handle)
-        compared_with = f"{found.baseline.id} ({_short(found.why)})"
+        neighbour = f" and {found.newer.id}" if found.newer else ""
+        compared_with = f"{found.baseline.id}{neighbour} ({_short(found.why)})"
         if outcome.code not in (exits.SAME, exits.CHANGED):
             print(f"fanin: {cell.id}: NOT RUN: {outcome.reason} (log: {shown(log)})")
             verdicts.append(Verdict(found.framework.package, found.installed, compared_with, "NOT RUN (see above)"))
@@ -211,7 +242,8 @@ def run(matrix: Matrix, python: str | None = None, out: Path | None = None) -> i
             code = max(code, exits.NOT_RUN)
             continue
         base = load_reference(found.baseline.reference_path, found.baseline)
-        framework_code, verdict = _compare(found.framework, base, observed)
+        newer = load_reference(found.newer.reference_path, found.newer) if found.newer else None
+        framework_code, verdict = _compare(found.framework, base, observed, newer)
         verdicts.append(Verdict(found.framework.package, found.installed, compared_with, verdict))
         code = max(code, framework_code)
     print()
@@ -232,6 +264,8 @@ def _short(why: str) -> str:
         return "same version and Python"
     if why.startswith("the reference cell of this version"):
         return "same version, another Python"
+    if "newer neighbour" in why:
+        return "between two versions"
     if "nearest older" in why:
         return "nearest older version"
     return "oldest version"
@@ -264,26 +298,44 @@ def install_hint(framework: Framework, here: ResultSet) -> str:
     return "pip install " + " ".join(missing)
 
 
-def _compare(framework: Framework, base: ResultSet, here: ResultSet) -> tuple[int, str]:
-    """Print the gate for the covered observations and one line for the rest; the exit code and the verdict."""
+def _compare(framework: Framework, base: ResultSet, here: ResultSet, newer: ResultSet | None = None) -> tuple[int, str]:
+    """Print the gate for the covered observations and one line for the rest; the exit code and the verdict.
+
+    Each difference is judged by compare's classifier, then by `compare.standing`: exit 1 only for a behaviour
+    the installed version shows and its reference does not. `newer` is the newer neighbour cell's result set,
+    where the version lies between two cells: what it already shows is "as the newer reference"."""
     from fanin.versions.upgrade import gate
 
     changes = compare.diff(base, here)
     aside = not_covered(changes, here)
     set_aside = {change.probe_id for change in aside}
-    covered = [change for change in changes if change.probe_id not in set_aside]
-    observed = len(here.observations) - len(aside)
-    header = f"{base.cell} (reference) -> {here.framework} {here.version} installed here"
+    covered = [
+        compare.standing(
+            change, newer.observations.get(change.probe_id) if newer else None, newer.cell if newer else ""
+        )
+        for change in changes
+        if change.probe_id not in set_aside
+    ]
+    lacking = [change for change in covered if change.standing == compare.Standing.NOT_COVERED]
+    observed = len(here.observations) - len(aside) - len(lacking)
+    against = f"{base.cell} (reference" + (f"; {newer.cell}, the newer neighbour" if newer else "") + ")"
+    header = f"{against} -> {here.framework} {here.version} installed here"
     code = exits.SAME
     if covered:
         code = gate(header, covered, observed, details=True)
     if aside:
         needed = here.environment.get(NOT_INSTALLED) or {}
-        lacking = sorted({name for change in aside for name in needed[change.probe_id]})
+        names = sorted({name for change in aside for name in needed[change.probe_id]})
         print(
             f"fanin: {here.framework}: {len(aside)} of {len(here.observations)} observations not covered here: "
-            f"they need {', '.join(lacking)}, not installed in this environment (the reference cell has them); "
+            f"they need {', '.join(names)}, not installed in this environment (the reference cell has them); "
             f"to cover them too: {install_hint(framework, here)}"
+        )
+    if lacking:
+        modules = sorted({str(change.after.value[compare.MISSING_MODULE]) for change in lacking if change.after})
+        print(
+            f"fanin: {here.framework}: {len(lacking)} of {len(here.observations)} observations not covered here: "
+            f"they stopped on a module this environment does not have ({', '.join(modules)}); not a regression"
         )
     tally = ", ".join(
         f"{sum(c.label == label for c in covered)} {label}" for label in dict.fromkeys(c.label for c in covered)
@@ -291,6 +343,8 @@ def _compare(framework: Framework, base: ResultSet, here: ResultSet) -> tuple[in
     if not any(change.is_breaking for change in covered):
         verdict = f"same behaviour as the reference in all {observed} observations covered here"
         verdict += f" ({tally})" if tally else ""
+    elif not any(change.gates for change in covered):
+        verdict = f"no regression in {observed} observations covered here ({tally})"
     else:
         verdict = f"{tally} in {observed} observations covered here"
     if aside:
