@@ -402,7 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         type=Path,
         help="with --here: keep the result set and log in this directory "
-        "(default: the user cache, e.g. ~/.cache/fanin/here; never the current directory)",
+        "(default: a new directory for each run in the user cache, e.g. ~/.cache/fanin/here/<UTC start>-<random>/;"
+        " never the current directory)",
     )
     probe.set_defaults(func=cmd_probe, pytest_args=[])
 

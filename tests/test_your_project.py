@@ -108,7 +108,7 @@ def test_probe_here_runs_the_catalogue_in_an_installed_environment_and_compares(
         flags=re.MULTILINE,
     ), done.stdout  # the cell's venv has every companion: nothing is set aside
     assert "not covered" not in done.stdout
-    assert (tmp_path / "here" / f"{cell.id}.json").exists()
+    assert (run_dir_of(done.stdout, tmp_path / "here") / f"{cell.id}.json").exists()
 
 
 # --- probe --here judges the framework, not the venv ---------------------------------------------------------
@@ -237,6 +237,15 @@ def test_the_plugin_names_a_failed_import_by_its_companion_only_when_that_compan
     assert finder.names == ["fanin_no_such_module", "fanin_no_such_module"]
 
 
+def run_dir_of(out: str, base: Path) -> Path:
+    """The run's own directory, as its last line names it: a new one directly below `base`."""
+    found = re.findall(r"^fanin: result set and log of this run in (.+)/ \(--out DIR", out, flags=re.MULTILINE)
+    assert len(found) == 1, out
+    where = Path(found[0])
+    assert where.parent == base and where.is_dir(), (where, base)
+    return where
+
+
 def test_probe_here_writes_nothing_into_the_project_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(here, "INSTALLED", True)
     monkeypatch.delenv("FANIN_REPORTS", raising=False)
@@ -319,8 +328,7 @@ def test_probe_here_in_a_plain_app_environment_at_a_reference_version_exits_0(tm
     ), out
     assert "regression" not in out and "noxw" not in out
     assert list(project.iterdir()) == []  # nothing in the project directory
-    results = cache / "fanin" / "here" / f"{cell.id}.json"
-    assert f"in {results.parent}/" in out
+    results = run_dir_of(out, cache / "fanin" / "here") / f"{cell.id}.json"
     data = json.loads(results.read_text(encoding="utf-8"))
     gaps = data["environment"]["not_installed"]
     # Only backend variants, never a probe's default, unless the probe is about persistence itself
@@ -349,15 +357,20 @@ def test_out_and_python_go_with_here_only() -> None:
 # --- probe --here judges the version it runs -----------------------------------------------------------------------
 
 
+def here_env(venv: Path, cache: Path, **extra: str) -> dict[str, str]:
+    """A user's variables (none of fanin's, no PYTHONPATH), the venv first on PATH, its cache, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FANIN_", "VIRTUAL_ENV", "PYTHON"))}
+    return {**env, "XDG_CACHE_HOME": str(cache), "PATH": f"{venv / 'bin'}:{env.get('PATH', '')}", **extra}
+
+
 def here_in(venv: Path, cwd: Path, cache: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     """`fanin probe --here` as a user runs it: the venv's own fanin, from their project, their variables plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FANIN_", "VIRTUAL_ENV", "PYTHON"))}
     return subprocess.run(
         [str(venv / "bin" / "fanin"), "probe", "--here"],
         cwd=cwd,
         capture_output=True,
         text=True,
-        env={**env, "XDG_CACHE_HOME": str(cache), "PATH": f"{venv / 'bin'}:{env.get('PATH', '')}", **extra},
+        env=here_env(venv, cache, **extra),
         timeout=900,
     )
 
@@ -389,7 +402,7 @@ def test_probe_here_detects_and_runs_the_version_pythonpath_puts_first(tmp_path:
     assert (
         f"{package} {older.version} installed here; comparing with {older.id}: the reference cell of this very" in out
     )
-    results = tmp_path / "cache" / "fanin" / "here" / f"{older.id}.json"
+    results = run_dir_of(out, tmp_path / "cache" / "fanin" / "here") / f"{older.id}.json"
     ran = load(results)
     assert (ran.version, ran.environment["packages"][package]) == (older.version, older.version)
 
@@ -560,3 +573,71 @@ def test_probe_here_between_two_cells_exits_0_where_the_newer_cell_shows_the_cha
         out,
         flags=re.MULTILINE,
     ), out
+
+
+# probe --here's pytest, held inside its run until the test opens the gate (a FIFO: opening it to read waits for a
+# writer, reading it ends when the writer closes it).
+GATE_PLUGIN = """
+import os
+
+
+def pytest_collection_finish(session):
+    with open(os.environ["HERE_TEST_GATE"], encoding="utf-8") as gate:
+        gate.read()
+"""
+# An interpreter that is the venv's, except that its pytest loads the gate.
+HELD_PYTHON = """#!/bin/sh
+case " $* " in
+  *" -m pytest "*) PYTHONPATH="{gates}:$PYTHONPATH" exec {python} "$@" -p here_gate ;;
+esac
+exec {python} "$@"
+"""
+
+
+@pytest.mark.timeout(1200)
+def test_two_probe_here_runs_at_once_in_one_environment_each_keep_their_own_files(tmp_path: Path) -> None:
+    """Run A is held inside its pytest while run B, in the same environment and cache, runs from start to end: each
+    has a directory of its own, so neither clears or overwrites the other's journal, result set or log (they shared
+    one, and one exited 3)."""
+    cell = MATRIX.newest("pydantic_graph")
+    venv = user_like_venv(cell)
+    gates, project, cache = tmp_path / "gates", tmp_path / "app", tmp_path / "cache"
+    gates.mkdir()
+    project.mkdir()
+    (gates / "here_gate.py").write_text(GATE_PLUGIN, encoding="utf-8")
+    held_python = gates / "python"
+    held_python.write_text(HELD_PYTHON.format(gates=gates, python=venv / "bin" / "python"), encoding="utf-8")
+    held_python.chmod(0o755)
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    command = [str(venv / "bin" / "fanin"), "probe", "--here", "--python", str(held_python)]
+    env = here_env(venv, cache, HERE_TEST_GATE=str(gate))
+    held = subprocess.Popen(command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        with gate.open("w", encoding="utf-8"):  # returns once run A's pytest opened the gate: A is mid-run
+            other = here_in(venv, project, cache)
+        first, _ = held.communicate(timeout=900)
+    finally:
+        if held.poll() is None:
+            held.kill()
+            held.wait()
+    assert other.returncode == 0, other.stdout + other.stderr
+    assert held.returncode == 0, first
+    base = cache / "fanin" / "here"
+    mine, theirs = run_dir_of(first, base), run_dir_of(other.stdout, base)
+    assert mine != theirs
+    for where in (mine, theirs):
+        assert (where / f"{cell.id}.json").is_file() and (where / f"{cell.id}.log").is_file()
+    assert str(held_python) in (mine / f"{cell.id}.log").read_text(encoding="utf-8")  # each log is its own run's
+    assert str(held_python) not in (theirs / f"{cell.id}.log").read_text(encoding="utf-8")
+
+
+def test_a_second_run_given_the_same_out_directory_meanwhile_is_refused(tmp_path: Path) -> None:
+    """--out DIR is the directory the user named: held while a run writes there, a second run at once is one line."""
+    with here.run_dir(tmp_path / "mine") as where:
+        assert where == tmp_path / "mine"
+        with pytest.raises(here.EnvironmentFault, match="another probe --here run is writing there"):
+            with here.run_dir(tmp_path / "mine"):
+                pass
+    with here.run_dir(tmp_path / "mine"):  # released when the first run ended
+        pass

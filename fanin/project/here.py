@@ -37,6 +37,9 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +55,7 @@ from fanin.model.source import INSTALLED, REPO_ROOT, shown
 # audit imports this module for nearest(); the runner, the table and the gate are imported where they are used.
 from fanin.run.identity import load_reference
 
+RUN_LOCK = ".fanin-here.lock"  # held in an --out directory while a run writes there
 NOT_INSTALLED = "not_installed"  # the result set's environment key the plugin writes under --fanin-companions
 
 
@@ -173,8 +177,9 @@ def user_cache() -> Path:
 
 
 def output_dir(out: Path | None) -> Path:
-    """Where a --here run keeps its result set and log: `--out`, else FANIN_REPORTS or a checkout's reports/,
-    else the user cache. Never the current (project) directory unless asked."""
+    """Where --here runs keep their result sets and logs: `--out`, else FANIN_REPORTS or a checkout's reports/,
+    else the user cache (each run in a directory of its own below: `run_dir`). Never the current (project)
+    directory unless asked."""
     if out is not None:
         return out
     if "FANIN_REPORTS" in os.environ or not INSTALLED:
@@ -182,10 +187,35 @@ def output_dir(out: Path | None) -> Path:
     return user_cache() / "here"
 
 
+@contextmanager
+def run_dir(out: Path | None) -> Iterator[Path]:
+    """This run's own directory, so that two runs at once in one environment never share a file (the result set,
+    the log, the journal the runner clears at its start): `--out DIR` itself, held with a lock (a second run given
+    the same DIR meanwhile is refused, exit 3), else a new directory below `output_dir`, named by the run's start."""
+    if out is None:
+        base = output_dir(None)
+        base.mkdir(parents=True, exist_ok=True)
+        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+        yield Path(tempfile.mkdtemp(prefix=f"{stamp}-", dir=base))
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock; the directory is the one the user named
+        yield out
+        return
+    with (out / RUN_LOCK).open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise EnvironmentFault(
+                f"--out {out}: another probe --here run is writing there; give each run its own --out"
+            ) from None
+        yield out
+
+
 def run(matrix: Matrix, python: str | None = None, out: Path | None = None) -> int:
     from tabulate import tabulate
-
-    from fanin.run import one_cell
 
     if python is not None and not (Path(python).is_file() and os.access(python, os.X_OK)) and not shutil.which(python):
         raise FaninError(f"--python {python}: no such interpreter (give the path of the environment's python)")
@@ -195,57 +225,15 @@ def run(matrix: Matrix, python: str | None = None, out: Path | None = None) -> i
             raise EnvironmentFault(
                 f"probe --here runs pytest in this environment: pip install pytest pytest-timeout ({needed} is missing)"
             )
-    where = output_dir(out)
     code = exits.SAME
-    day = _dt.datetime.now(_dt.UTC).date().isoformat() + "T00:00:00Z"
     verdicts: list[Verdict] = []
     env = run_environment()  # detection and the probe run see one environment: one interpreter, one sys.path
-    for found in find(matrix, python, env):
-        cell = matrix.make_cell(found.framework, found.version, found.baseline.python, "current", day)
-        results = where / f"{cell.id}.json"
-        print(
-            f"fanin: {found.framework.package} {found.installed} installed here; comparing with {found.baseline.id}: {found.why}"
-        )
-        if found.origin != "release":
-            print(f"fanin: {found.framework.package} is not the release {found.version}: {found.where}")
-        spec = one_cell.CellRun(
-            cell_id=cell.id,
-            framework=found.framework.key,
-            package=found.framework.package,
-            import_check=found.framework.import_check,
-            python=Path(python),
-            lock=None,
-            reference=None,
-            results=results,
-            accept_new=True,
-            pytest_args=("--fanin-companions", ",".join(found.framework.companions)),
-            env=env,
-        )
-        log = results.with_suffix(".log")
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with one_cell.signals_end_children(), log.open("w", encoding="utf-8") as handle:
-            outcome = one_cell.run_cell(spec, handle)
-        neighbour = f" and {found.newer.id}" if found.newer else ""
-        compared_with = f"{found.baseline.id}{neighbour} ({_short(found.why)})"
-        if outcome.code not in (exits.SAME, exits.CHANGED):
-            print(f"fanin: {cell.id}: NOT RUN: {outcome.reason} (log: {shown(log)})")
-            verdicts.append(Verdict(found.framework.package, found.installed, compared_with, "NOT RUN (see above)"))
-            code = max(code, outcome.code)
-            continue
-        observed = load(results)
-        if observed.version != found.version:  # never judge one version by another's reference
-            print(
-                f"fanin: {cell.id}: NOT RUN: the probe run imported {found.framework.package} {observed.version},"
-                f" not the {found.version} found installed (log: {shown(log)})"
-            )
-            verdicts.append(Verdict(found.framework.package, found.installed, compared_with, "NOT RUN (see above)"))
-            code = max(code, exits.NOT_RUN)
-            continue
-        base = load_reference(found.baseline.reference_path, found.baseline)
-        newer = load_reference(found.newer.reference_path, found.newer) if found.newer else None
-        framework_code, verdict = _compare(found.framework, base, observed, newer)
-        verdicts.append(Verdict(found.framework.package, found.installed, compared_with, verdict))
-        code = max(code, framework_code)
+    installed = find(matrix, python, env)
+    with run_dir(out) as where:
+        for found in installed:
+            framework_code, verdict = _probe(matrix, found, python, env, where)
+            verdicts.append(verdict)
+            code = max(code, framework_code)
     print()
     print(
         tabulate(
@@ -256,6 +244,53 @@ def run(matrix: Matrix, python: str | None = None, out: Path | None = None) -> i
     )
     print(f"\nfanin: result set and log of this run in {shown(where)}/ (--out DIR to keep them elsewhere)")
     return code
+
+
+def _probe(matrix: Matrix, found: Found, python: str, env: dict[str, str], where: Path) -> tuple[int, Verdict]:
+    """Run the catalogue against one installed framework and compare; its exit code and its line of the table."""
+    from fanin.run import one_cell
+
+    day = _dt.datetime.now(_dt.UTC).date().isoformat() + "T00:00:00Z"
+    cell = matrix.make_cell(found.framework, found.version, found.baseline.python, "current", day)
+    results = where / f"{cell.id}.json"
+    print(
+        f"fanin: {found.framework.package} {found.installed} installed here; comparing with {found.baseline.id}: {found.why}"
+    )
+    if found.origin != "release":
+        print(f"fanin: {found.framework.package} is not the release {found.version}: {found.where}")
+    spec = one_cell.CellRun(
+        cell_id=cell.id,
+        framework=found.framework.key,
+        package=found.framework.package,
+        import_check=found.framework.import_check,
+        python=Path(python),
+        lock=None,
+        reference=None,
+        results=results,
+        accept_new=True,
+        pytest_args=("--fanin-companions", ",".join(found.framework.companions)),
+        env=env,
+    )
+    log = results.with_suffix(".log")
+    with one_cell.signals_end_children(), log.open("w", encoding="utf-8") as handle:
+        outcome = one_cell.run_cell(spec, handle)
+    neighbour = f" and {found.newer.id}" if found.newer else ""
+    compared_with = f"{found.baseline.id}{neighbour} ({_short(found.why)})"
+    not_run = Verdict(found.framework.package, found.installed, compared_with, "NOT RUN (see above)")
+    if outcome.code not in (exits.SAME, exits.CHANGED):
+        print(f"fanin: {cell.id}: NOT RUN: {outcome.reason} (log: {shown(log)})")
+        return outcome.code, not_run
+    observed = load(results)
+    if observed.version != found.version:  # never judge one version by another's reference
+        print(
+            f"fanin: {cell.id}: NOT RUN: the probe run imported {found.framework.package} {observed.version},"
+            f" not the {found.version} found installed (log: {shown(log)})"
+        )
+        return exits.NOT_RUN, not_run
+    base = load_reference(found.baseline.reference_path, found.baseline)
+    newer = load_reference(found.newer.reference_path, found.newer) if found.newer else None
+    code, verdict = _compare(found.framework, base, observed, newer)
+    return code, Verdict(found.framework.package, found.installed, compared_with, verdict)
 
 
 def _short(why: str) -> str:
