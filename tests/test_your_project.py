@@ -641,3 +641,25 @@ def test_a_second_run_given_the_same_out_directory_meanwhile_is_refused(tmp_path
                 pass
     with here.run_dir(tmp_path / "mine"):  # released when the first run ended
         pass
+
+
+def test_the_user_cache_keeps_the_newest_runs_and_never_one_another_run_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = tmp_path / "here"
+    monkeypatch.setattr(here, "output_dir", lambda out: base)
+    runs = [base / f"2026010{day}T000000Z-run{n}" for day in range(1, 4) for n in range(5)]  # 15, oldest first
+    for run in runs:
+        run.mkdir(parents=True)
+        (run / "langgraph-1.2.24.json").write_text("{}", encoding="utf-8")
+    (base / "langgraph-1.2.24.json").write_text("{}", encoding="utf-8")  # not a run directory: never touched
+    with here.run_dir(runs[0]):  # the oldest, held by a run that is still writing there
+        with here.run_dir(None) as mine:
+            assert mine.parent == base and here.RUN_NAME.match(mine.name)
+            with pytest.raises(here.EnvironmentFault):
+                with here.run_dir(mine):  # held while this run writes
+                    pass
+    kept = sorted(p.name for p in base.iterdir())
+    assert kept == sorted(
+        [runs[0].name, *(r.name for r in runs[-(here.KEEP_RUNS - 1) :]), mine.name, "langgraph-1.2.24.json"]
+    )

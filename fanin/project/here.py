@@ -34,6 +34,7 @@ import datetime as _dt
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,7 +56,9 @@ from fanin.model.source import INSTALLED, REPO_ROOT, shown
 # audit imports this module for nearest(); the runner, the table and the gate are imported where they are used.
 from fanin.run.identity import load_reference
 
-RUN_LOCK = ".fanin-here.lock"  # held in an --out directory while a run writes there
+RUN_LOCK = ".fanin-here.lock"  # held in a run's directory while the run writes there
+RUN_NAME = re.compile(r"\d{8}T\d{6}Z-")  # a run directory below the user cache (its start, UTC), the only ones pruned
+KEEP_RUNS = 10  # run directories kept below the user cache (each holds a result set and log per framework)
 NOT_INSTALLED = "not_installed"  # the result set's environment key the plugin writes under --fanin-companions
 
 
@@ -188,30 +191,53 @@ def output_dir(out: Path | None) -> Path:
 
 
 @contextmanager
+def _lock(folder: Path) -> Iterator[bool]:
+    """Hold `folder`'s run lock for the block, if no other run holds it (True); where there is no flock, True."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield True
+        return
+    with (folder / RUN_LOCK).open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+
+
+def _prune(base: Path, keep: int = KEEP_RUNS) -> None:
+    """Remove the oldest run directories below `base` past the newest `keep`; never one a run holds, nothing else."""
+    runs = sorted(p for p in base.iterdir() if p.is_dir() and RUN_NAME.match(p.name))
+    for old in runs[:-keep] if keep else runs:
+        with _lock(old) as free:
+            if free:
+                shutil.rmtree(old, ignore_errors=True)
+
+
+@contextmanager
 def run_dir(out: Path | None) -> Iterator[Path]:
-    """This run's own directory, so that two runs at once in one environment never share a file (the result set,
-    the log, the journal the runner clears at its start): `--out DIR` itself, held with a lock (a second run given
-    the same DIR meanwhile is refused, exit 3), else a new directory below `output_dir`, named by the run's start."""
+    """This run's own directory, held with a lock while it runs, so that two runs at once in one environment never
+    share a file (the result set, the log, the journal the runner clears at its start): `--out DIR` itself (a second
+    run given the same DIR meanwhile is refused, exit 3), else a new directory below `output_dir`, named by the run's
+    start; there, the oldest runs past the newest KEEP_RUNS are removed (never one another run holds)."""
     if out is None:
         base = output_dir(None)
         base.mkdir(parents=True, exist_ok=True)
         stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-        yield Path(tempfile.mkdtemp(prefix=f"{stamp}-", dir=base))
-        return
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no lock; the directory is the one the user named
-        yield out
-        return
-    with (out / RUN_LOCK).open("a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        where = Path(tempfile.mkdtemp(prefix=f"{stamp}-", dir=base))
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        where = out
+    with _lock(where) as free:
+        if not free:
             raise EnvironmentFault(
                 f"--out {out}: another probe --here run is writing there; give each run its own --out"
-            ) from None
-        yield out
+            )
+        if out is None:
+            _prune(where.parent)
+        yield where
 
 
 def run(matrix: Matrix, python: str | None = None, out: Path | None = None) -> int:
