@@ -196,7 +196,7 @@ def cmd_audit(args: argparse.Namespace, matrix: Matrix) -> int:
         except ValueError as exc:
             raise FaninError(f"--input is not JSON ({exc})") from None
     fail_on = [h.strip() for h in args.fail_on.split(",") if h.strip()]
-    return audit.run(args.target, matrix, python, given, args.json, fail_on, args.traceback)
+    return audit.run(args.target, matrix, python, given, args.json, fail_on, args.traceback, args.dry_run_seconds)
 
 
 def cmd_merge(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -403,7 +403,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         type=Path,
         help="with --here: keep the result set and log in this directory "
-        "(default: the user cache, e.g. ~/.cache/fanin/here; never the current directory)",
+        "(default: a new directory for each run in the user cache, e.g. ~/.cache/fanin/here/<UTC start>-<random>/;"
+        " never the current directory)",
     )
     probe.set_defaults(func=cmd_probe, pytest_args=[])
 
@@ -529,6 +530,13 @@ def build_parser() -> argparse.ArgumentParser:
     aud.add_argument("--cell", help="run in this cell's venv instead of the current environment")
     aud.add_argument(
         "--input", help="JSON (or a .json file) to dry-run a LangGraph graph with, recording who wrote what"
+    )
+    aud.add_argument(
+        "--dry-run-seconds",
+        type=float,
+        metavar="SECONDS",
+        help="with --input: stop a dry run that has not finished after this long, keeping the static findings "
+        "(default: FANIN_AUDIT_DRY_RUN_SECONDS, else 60; then exit 3, the audit is incomplete)",
     )
     aud.add_argument("--json", type=Path, help="also write the findings as JSON here")
     aud.add_argument(

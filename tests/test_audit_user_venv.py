@@ -53,14 +53,16 @@ def user_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def fanin_in(venv: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+def fanin_in(
+    venv: Path, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    inherited = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     return subprocess.run(
         [str(venv / "bin" / "fanin"), *args],
         capture_output=True,
         text=True,
         cwd=cwd or venv.parent,
-        env=env,
+        env={**inherited, **(env or {})},
         timeout=600,
     )
 
@@ -204,3 +206,103 @@ def test_the_dry_run_cannot_reach_the_machines_loopback(user_venv: Path, tmp_pat
     assert done.returncode == audit.INCOMPLETE, done.stdout + done.stderr
     assert "(a network namespace with loopback only)" in done.stdout
     assert "**The dry run failed:** `ConnectionRefusedError" in done.stdout
+
+
+# A daemon as servers start one: forks, the child makes a session of its own, the parent returns once the
+# daemon has written its pid. Its stdout and stderr are the dry run's, inherited.
+DAEMON = """
+import os, sys, time
+r, w = os.pipe()
+if os.fork():
+    os.close(w)
+    os.read(r, 1)
+    os._exit(0)
+os.setsid()
+with open(sys.argv[1], "w") as handle:
+    handle.write(str(os.getpid()))
+os.write(w, b"x")
+time.sleep(3600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_a_daemon_the_dry_run_starts_does_not_outlive_the_audit(user_venv: Path, tmp_path: Path) -> None:
+    """A node starts a detached process that inherits the dry run's output: the audit ends when the dry run ends
+    (it waited 300 s for the pipe the daemon held, then exit 3), and the daemon ends with it (it was left running)."""
+    pidfile = tmp_path / "daemon.pid"
+    (tmp_path / "daemon.py").write_text(DAEMON, encoding="utf-8")
+    body = (
+        "    import subprocess, sys\n"
+        f"    subprocess.run([sys.executable, {str(tmp_path / 'daemon.py')!r}, {str(pidfile)!r}], check=True)"
+    )
+    _write(tmp_path / "graph.py", body=body)
+    try:
+        done = fanin_in(user_venv, "audit", "graph.py:graph", "--input", '{"x": 0, "y": 0}', cwd=tmp_path)
+        pid = int(pidfile.read_text())
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "| 1 | first | `x` |" in done.stdout and "No fan-in hazard found" in done.stdout
+        assert not _alive(pid)
+    finally:
+        if pidfile.exists() and _alive(int(pidfile.read_text())):
+            os.kill(int(pidfile.read_text()), 9)
+
+
+LOOPING = """
+import threading
+from typing import TypedDict
+from langgraph.graph import END, START, StateGraph
+
+class State(TypedDict):
+    x: int
+
+
+def first(state: State) -> dict:
+    threading.Event().wait()  # never returns
+    return {"x": 1}
+
+
+def second(state: State) -> dict:
+    return {"x": 2}
+
+
+builder = StateGraph(State)
+builder.add_node("first", first)
+builder.add_node("second", second)
+builder.add_edge(START, "first")
+builder.add_edge(START, "second")
+builder.add_edge("first", END)
+builder.add_edge("second", END)
+graph = builder.compile()
+"""
+
+
+def test_a_dry_run_that_never_finishes_keeps_the_static_findings_within_the_bound(
+    user_venv: Path, tmp_path: Path
+) -> None:
+    """The bound is settable (the flag, else FANIN_AUDIT_DRY_RUN_SECONDS): the static findings are printed, the dry
+    run is reported as not finished within it, and the exit code is audit's own (3, or 1 for a finding in --fail-on)."""
+    (tmp_path / "graph.py").write_text(LOOPING, encoding="utf-8")
+    given = ("--input", '{"x": 0}')
+    bounded = {"FANIN_AUDIT_DRY_RUN_SECONDS": "1"}
+    done = fanin_in(user_venv, "audit", "graph.py:graph", *given, "--fail-on", "silent", cwd=tmp_path, env=bounded)
+    assert done.returncode == audit.INCOMPLETE, done.stdout + done.stderr
+    assert "### 1. plain key written in parallel — **loud**" in done.stdout  # the static finding
+    assert "**The dry run did not finish within 1 s** (the bound: --dry-run-seconds or" in done.stdout
+    flagged = fanin_in(user_venv, "audit", "graph.py:graph", *given, "--dry-run-seconds", "0.5", cwd=tmp_path)
+    assert flagged.returncode == 1, flagged.stdout + flagged.stderr  # loud is in the default --fail-on
+    assert "**The dry run did not finish within 0.5 s**" in flagged.stdout
+    for bad in ("0", "nan", "-3"):
+        refused = fanin_in(user_venv, "audit", "graph.py:graph", *given, "--dry-run-seconds", bad, cwd=tmp_path)
+        assert refused.returncode == 2 and refused.stderr.startswith("fanin: error: --dry-run-seconds="), bad
+    refused = fanin_in(
+        user_venv, "audit", "graph.py:graph", *given, cwd=tmp_path, env={"FANIN_AUDIT_DRY_RUN_SECONDS": "x"}
+    )
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.strip() == "fanin: error: FANIN_AUDIT_DRY_RUN_SECONDS='x' is not a number of seconds"

@@ -108,7 +108,7 @@ def test_probe_here_runs_the_catalogue_in_an_installed_environment_and_compares(
         flags=re.MULTILINE,
     ), done.stdout  # the cell's venv has every companion: nothing is set aside
     assert "not covered" not in done.stdout
-    assert (tmp_path / "here" / f"{cell.id}.json").exists()
+    assert (run_dir_of(done.stdout, tmp_path / "here") / f"{cell.id}.json").exists()
 
 
 # --- probe --here judges the framework, not the venv ---------------------------------------------------------
@@ -237,6 +237,15 @@ def test_the_plugin_names_a_failed_import_by_its_companion_only_when_that_compan
     assert finder.names == ["fanin_no_such_module", "fanin_no_such_module"]
 
 
+def run_dir_of(out: str, base: Path) -> Path:
+    """The run's own directory, as its last line names it: a new one directly below `base`."""
+    found = re.findall(r"^fanin: result set and log of this run in (.+)/ \(--out DIR", out, flags=re.MULTILINE)
+    assert len(found) == 1, out
+    where = Path(found[0])
+    assert where.parent == base and where.is_dir(), (where, base)
+    return where
+
+
 def test_probe_here_writes_nothing_into_the_project_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(here, "INSTALLED", True)
     monkeypatch.delenv("FANIN_REPORTS", raising=False)
@@ -319,8 +328,7 @@ def test_probe_here_in_a_plain_app_environment_at_a_reference_version_exits_0(tm
     ), out
     assert "regression" not in out and "noxw" not in out
     assert list(project.iterdir()) == []  # nothing in the project directory
-    results = cache / "fanin" / "here" / f"{cell.id}.json"
-    assert f"in {results.parent}/" in out
+    results = run_dir_of(out, cache / "fanin" / "here") / f"{cell.id}.json"
     data = json.loads(results.read_text(encoding="utf-8"))
     gaps = data["environment"]["not_installed"]
     # Only backend variants, never a probe's default, unless the probe is about persistence itself
@@ -344,3 +352,314 @@ def test_probe_here_with_a_python_that_does_not_exist_says_so() -> None:
 def test_out_and_python_go_with_here_only() -> None:
     done = fanin("probe", "langgraph-1.2.24", "--out", "somewhere")
     assert done.returncode == 2 and "--out and --python go with --here" in done.stderr, done.stderr
+
+
+# --- probe --here judges the version it runs -----------------------------------------------------------------------
+
+
+def here_env(venv: Path, cache: Path, **extra: str) -> dict[str, str]:
+    """A user's variables (none of fanin's, no PYTHONPATH), the venv first on PATH, its cache, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FANIN_", "VIRTUAL_ENV", "PYTHON"))}
+    return {**env, "XDG_CACHE_HOME": str(cache), "PATH": f"{venv / 'bin'}:{env.get('PATH', '')}", **extra}
+
+
+def here_in(venv: Path, cwd: Path, cache: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    """`fanin probe --here` as a user runs it: the venv's own fanin, from their project, their variables plus `extra`."""
+    return subprocess.run(
+        [str(venv / "bin" / "fanin"), "probe", "--here"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=here_env(venv, cache, **extra),
+        timeout=900,
+    )
+
+
+@pytest.mark.timeout(1200)
+def test_probe_here_detects_and_runs_the_version_pythonpath_puts_first(tmp_path: Path) -> None:
+    """A PYTHONPATH tree of an older release in front of the venv's newer one: detection and the probe run see the
+    same environment, so the older release is both what is compared and what runs (it ran the venv's before)."""
+    from fanin.model.results import load
+    from fanin.run import venvs
+
+    older, newer = [c for c in MATRIX.of("pydantic_graph") if c.python == MATRIX.default_python][-2:]
+    assert compare_cells(older, newer)  # the two references differ, so running the wrong one shows
+    venv = user_like_venv(newer)
+    tree = tmp_path / "tree"
+    uv = [venvs.uv_binary(), "pip", "install", "-q", "--python", str(venv / "bin" / "python"), "--no-deps"]
+    wanted = f"{older.framework.package}=={older.version}"
+    subprocess.run(
+        [*uv, "--exclude-newer", older.exclude_newer, "--target", str(tree), wanted],
+        check=True,
+        timeout=600,
+    )
+    project = tmp_path / "app"
+    project.mkdir()
+    done = here_in(venv, project, tmp_path / "cache", PYTHONPATH=str(tree))
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    package = older.framework.package
+    assert (
+        f"{package} {older.version} installed here; comparing with {older.id}: the reference cell of this very" in out
+    )
+    results = run_dir_of(out, tmp_path / "cache" / "fanin" / "here") / f"{older.id}.json"
+    ran = load(results)
+    assert (ran.version, ran.environment["packages"][package]) == (older.version, older.version)
+
+
+def compare_cells(a: matrix.Cell, b: matrix.Cell) -> list[object]:
+    from fanin.model import compare
+    from fanin.model.results import load
+
+    return [c for c in compare.diff(load(a.reference_path), load(b.reference_path)) if c.gates]
+
+
+def _wheel_like(site: Path, name: str, version: str, text: str = "VALUE = 1\n") -> Path:
+    """A distribution as a wheel installs it: the package, its METADATA and a RECORD with each file's SHA-256."""
+    import base64
+    import hashlib
+
+    package = site / name
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(text, encoding="utf-8")
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
+    digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+    (info / "RECORD").write_text(
+        f"{name}/__init__.py,sha256={digest},{len(text)}\n{info.name}/RECORD,,\n", encoding="utf-8"
+    )
+    return package / "__init__.py"
+
+
+def test_detection_names_an_editable_or_patched_install_and_never_as_the_release(tmp_path: Path) -> None:
+    """What a --here run will import, asked of its interpreter with its PYTHONPATH: a release; an editable install
+    (clean, or with uncommitted changes in its git work tree); a wheel patched in place (a file differs from its
+    RECORD hash); a source tree without metadata in front of the installed package (shadowed)."""
+    site, shadow, source = tmp_path / "site", tmp_path / "shadow", tmp_path / "src"
+    _wheel_like(site, "fanin_clean", "1.0")
+    _wheel_like(site, "fanin_patched", "2.0").write_text("VALUE = 2\n", encoding="utf-8")
+    _wheel_like(site, "fanin_shadowed", "3.0")
+    (shadow / "fanin_shadowed").mkdir(parents=True)
+    (shadow / "fanin_shadowed" / "__init__.py").write_text("VALUE = 3\n", encoding="utf-8")
+    for name, version in (("fanin_editable", "4.0"), ("fanin_edited", "5.0")):
+        folder = source / name
+        (folder / name).mkdir(parents=True)
+        (folder / name / "__init__.py").write_text("VALUE = 4\n", encoding="utf-8")
+        git = ["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+        subprocess.run([*git, "init", "-q"], check=True)
+        subprocess.run([*git, "add", "."], check=True)
+        subprocess.run([*git, "commit", "-q", "-m", "release"], check=True)
+        info = site / f"{name}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
+        direct = {"url": folder.as_uri(), "dir_info": {"editable": True}}
+        (info / "direct_url.json").write_text(json.dumps(direct), encoding="utf-8")
+    (source / "fanin_edited" / "fanin_edited" / "__init__.py").write_text("VALUE = 5\n", encoding="utf-8")
+    paths = [shadow, site, source / "fanin_editable", source / "fanin_edited"]
+    env = {"PYTHONPATH": os.pathsep.join(map(str, paths))}
+    names = ("fanin_clean", "fanin_patched", "fanin_shadowed", "fanin_editable", "fanin_edited", "fanin_absent")
+    python, found = here._environment(sys.executable, {name: name for name in names}, env)
+    assert python == f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert {name: (seen["version"], seen["origin"]) for name, seen in found.items()} == {
+        "fanin_clean": ("1.0", "release"),
+        "fanin_patched": ("2.0", "modified"),
+        "fanin_shadowed": ("3.0", "shadowed"),
+        "fanin_editable": ("4.0", "editable"),
+        "fanin_edited": ("5.0", "editable, modified"),
+    }
+    assert found["fanin_patched"]["where"].endswith("e.g. fanin_patched/__init__.py")
+    assert str(shadow / "fanin_shadowed" / "__init__.py") in found["fanin_shadowed"]["where"]
+    assert found["fanin_edited"]["where"] == str(source / "fanin_edited")
+    framework = MATRIX.frameworks["pydantic_graph"]
+    seen = here.Found(framework, "5.0", MATRIX.newest("pydantic_graph"), "", "editable, modified", "")
+    assert seen.installed == "5.0 (editable, modified)"  # the closing table's "installed here"
+
+
+# --- probe --here exits 1 only for a behaviour the installed version shows and its reference does not ----------------
+
+
+def test_a_sub_case_n_a_in_the_reference_that_runs_now_is_new_coverage(capsys: pytest.CaptureFixture[str]) -> None:
+    """A mitigation's variant the reference's version could not build (`{"n/a": reason}`), observed now: new coverage,
+    never "changed"; the same variant gone is a regression; any other difference beside it is still a change."""
+    from fanin.model import compare
+
+    before = {"variants": {"merge": {"hazard": "safe"}, "node_timeout": {"n/a": "add_node has no parameter timeout"}}}
+    after = {"variants": {"merge": {"hazard": "safe"}, "node_timeout": {"hazard": "loud", "runs": {"a": {}}}}}
+    appeared = compare.classify("x/y/z", _seen(value=before), _seen(value=after))
+    assert (appeared.label, appeared.gates) == ("new coverage", False)
+    assert compare.classify("x/y/z", _seen(value=after), _seen(value=before)).label == "regression"
+    moved = {"variants": {**after["variants"], "merge": {"hazard": "silent"}}}
+    assert compare.classify("x/y/z", _seen(value=before), _seen(value=moved)).label == "changed"
+    text = {"node_timeout": "n/a: StateGraph.add_node has no parameter 'timeout' in this version"}
+    assert compare.classify("x/y/z", _seen(value=text), _seen(value={"node_timeout": {"final": 1}})).gates is False
+    reference = ResultSet("langgraph-1.2.24", "langgraph", "1.2.24", {}, {}, {"x/y/z": _seen(value=before)})
+    code, verdict = here._compare(FW, reference, _here({"x/y/z": _seen(value=after)}, {}))
+    assert (code, verdict) == (0, "no regression in 1 observations covered here (1 new coverage)")
+
+
+def test_a_module_this_environment_lacks_is_not_covered_here_with_its_name(capsys: pytest.CaptureFixture[str]) -> None:
+    """A transitive package the app does not have (greenlet): the probe's ModuleNotFoundError is recorded with the
+    module, and the difference is "not covered here", with the reason, never `[safe] -> probe-error` as a regression."""
+    from fanin.run import recorder
+
+    try:
+        try:
+            importlib.import_module("fanin_no_such_transitive_module")
+        except ModuleNotFoundError as exc:
+            raise RuntimeError("the framework's engine could not start") from exc
+    except RuntimeError as exc:
+        broken = recorder.probe_error(f"RuntimeError: {exc}", exc)
+    assert broken.value["missing_module"] == "fanin_no_such_transitive_module"
+    try:
+        importlib.import_module("fanin.no_such_submodule")  # fanin is installed: the framework's own gap, not ours
+    except ModuleNotFoundError as exc:
+        assert "missing_module" not in recorder.probe_error(str(exc), exc).value
+    here_run = _here({**REFERENCE.observations, "langgraph/same-key/y": broken}, {})
+    code, verdict = here._compare(FW, REFERENCE, here_run)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert verdict == "no regression in 2 observations covered here (1 not covered here)"
+    assert "langgraph/same-key/y: not covered here: needs the module fanin_no_such_transitive_module" in out
+    assert "a module this environment does not have (fanin_no_such_transitive_module); not a regression" in out
+
+
+def test_a_timeout_where_the_reference_did_not_hang_could_not_be_judged(capsys: pytest.CaptureFixture[str]) -> None:
+    """A loaded machine: the probe's bound fired here, the reference ended safe. "could not judge: timed out", exit 0."""
+    timed_out = _seen("timeout", "loud", {"timeout_seconds": 60}, "no result within 60 s (hang)")
+    here_run = _here({**REFERENCE.observations, "langgraph/same-key/y": timed_out}, {})
+    code, verdict = here._compare(FW, REFERENCE, here_run)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert verdict == "no regression in 3 observations covered here (1 could not judge)"
+    assert "langgraph/same-key/y: could not judge: timed out here after 60 s (the reference did not hang;" in out
+
+
+def test_between_two_cells_what_the_newer_cell_shows_is_as_the_newer_reference(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A version between two cells: a difference from the older cell that the newer one shows too is expected; one
+    that neither shows is still the installed version's own, and gates."""
+    newer_value = {"final": "B"}
+    newer = ResultSet(
+        "langgraph-1.2.30", "langgraph", "1.2.30", {}, {}, {"langgraph/same-key/y": _seen(value=newer_value)}
+    )
+    here_run = _here({**REFERENCE.observations, "langgraph/same-key/y": _seen(value=newer_value)}, {})
+    code, verdict = here._compare(FW, REFERENCE, here_run, newer)
+    out = capsys.readouterr().out
+    assert (code, verdict) == (0, "no regression in 3 observations covered here (1 as the newer reference)"), out
+    assert "langgraph-1.2.24 (reference; langgraph-1.2.30, the newer neighbour) -> langgraph 1.2.24 installed" in out
+    own = _here({**REFERENCE.observations, "langgraph/same-key/y": _seen(value={"final": "C"})}, {})
+    assert here._compare(FW, REFERENCE, own, newer) == (1, "1 changed in 3 observations covered here")
+
+
+@pytest.mark.timeout(1200)
+def test_probe_here_between_two_cells_exits_0_where_the_newer_cell_shows_the_change(tmp_path: Path) -> None:
+    """pydantic-graph 2.62.0, between the 2.30.0 and 2.68.0 cells: its fold-order/start-order is 2.68.0's (bisect
+    pinned the change to 2.62.0), so it is as the newer reference, not a change since 2.30.0 (it exited 1)."""
+    older, newer = [c for c in MATRIX.of("pydantic_graph") if c.python == MATRIX.default_python][-2:]
+    assert [c.probe_id for c in compare_cells(older, newer)] == ["pydantic_graph/fold-order/start-order"]
+    between = MATRIX.make_cell(newer.framework, "2.62.0", newer.python, "as-released", newer.exclude_newer)
+    venv = user_like_venv(between)
+    project = tmp_path / "app"
+    project.mkdir()
+    done = here_in(venv, project, tmp_path / "cache")
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert f"comparing with {older.id}: no reference cell for 2.62.0; the nearest older one, and {newer.id}" in out
+    assert re.search(r"^\| as the newer reference +\| pydantic_graph/fold-order/start-order ", out, re.MULTILINE), out
+    assert re.search(
+        rf"^\| pydantic-graph +\| 2\.62\.0 +\| {older.id} and {newer.id} \(between two versions\) +\| no regression",
+        out,
+        flags=re.MULTILINE,
+    ), out
+
+
+# probe --here's pytest, held inside its run until the test opens the gate (a FIFO: opening it to read waits for a
+# writer, reading it ends when the writer closes it).
+GATE_PLUGIN = """
+import os
+
+
+def pytest_collection_finish(session):
+    with open(os.environ["HERE_TEST_GATE"], encoding="utf-8") as gate:
+        gate.read()
+"""
+# An interpreter that is the venv's, except that its pytest loads the gate.
+HELD_PYTHON = """#!/bin/sh
+case " $* " in
+  *" -m pytest "*) PYTHONPATH="{gates}:$PYTHONPATH" exec {python} "$@" -p here_gate ;;
+esac
+exec {python} "$@"
+"""
+
+
+@pytest.mark.timeout(1200)
+def test_two_probe_here_runs_at_once_in_one_environment_each_keep_their_own_files(tmp_path: Path) -> None:
+    """Run A is held inside its pytest while run B, in the same environment and cache, runs from start to end: each
+    has a directory of its own, so neither clears or overwrites the other's journal, result set or log (they shared
+    one, and one exited 3)."""
+    cell = MATRIX.newest("pydantic_graph")
+    venv = user_like_venv(cell)
+    gates, project, cache = tmp_path / "gates", tmp_path / "app", tmp_path / "cache"
+    gates.mkdir()
+    project.mkdir()
+    (gates / "here_gate.py").write_text(GATE_PLUGIN, encoding="utf-8")
+    held_python = gates / "python"
+    held_python.write_text(HELD_PYTHON.format(gates=gates, python=venv / "bin" / "python"), encoding="utf-8")
+    held_python.chmod(0o755)
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    command = [str(venv / "bin" / "fanin"), "probe", "--here", "--python", str(held_python)]
+    env = here_env(venv, cache, HERE_TEST_GATE=str(gate))
+    held = subprocess.Popen(command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        with gate.open("w", encoding="utf-8"):  # returns once run A's pytest opened the gate: A is mid-run
+            other = here_in(venv, project, cache)
+        first, _ = held.communicate(timeout=900)
+    finally:
+        if held.poll() is None:
+            held.kill()
+            held.wait()
+    assert other.returncode == 0, other.stdout + other.stderr
+    assert held.returncode == 0, first
+    base = cache / "fanin" / "here"
+    mine, theirs = run_dir_of(first, base), run_dir_of(other.stdout, base)
+    assert mine != theirs
+    for where in (mine, theirs):
+        assert (where / f"{cell.id}.json").is_file() and (where / f"{cell.id}.log").is_file()
+    assert str(held_python) in (mine / f"{cell.id}.log").read_text(encoding="utf-8")  # each log is its own run's
+    assert str(held_python) not in (theirs / f"{cell.id}.log").read_text(encoding="utf-8")
+
+
+def test_a_second_run_given_the_same_out_directory_meanwhile_is_refused(tmp_path: Path) -> None:
+    """--out DIR is the directory the user named: held while a run writes there, a second run at once is one line."""
+    with here.run_dir(tmp_path / "mine") as where:
+        assert where == tmp_path / "mine"
+        with pytest.raises(here.EnvironmentFault, match="another probe --here run is writing there"):
+            with here.run_dir(tmp_path / "mine"):
+                pass
+    with here.run_dir(tmp_path / "mine"):  # released when the first run ended
+        pass
+
+
+def test_the_user_cache_keeps_the_newest_runs_and_never_one_another_run_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = tmp_path / "here"
+    monkeypatch.setattr(here, "output_dir", lambda out: base)
+    runs = [base / f"2026010{day}T000000Z-run{n}" for day in range(1, 4) for n in range(5)]  # 15, oldest first
+    for run in runs:
+        run.mkdir(parents=True)
+        (run / "langgraph-1.2.24.json").write_text("{}", encoding="utf-8")
+    (base / "langgraph-1.2.24.json").write_text("{}", encoding="utf-8")  # not a run directory: never touched
+    with here.run_dir(runs[0]):  # the oldest, held by a run that is still writing there
+        with here.run_dir(None) as mine:
+            assert mine.parent == base and here.RUN_NAME.match(mine.name)
+            with pytest.raises(here.EnvironmentFault):
+                with here.run_dir(mine):  # held while this run writes
+                    pass
+    kept = sorted(p.name for p in base.iterdir())
+    assert kept == sorted(
+        [runs[0].name, *(r.name for r in runs[-(here.KEEP_RUNS - 1) :]), mine.name, "langgraph-1.2.24.json"]
+    )

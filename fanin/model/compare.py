@@ -11,6 +11,16 @@ direction, by the legend's order of harm (safe < order-coupled < loud, nondeterm
 - new coverage: n/a before, observed now (the API appeared);
 - changed: same hazard, another outcome or value.
 
+A sub-case of a probe (a variant of a mitigation, a mode inside its value) that is n/a on one side
+moves the same way as a whole probe: when every difference of the two values is such a sub-case
+appearing, it is new coverage (the hazard it brings is the new API's, nothing a caller used moved);
+when every one is a sub-case gone, a regression.
+
+`probe --here` judges the user's version, not a reference cell, so a difference that is not that
+version's own behaviour is named for what it is (`Standing`, `standing`): as the newer reference
+(a version between two cells, where the newer one already shows it), not covered here (a module
+this environment lacks), could not judge (the run timed out here). None of them fails the gate.
+
 Kept free of pytest and tabulate so the plugin (inside a framework's venv) and the CLI
 share it.
 """
@@ -19,11 +29,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
-from fanin.model.results import NOT_APPLICABLE, Hazard, Observation, ResultSet
+from fanin.model.results import NOT_APPLICABLE, PROBE_ERROR, TIMEOUT, Hazard, Observation, ResultSet
 
 
 class Kind(str, Enum):
@@ -41,16 +51,31 @@ class Direction(str, Enum):
     CHANGED = "changed"
 
 
+class Standing(str, Enum):
+    """Why a probe --here difference from the reference is not the installed version's own behaviour."""
+
+    AS_NEWER = "as the newer reference"
+    NOT_COVERED = "not covered here"
+    COULD_NOT_JUDGE = "could not judge"
+
+
+STANDING_MEANINGS: dict[str, str] = {
+    Standing.AS_NEWER.value: "a version between two reference cells: the newer cell shows the same behaviour",
+    Standing.NOT_COVERED.value: "the probe needed a package this environment lacks",
+    Standing.COULD_NOT_JUDGE.value: "the run here did not finish the probe (a timeout where the reference did not hang)",
+}
+
+
 SAME, MINOR, BREAKING, NEW, MISSING = (Kind.SAME, Kind.WORDING, Kind.BEHAVIOUR, Kind.NEW, Kind.MISSING)
 
 # The words a change is said with (a direction where the behaviour moved, else the kind), in the
 # order a reader takes them in: what breaks first, then what moved, then what got better, then
 # text. The gate's table, the report's counts and the compare pages all use this one vocabulary.
 CHANGE_MEANINGS: dict[str, str] = {
-    Direction.REGRESSION.value: "the hazard got worse, or an observed probe became n/a",
+    Direction.REGRESSION.value: "the hazard got worse, or an observed probe (or a sub-case of it) became n/a",
     Direction.CHANGED.value: "same hazard, another outcome or value",
     Direction.FIX.value: "the hazard got better",
-    Direction.NEW_COVERAGE.value: "n/a before, observed now (the API appeared)",
+    Direction.NEW_COVERAGE.value: "n/a before, observed now (the API appeared), the probe or a sub-case of it",
     Kind.WORDING.value: "only the label or detail text changed, or only the reason of an n/a in both",
     Kind.NEW.value: "no observation before",
     Kind.MISSING.value: "no observation after",
@@ -63,8 +88,9 @@ assert set(CHANGE_WORDS) == {d.value for d in Direction} | {k.value for k in Kin
 
 
 def change_order(word: str) -> int:
-    """Where a change word sorts in every table (unknown words last)."""
-    return CHANGE_WORDS.index(word) if word in CHANGE_WORDS else len(CHANGE_WORDS)
+    """Where a change word sorts in every table (probe --here's standings after the changes, unknown words last)."""
+    words = (*CHANGE_WORDS, *STANDING_MEANINGS)
+    return words.index(word) if word in words else len(words)
 
 
 _COMPARED = ("outcome", "hazard", "value")
@@ -86,6 +112,33 @@ def harm(hazard: str) -> int:
     return _HARM.get(hazard, 0)
 
 
+def _not_applicable(value: Any) -> bool:
+    """A sub-case the version cannot run: `{"n/a": reason}` (suites/mitigation.py's variant) or `"n/a: reason"`."""
+    if isinstance(value, dict):
+        return NOT_APPLICABLE in value
+    return isinstance(value, str) and (value == NOT_APPLICABLE or value.startswith(NOT_APPLICABLE + ":"))
+
+
+def subcases(before: Any, after: Any) -> Direction | None:
+    """NEW_COVERAGE when every difference of two values is a sub-case n/a before and observed now, REGRESSION
+    when every one is a sub-case observed before and n/a now; None when anything else differs."""
+    moves: set[Direction] = set()
+
+    def alike(b: Any, a: Any) -> bool:
+        if b == a:
+            return True
+        if _not_applicable(b) != _not_applicable(a):
+            moves.add(Direction.NEW_COVERAGE if _not_applicable(b) else Direction.REGRESSION)
+            return True
+        if isinstance(b, dict) and isinstance(a, dict) and b.keys() == a.keys():
+            return all(alike(b[key], a[key]) for key in b)
+        if isinstance(b, list) and isinstance(a, list) and len(b) == len(a):
+            return all(alike(x, y) for x, y in zip(b, a, strict=True))
+        return False
+
+    return moves.pop() if alike(before, after) and len(moves) == 1 else None
+
+
 @dataclass(frozen=True)
 class Change:
     probe_id: str
@@ -93,6 +146,8 @@ class Change:
     before: Observation | None
     after: Observation | None
     fields: tuple[str, ...] = ()
+    standing: Standing | None = None  # probe --here: not the installed version's own behaviour, and why
+    reason: str = ""
 
     @property
     def is_breaking(self) -> bool:
@@ -111,6 +166,10 @@ class Change:
             return Direction.NEW_COVERAGE
         if after_na and not before_na:
             return Direction.REGRESSION
+        if self.before.outcome == self.after.outcome:
+            moved = subcases(self.before.value, self.after.value)
+            if moved is not None:
+                return moved
         old, new = _HARM.get(self.before.hazard), _HARM.get(self.after.hazard)
         if old is None or new is None or old == new:
             return Direction.CHANGED
@@ -118,14 +177,17 @@ class Change:
 
     @property
     def label(self) -> str:
-        """The word a table shows: regression / fix / new coverage / changed / wording / new / missing."""
+        """The word a table shows: regression / fix / new coverage / changed / wording / new / missing, or the standing."""
+        if self.standing is not None:
+            return self.standing.value
         direction = self.direction
         return direction.value if direction is not None else self.kind.value
 
     @property
     def gates(self) -> bool:
-        """Fails an upgrade: a regression, or a changed value your code may depend on. Fixes and new coverage pass."""
-        return self.direction in (Direction.REGRESSION, Direction.CHANGED)
+        """Fails an upgrade: a regression, or a changed value your code may depend on. Fixes, new coverage and a
+        standing (not the installed version's own behaviour) pass."""
+        return self.standing is None and self.direction in (Direction.REGRESSION, Direction.CHANGED)
 
 
 def classify(probe_id: str, before: Observation | None, after: Observation | None) -> Change:
@@ -157,6 +219,30 @@ def diff(base: ResultSet, new: ResultSet, probe_ids: set[str] | None = None) -> 
     return [change for change in changes if change.kind != Kind.SAME]
 
 
+MISSING_MODULE = "missing_module"  # a probe-error's value: the module its exception says is not installed
+
+
+def standing(change: Change, newer: Observation | None = None, newer_cell: str = "") -> Change:
+    """The change as probe --here judges it: with its standing where the difference is not the installed version's
+    own behaviour (`newer`: the newer neighbour cell's observation, where the version lies between two cells)."""
+    after = change.after
+    if not change.is_breaking or after is None:
+        return change
+    value = after.value if isinstance(after.value, dict) else {}
+    if after.outcome == PROBE_ERROR and value.get(MISSING_MODULE):
+        reason = f"needs the module {value[MISSING_MODULE]}, not installed in this environment"
+        return replace(change, standing=Standing.NOT_COVERED, reason=reason)
+    if after.outcome == TIMEOUT:
+        seconds = value.get("timeout_seconds", "?")
+        hung = change.before is not None and change.before.hazard == Hazard.HANGS.value
+        where = "the reference hangs too" if hung else "the reference did not hang"
+        reason = f"timed out here after {seconds} s ({where}; a loaded machine can do this): run it again"
+        return replace(change, standing=Standing.COULD_NOT_JUDGE, reason=reason)
+    if newer is not None and newer.behaviour == after.behaviour:
+        return replace(change, standing=Standing.AS_NEWER, reason=f"the same as the newer reference cell {newer_cell}")
+    return change
+
+
 def value_differences(before: Any, after: Any, path: str = "value") -> Iterator[tuple[str, Any, Any]]:
     """The paths where two JSON values differ, so a before/after shows the change, not two blobs."""
     if isinstance(before, dict) and isinstance(after, dict):
@@ -186,7 +272,7 @@ def compact(value: Any) -> str:
 
 def describe(change: Change) -> str:
     """A readable before/after for one changed probe (pytest failure text, `diff` detail)."""
-    lines = [f"{change.probe_id}: {change.label}"]
+    lines = [f"{change.probe_id}: {change.label}" + (f": {change.reason}" if change.reason else "")]
     if change.before is None:
         assert change.after is not None
         lines.append(

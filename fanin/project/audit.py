@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,7 +32,7 @@ from fanin.model import compare, exits
 from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.model.matrix import MITIGATIONS, Cell, Matrix
 from fanin.model.results import HAZARDS, Observation, ResultSet
-from fanin.model.source import REPO_ROOT, SUITES
+from fanin.model.source import SUITES
 from fanin.project import here
 from fanin.run import isolation
 from fanin.run.identity import load_reference
@@ -54,6 +56,10 @@ WRITES_HOW = {
     "unknown": "unknown",
 }
 DRY_RUN_FAILED = "The dry run failed"
+DRY_RUN_UNFINISHED = "The dry run did not finish"
+DRY_RUN_VARIABLE = "FANIN_AUDIT_DRY_RUN_SECONDS"
+DRY_RUN_DEFAULT = 60.0  # a graph on a fake model ends in seconds; one that loops is stopped, its static findings kept
+LOAD_SECONDS = 300.0  # importing the user's module and reading the graph, on top of the dry run's bound
 # A target in these is JavaScript or TypeScript: audit loads Python objects, so it says what to read instead.
 JAVASCRIPT = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
 
@@ -102,13 +108,63 @@ class Audit:
     incomplete: list[str] = field(default_factory=list)  # why "no finding" would not mean "no hazard"
 
 
-def _command(target: str, python: str, matrix: Matrix, given: str | None) -> tuple[list[str], str | None]:
+def dry_run_seconds(given: float | None = None) -> float:
+    """The dry run's bound: --dry-run-seconds, else FANIN_AUDIT_DRY_RUN_SECONDS, else 60 s (bad input: exit 2)."""
+    raw: str | float = given if given is not None else os.environ.get(DRY_RUN_VARIABLE, str(DRY_RUN_DEFAULT))
+    where = "--dry-run-seconds" if given is not None else DRY_RUN_VARIABLE
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise FaninError(f"{where}={raw!r} is not a number of seconds") from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise FaninError(f"{where}={raw!r} must be a positive number of seconds")
+    return seconds
+
+
+def _command(
+    target: str, python: str, matrix: Matrix, given: str | None, result: Path, seconds: float
+) -> tuple[list[str], str | None]:
     registry = {key: fw.package for key, fw in matrix.frameworks.items()}
     # -m, not the file: run as a script, the script's folder would be first on sys.path, where a sibling could shadow a stdlib module.
     command = [python, "-m", "fanin.project.audit_inspect", str(SUITES), json.dumps(registry), target, given or ""]
+    command += [str(result), repr(seconds)]
     if given is None:
         return command, None
     return isolation.wrap(command)  # the dry run runs the user's graph: in the cells' network namespace
+
+
+def _run_inspector(command: list[str], env: dict[str, str], folder: Path, bound: float) -> tuple[int, str]:
+    """Run the inspector to its end, never longer than `bound`, and leave nothing it started running.
+
+    Its output goes to files, not pipes (a daemon the user's graph starts inherits a pipe and would hold it
+    open long after the inspector ended); it runs in a session of its own and dies with this process; after
+    it ends its group is killed too (it kills its adopted orphans itself, fanin.run.lifetime)."""
+    from fanin.run import lifetime
+
+    with (folder / "stdout").open("wb") as out, (folder / "stderr").open("wb") as err:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            env=env,
+            start_new_session=True,
+            preexec_fn=lifetime.die_with_parent(),
+        )
+        try:
+            code = process.wait(timeout=bound)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            process.wait()
+    stderr = (folder / "stderr").read_text(encoding="utf-8", errors="replace")
+    if code is None:
+        raise EnvironmentFault(f"loading and inspecting took more than {bound:.0f} s; stopped")
+    return code, stderr
 
 
 def _load_failure(target: str, error: dict[str, Any], full: bool) -> FaninError:
@@ -129,26 +185,35 @@ def _load_failure(target: str, error: dict[str, Any], full: bool) -> FaninError:
 
 
 def inspect(
-    target: str, python: str, matrix: Matrix, given: str | None, full_traceback: bool = False
+    target: str,
+    python: str,
+    matrix: Matrix,
+    given: str | None,
+    full_traceback: bool = False,
+    seconds: float | None = None,
 ) -> dict[str, Any]:
-    command, isolated = _command(target, python, matrix, given)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
-    except subprocess.TimeoutExpired:
-        raise EnvironmentFault(f"loading and inspecting {target} took more than 300 s") from None
-    if done.returncode == exits.BAD_INPUT and "fanin: error:" in done.stderr:
-        raise FaninError(done.stderr.strip().splitlines()[-1].removeprefix("fanin: error: "))
-    lines = [line for line in done.stdout.strip().splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
-        tail = done.stderr.strip().splitlines() or ["(no output)"]
+    bound = dry_run_seconds(seconds)
+    env = {**os.environ, **here.run_environment()}
+    with tempfile.TemporaryDirectory(prefix="fanin-audit-") as scratch:
+        folder = Path(scratch)
+        result = folder / "result.json"
+        command, isolated = _command(target, python, matrix, given, result, bound)
+        try:
+            code, stderr = _run_inspector(command, env, folder, LOAD_SECONDS + bound)
+        except EnvironmentFault as exc:
+            raise EnvironmentFault(f"{target}: {exc}") from None
+        answer = result.read_text(encoding="utf-8") if result.is_file() else ""
+    if code == exits.BAD_INPUT and "fanin: error:" in stderr:
+        raise FaninError(stderr.strip().splitlines()[-1].removeprefix("fanin: error: "))
+    if code != 0 or not answer.strip():
+        tail = stderr.strip().splitlines() or ["(no output)"]
         shown = tail if full_traceback else tail[-12:]
-        raise EnvironmentFault(f"inspecting {target} failed (exit {done.returncode}):\n" + "\n".join(shown))
-    result: dict[str, Any] = json.loads(lines[-1])
-    if result.get("load_error"):
-        raise _load_failure(target, result["load_error"], full_traceback)
-    result["isolation"] = isolated
-    return result
+        raise EnvironmentFault(f"inspecting {target} failed (exit {code}):\n" + "\n".join(shown))
+    found: dict[str, Any] = json.loads(answer)
+    if found.get("load_error"):
+        raise _load_failure(target, found["load_error"], full_traceback)
+    found["isolation"] = isolated
+    return found
 
 
 def _mitigations() -> dict[str, dict[str, Any]]:
@@ -215,9 +280,11 @@ def _incomplete(facts: dict[str, Any], given: str | None) -> list[str]:
         reasons.append(
             f"Writers unknown for {len(unknown)} node{'s' * (len(unknown) != 1)} ({', '.join(unknown)}): {fix}"
         )
-    error = (facts.get("dry_run") or {}).get("error")
-    if error:
-        reasons.append(f"{DRY_RUN_FAILED}: {error}")
+    run = facts.get("dry_run") or {}
+    if run.get("unfinished"):
+        reasons.append(f"{DRY_RUN_UNFINISHED} within {run['unfinished']:g} s")
+    elif run.get("error"):
+        reasons.append(f"{DRY_RUN_FAILED}: {run['error']}")
     return reasons
 
 
@@ -246,10 +313,11 @@ def evaluate(
     python: str | None = None,
     given: str | None = None,
     full_traceback: bool = False,
+    seconds: float | None = None,
 ) -> list[Audit]:
     refuse_javascript(target)
     python = python or sys.executable
-    facts = inspect(target, python, matrix, given, full_traceback)
+    facts = inspect(target, python, matrix, given, full_traceback, seconds)
     if not facts["inspected"]:
         known = ", ".join(fw.package for fw in matrix.frameworks.values())
         raise FaninError(f"{target} is a {facts['kind']}, not a graph or agent of a framework fanin knows ({known})")
@@ -348,6 +416,14 @@ def _dry_run_lines(audit: Audit) -> list[str]:
             " or loud)."
         )
         lines += [stopped, ""]
+    elif run.get("unfinished"):
+        stopped = (
+            f"**{DRY_RUN_UNFINISHED} within {run['unfinished']:g} s** (the bound: --dry-run-seconds or"
+            f" {DRY_RUN_VARIABLE}): it was stopped, with every process it started. The findings below come from"
+            f" the graph's structure and its source only; the audit is incomplete (exit {INCOMPLETE} unless a"
+            " finding is silent or loud)."
+        )
+        lines += [stopped, ""]
     elif run.get("error"):
         failed = (
             f"**{DRY_RUN_FAILED}:** `{run['error']}`. The findings below come from the graph's structure and"
@@ -391,7 +467,7 @@ def markdown(audits: list[Audit]) -> str:
             lines += ["Keys each node writes: " + "; ".join(shown), ""]
         lines += _dry_run_lines(audit)
         for reason in audit.incomplete:
-            if not reason.startswith(DRY_RUN_FAILED):  # shown in the dry run's section
+            if not reason.startswith((DRY_RUN_FAILED, DRY_RUN_UNFINISHED)):  # shown in the dry run's section
                 lines += [f"**{reason.rstrip('.')}.**", ""]
         if not audit.findings:
             if audit.incomplete:
@@ -441,11 +517,12 @@ def run(
     json_path: Path | None,
     fail_on: list[str],
     full_traceback: bool = False,
+    seconds: float | None = None,
 ) -> int:
     wrong = [h for h in fail_on if h not in HAZARDS]
     if wrong:
         raise FaninError(f"--fail-on {', '.join(wrong)}: hazards are {', '.join(HAZARDS)}")
-    audits = evaluate(target, matrix, python, given, full_traceback)
+    audits = evaluate(target, matrix, python, given, full_traceback, seconds)
     print(markdown(audits))
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,16 @@
 """Run inside the environment that holds the user's graph: load it, let each framework's inspector look at it.
 
-`python -m fanin.project.audit_inspect SUITES REGISTRY TARGET [INPUT_JSON]` prints one JSON object: the installed
-version of each registered framework and the facts of every inspector that recognised the
-target (suites/<framework>/audit.py). The harness never imports a framework; this script,
-like a probe, runs where the framework is.
+`python -m fanin.project.audit_inspect SUITES REGISTRY TARGET [INPUT_JSON [RESULT [SECONDS]]]` writes one JSON
+object (to the file RESULT, else to stdout): the installed version of each registered framework and the
+facts of every inspector that recognised the target (suites/<framework>/audit.py). The harness never
+imports a framework; this script, like a probe, runs where the framework is.
+
+Nothing the user's graph starts outlives it: it is the reaper of its descendants' orphans
+(fanin.run.lifetime, as a cell's pytest is), and once the result is written it kills and reaps them
+all, a daemon that detached itself (double fork, setsid) included, then ends at once. The result goes
+to a file, never a pipe such a daemon could hold open. The dry run runs in a thread, bounded by
+SECONDS: a graph that never finishes leaves its static findings, with the dry run reported as not
+finished within SECONDS.
 
 A target that cannot be loaded is not a crash: the JSON says `{"load_error": {...}}` with the
 exception, its causes and the import chain (the frames in the user's own files), and the
@@ -18,13 +25,16 @@ import importlib
 import importlib.metadata
 import importlib.util
 import json
+import os
 import sys
 import sysconfig
+import threading
 import traceback
 from pathlib import Path
 from typing import Any
 
 BAD_SPEC = 2  # exit code for a malformed target: the user's input, not their code
+DRY_RUN_SECONDS = 60.0  # the dry run's bound when the harness gives none (audit passes its own)
 
 
 class LoadError(Exception):
@@ -120,9 +130,87 @@ def describe(exc: BaseException) -> dict[str, Any]:
     }
 
 
+def _inspect_all(suites: Path, versions: dict[str, str], target: Any, given: Any) -> list[dict[str, Any]]:
+    """The facts of every installed framework's inspector that recognises the target."""
+    seen = []
+    # Helpers the inspectors share (suites/audit_reading.py); last on the path, so they never shadow the user's modules.
+    if str(suites) not in sys.path:
+        sys.path.append(str(suites))
+    for key in versions:
+        inspector = suites / key / "audit.py"
+        if not inspector.is_file():
+            continue
+        name = f"fanin_audit_{key}"
+        module = sys.modules.get(name)
+        if module is None:
+            sys.path.insert(0, str(inspector.parent))
+            module_spec = importlib.util.spec_from_file_location(name, inspector)
+            assert module_spec is not None and module_spec.loader is not None
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[module_spec.name] = module  # dataclasses and typing look their module up by name
+            module_spec.loader.exec_module(module)
+        facts = module.inspect(target, given)
+        if facts is not None:
+            seen.append(facts)
+    return seen
+
+
+def not_finished(seconds: float) -> str:
+    """The dry run's error when the graph did not end within the bound (audit's Markdown shows it)."""
+    return (
+        f"did not finish within {seconds:g} s (the bound: --dry-run-seconds or FANIN_AUDIT_DRY_RUN_SECONDS); "
+        "it was stopped, with everything it started"
+    )
+
+
+def _bounded(suites: Path, versions: dict[str, str], target: Any, given: Any, seconds: float) -> list[dict[str, Any]]:
+    """The facts with the dry run, or, when the graph does not end within `seconds`, the static ones (no input)
+    with the dry run marked as not finished. The static look comes first, before any of the user's code runs."""
+    static = _inspect_all(suites, versions, target, None)
+    outcome: dict[str, Any] = {}
+
+    def dry_run() -> None:
+        try:
+            outcome["facts"] = _inspect_all(suites, versions, target, given)
+        except BaseException as exc:  # raised again in the main thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=dry_run, name="fanin-audit-dry-run", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if "error" in outcome:
+        raise outcome["error"]
+    if "facts" in outcome:
+        return list(outcome["facts"])
+    for facts in static:
+        if "no_dry_run" not in facts:
+            facts["dry_run"] = {"writes": [], "by_step": {}, "error": not_finished(seconds), "unfinished": seconds}
+    return static
+
+
 def main() -> None:
     suites, registry, spec = Path(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
     given = json.loads(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else None
+    result = Path(sys.argv[5]) if len(sys.argv) > 5 and sys.argv[5] else None
+    seconds = float(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[6] else DRY_RUN_SECONDS
+    from fanin.run import lifetime
+
+    lifetime.adopt_orphans()  # a daemon the graph detaches comes back to this process, and ends with it
+    try:
+        answer = _answer(suites, registry, spec, given, seconds)
+        text = json.dumps(answer, default=str)
+        if result is None:
+            print(text)
+        else:
+            result.write_text(text + "\n", encoding="utf-8")
+    finally:
+        lifetime.end_children()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # a dry run still looping in its thread must not hold the interpreter's exit
+
+
+def _answer(suites: Path, registry: dict[str, str], spec: str, given: Any, seconds: float) -> dict[str, Any]:
     versions = {}
     for key, package in registry.items():
         try:
@@ -141,36 +229,18 @@ def main() -> None:
     except SystemExit:
         raise
     except BaseException as exc:
-        print(json.dumps({"versions": versions, "python": python, "load_error": describe(exc)}, default=str))
-        return
-    seen = []
-    # Helpers the inspectors share (suites/audit_reading.py); last on the path, so they never shadow the user's modules.
-    sys.path.append(str(suites))
-    for key in versions:
-        inspector = suites / key / "audit.py"
-        if not inspector.is_file():
-            continue
-        sys.path.insert(0, str(inspector.parent))
-        module_spec = importlib.util.spec_from_file_location(f"fanin_audit_{key}", inspector)
-        assert module_spec is not None and module_spec.loader is not None
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[module_spec.name] = module  # dataclasses and typing look their module up by name
-        module_spec.loader.exec_module(module)
-        facts = module.inspect(target, given)
-        if facts is not None:
-            seen.append(facts)
-    print(
-        json.dumps(
-            {
-                "versions": versions,
-                "python": python,
-                "inspected": seen,
-                "kind": type(target).__name__,
-                "network_attempts": sorted(set(attempts.seen)) if attempts is not None else None,
-            },
-            default=str,
-        )
-    )
+        return {"versions": versions, "python": python, "load_error": describe(exc)}
+    if given is None:
+        seen = _inspect_all(suites, versions, target, None)
+    else:
+        seen = _bounded(suites, versions, target, given, seconds)
+    return {
+        "versions": versions,
+        "python": python,
+        "inspected": seen,
+        "kind": type(target).__name__,
+        "network_attempts": sorted(set(attempts.seen)) if attempts is not None else None,
+    }
 
 
 if __name__ == "__main__":

@@ -25,10 +25,10 @@ def installed_packages() -> dict[str, str]:
     from importlib import metadata  # here: the harness imports this module on every command's start, few ask this
 
     packages: dict[str, str] = {}
-    for dist in metadata.distributions():
+    for dist in metadata.distributions():  # in sys.path order: the first of a name is the one imported
         name = dist.metadata["Name"]
         if name:
-            packages[name.lower().replace("_", "-")] = dist.version
+            packages.setdefault(name.lower().replace("_", "-"), dist.version)
     return dict(sorted(packages.items()))
 
 

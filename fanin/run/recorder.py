@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -47,12 +48,39 @@ class Recorder:
         )
 
 
+def missing_module(exc: BaseException) -> str | None:
+    """The module a ModuleNotFoundError in the exception (its causes, an ExceptionGroup's members) names, when no
+    distribution here provides it: this environment's gap (a transitive package not installed), not the framework's."""
+    seen: set[int] = set()
+    pending: list[BaseException] = [exc]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, ModuleNotFoundError) and current.name:
+            top = current.name.partition(".")[0]
+            try:
+                absent = importlib.util.find_spec(top) is None
+            except (ImportError, ValueError):
+                absent = True
+            if absent:
+                return current.name
+        pending += [e for e in (current.__cause__, current.__context__) if e is not None]
+        pending += [e for e in getattr(current, "exceptions", ()) if isinstance(e, BaseException)]
+    return None
+
+
 def probe_error(message: str, exc: BaseException | None) -> Observation:
-    """A probe that broke (not the framework): its message and where it was raised, never a hazard."""
+    """A probe that broke (not the framework): its message and where it was raised, never a hazard; and the module
+    it lacked, when a module this environment does not have stopped it (probe --here: not covered here)."""
     value: dict[str, Any] = {"error": message}
     if exc is not None:
         frames = traceback.extract_tb(exc.__traceback__)
         value["where"] = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+        absent = missing_module(exc)
+        if absent is not None:
+            value[compare.MISSING_MODULE] = absent
     return Observation(
         outcome=PROBE_ERROR, value=value, label="probe-error", detail=f"probe-error: {message}", hazard="n/a"
     )
