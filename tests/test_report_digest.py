@@ -82,6 +82,15 @@ def test_every_badge_is_svg_saying_its_cells_counts_in_the_worst_hazards_colour(
         assert width >= round(svg.text_width(subject) + svg.text_width(value) + 20, 1)
 
 
+def test_a_badges_colour_is_its_hazards_hue_in_the_html_matrix() -> None:
+    from fanin.report import html
+
+    assert set(svg.COLOURS) == set(html.PALETTE)
+    for hazard, (fill, _) in svg.COLOURS.items():
+        if hazard != NOT_APPLICABLE:  # the page's n/a is near white: no colour for a badge
+            assert html.PALETTE[hazard][1].endswith(fill), hazard
+
+
 def test_a_badge_is_as_wide_as_its_words() -> None:
     narrow = svg.text_width("1 safe")
     assert svg.text_width("111 safe") == pytest.approx(narrow + 14.0)

@@ -3,7 +3,7 @@
 Written from a template, not with a badge library: no network, no font files, the same bytes on every
 machine. Text widths are estimated from a per-character table of Verdana at 11px (the font shields.io
 badges are set in; DejaVu Sans, its fallback, is within a pixel a word), so a badge is as wide as its words.
-Colours are the Okabe-Ito palette the HTML report's accents use, one per hazard; the badge takes its
+Colours are the HTML matrix's hazard hues (Okabe-Ito), one per hazard; the badge takes its
 colour from the hazard the digest says is worst. Renders, never decides.
 """
 
@@ -14,15 +14,16 @@ from xml.sax.saxutils import escape, quoteattr
 from fanin.report.legend import HAZARD_STYLES
 from fanin.report.view import Badge, Trend
 
-# (fill, text) per hazard: dark text on the light fills, so every badge stays readable.
+# (fill, text) per hazard: the hues of the HTML matrix's borders (html.PALETTE, Okabe-Ito), so a badge reads
+# in the colours of the page it links to; n/a a mid grey (the page's is near white); dark text on the light fills.
 COLOURS: dict[str, tuple[str, str]] = {
     "silent": ("#d55e00", "#fff"),
-    "hangs": ("#000", "#fff"),
-    "loud": ("#e69f00", "#1d1d1f"),
-    "nondeterministic": ("#cc79a7", "#1d1d1f"),
-    "order-coupled": ("#f0e442", "#1d1d1f"),
+    "hangs": ("#000000", "#fff"),
+    "loud": ("#b57d00", "#fff"),
+    "nondeterministic": ("#a8527f", "#fff"),
+    "order-coupled": ("#0072b2", "#fff"),
     "safe": ("#009e73", "#fff"),
-    "n/a": ("#999", "#1d1d1f"),
+    "n/a": ("#9e9e9e", "#1d1d1f"),
 }
 SUBJECT_FILL = "#555"
 FONT = 'font-family="Verdana,Geneva,DejaVu Sans,sans-serif" font-size="11"'
