@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from xml.sax.saxutils import escape, quoteattr
+from html import escape
 
 from fanin.report import links
 from fanin.report.view import FeedEntry, Report
+
+
+def _attr(value: str) -> str:
+    """An XML attribute value, quoted (xml.sax.saxutils would import urllib.request: no network client here)."""
+    return '"' + escape(value) + '"'
+
 
 FEED_ATOM = "feed.atom"
 FEED_JSON = "feed.json"
@@ -71,19 +77,19 @@ def atom(rep: Report, entries: Sequence[FeedEntry], source: str, name: str, feed
         f"  <title>{escape(TITLE if not name else f'{TITLE}: {name}')}</title>",
         f"  <updated>{_updated(entries)}</updated>",
         "  <author><name>fanin</name></author>",
-        f'  <link rel="alternate" type="text/html" href={quoteattr(rep.links.href(links.MATRIX_HTML, "", source))}/>',
+        f'  <link rel="alternate" type="text/html" href={_attr(rep.links.href(links.MATRIX_HTML, "", source))}/>',
     ]
     if base:
-        out.append(f'  <link rel="self" href={quoteattr(f"{base}/{source}")}/>')
+        out.append(f'  <link rel="self" href={_attr(f"{base}/{source}")}/>')
     for entry in entries:
         out += [
             "  <entry>",
             f"    <id>{escape(entry.id)}</id>",
             f"    <title>{escape(title(entry))}</title>",
             f"    <updated>{_moment(entry.date)}</updated>",
-            f'    <link rel="alternate" type="text/html" href={quoteattr(_link(rep, entry, source))}/>',
-            f"    <category term={quoteattr(entry.step.label)}/>",
-            f"    <category term={quoteattr(entry.framework)}/>",
+            f'    <link rel="alternate" type="text/html" href={_attr(_link(rep, entry, source))}/>',
+            f"    <category term={_attr(entry.step.label)}/>",
+            f"    <category term={_attr(entry.framework)}/>",
             f'    <content type="text">{escape(text(entry))}</content>',
             "  </entry>",
         ]

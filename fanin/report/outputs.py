@@ -26,7 +26,7 @@ from fanin.model.matrix import Matrix
 from fanin.model.results import ResultSet
 from fanin.model.source import REPO_ROOT
 from fanin.report import build as report
-from fanin.report import checklist, data, digest, feed, html, html_compare, links, markdown, pages, svg, view
+from fanin.report import checklist, data, digest, feed, html, html_compare, links, markdown, pages, svg, view, viewer
 from fanin.report.gcpause import while_paused
 
 BASE_URL_ENV = "FANIN_BASE_URL"
@@ -135,6 +135,7 @@ def bundle(rep: view.Report, out: Path, base: str = "") -> dict[Path, str]:
     files.update(_probe_pages(rep, out))
     files.update(_compare_files(rep, out / "compare", rep.compare_pages))
     files.update(short_forms(rep.with_links(links.Links(base, places + _feed_places(out), ""))))
+    files[out / viewer.VIEWER_HTML] = viewer.page(rep)
     return files
 
 

@@ -9,10 +9,16 @@ colour from the hazard the digest says is worst. Renders, never decides.
 
 from __future__ import annotations
 
-from xml.sax.saxutils import escape, quoteattr
+from html import escape
 
 from fanin.report.legend import HAZARD_STYLES
 from fanin.report.view import Badge, Trend
+
+
+def _attr(value: str) -> str:
+    """An XML attribute value, quoted (xml.sax.saxutils would import urllib.request: no network client here)."""
+    return '"' + escape(value) + '"'
+
 
 # (fill, text) per hazard: the hues of the HTML matrix's borders (html.PALETTE, Okabe-Ito), so a badge reads
 # in the colours of the page it links to; n/a a mid grey (the page's is near white); dark text on the light fills.
@@ -71,7 +77,7 @@ def badge(b: Badge) -> str:
     fill, ink = COLOURS.get(b.worst, COLOURS["n/a"])
     label = f"{b.subject}: {value}"
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(width)}" height="20" role="img" aria-label={quoteattr(label)}>'
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(width)}" height="20" role="img" aria-label={_attr(label)}>'
         f"<title>{escape(label)}</title>"
         '<linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/>'
         '<stop offset="1" stop-opacity=".1"/></linearGradient>'
@@ -102,7 +108,7 @@ def trend(t: Trend) -> str:
     out = [
         (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(width)}" height="{_n(height)}" '
-            f'viewBox="0 0 {_n(width)} {_n(height)}" role="img" aria-label={quoteattr(title)}>'
+            f'viewBox="0 0 {_n(width)} {_n(height)}" role="img" aria-label={_attr(title)}>'
         ),
         f"<title>{escape(title)}</title>",
         f'<rect width="{_n(width)}" height="{_n(height)}" fill="#fff"/>',
