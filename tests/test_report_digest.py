@@ -202,3 +202,22 @@ def test_with_a_base_url_the_feeds_link_themselves_and_every_entry_is_a_permalin
     as_json = json.loads(files[tmp_path / "feed.json"])
     assert as_json["feed_url"] == f"{base}/feed.json" and as_json["home_page_url"] == f"{base}/matrix.html"
     assert all(item["url"].startswith(f"{base}/compare/compare-") for item in as_json["items"])
+
+
+def test_report_out_writes_them_and_says_each_directory_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import fanin.__main__ as cli
+
+    out = tmp_path / "site"
+    assert cli.main(["report", "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    badges = sorted((out / "badges").glob("*.svg"))
+    assert len(badges) == len(MATRIX.frameworks) + sum(
+        1 for c in MATRIX.cells if c.python == MATRIX.default_python and c.reference_path.exists()
+    )
+    assert f"fanin: wrote {len(badges)} badges in " in said and "badges/adk.svg" not in said
+    assert f"fanin: wrote {len(MATRIX.frameworks)} trend charts in " in said
+    assert f"fanin: wrote {2 * len(MATRIX.frameworks)} feeds in " in said
+    for name in ("feed.atom", "feed.json", "viewer.html"):
+        assert (out / name).is_file() and f"{out / name}" in said
