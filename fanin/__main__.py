@@ -83,13 +83,15 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     if unreadable:
         raise FaninError(f"{unreadable} result set(s) cannot be read (listed above); nothing was written")
     write_all(files)
-    pages = [p for p in files if p.parent.name == "compare" and not args.compare]
+    # A directory of many files is one line: compare pages, and the bundle's badges, trends and feeds.
+    grouped = {"compare": "compare pages", "badges": "badges", "trend": "trend charts", "feeds": "feeds"}
+    pages = [p for p in files if p.parent.name in grouped and not args.compare]
     for path in files:
         if path not in pages:
             print(f"fanin: wrote {shown(path)}")
     for directory in sorted({p.parent for p in pages}):
         count = sum(1 for p in pages if p.parent == directory)
-        print(f"fanin: wrote {count} compare pages in {shown(directory)}/")
+        print(f"fanin: wrote {count} {grouped[directory.name]} in {shown(directory)}/")
     return 0
 
 

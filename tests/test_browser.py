@@ -463,3 +463,69 @@ def test_every_page_kind_passes_axe_core(browser: Browser, pages: Path, axe: str
         if found:
             broken[name] = found
     assert not broken, json.dumps(broken, indent=1, ensure_ascii=False)
+
+
+def test_the_viewer_reads_a_users_result_set_in_the_page_and_says_the_gates_verdict(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """viewer.html over loopback HTTP (as published): the user's file is given to the page's file input, the
+    reference cell comes from data/results/ beside it, and the verdict is the classifier's."""
+    import functools
+    import http.server
+    import threading
+
+    from fanin.model import compare
+    from fanin.model.results import Observation, load, save
+    from fanin.report import data
+
+    site = tmp_path / "site"
+    built = matrix.load()
+    files = outputs.bundle(report.build(matrix.REFERENCE_RESULTS, built, reference=True), site)
+    files.update(data.files(built, site))
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    reference = load(built.newest("langgraph").reference_path)
+    probe_id = sorted(i for i, o in reference.observations.items() if o.hazard == "safe")[0]
+    mine = load(built.newest("langgraph").reference_path)
+    mine.observations[probe_id] = Observation("ok", {"lost": ["b"]}, "lost b", "b was lost", "silent")
+    save(mine, tmp_path / "mine.json")
+    assert (
+        compare.classify(probe_id, reference.observations[probe_id], mine.observations[probe_id]).label == "regression"
+    )
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    try:
+        browser.size(1440)
+        browser.open(f"http://127.0.0.1:{server.server_address[1]}/viewer.html")
+        root = browser.send("DOM.getDocument")["root"]["nodeId"]
+        node = browser.send("DOM.querySelector", nodeId=root, selector="#yours")["nodeId"]
+        waiting = browser.js(  # a promise on the verdict's first text: no clock decides when it is read
+            "window.verdict = new Promise(done => new MutationObserver((_, o) => { o.disconnect(); "
+            "done(document.getElementById('verdict').textContent); })"
+            ".observe(document.getElementById('verdict'), {childList: true, characterData: true, subtree: true})); 0"
+        )
+        assert waiting == 0
+        browser.send("DOM.setFileInputFiles", files=[str(tmp_path / "mine.json")], nodeId=node)
+        verdict = browser.js("window.verdict")
+        rows = browser.js("Array.from(document.querySelectorAll('#rows tr')).map(r => r.innerText.split('\\t'))")
+        status = browser.js("document.getElementById('status').textContent")
+        browser.screenshot(SHOTS / "viewer-1440.png")
+    finally:
+        server.shutdown()
+        server.server_close()
+        serving.join()
+    assert verdict.startswith(f"langgraph {mine.version} (yours) against {reference.cell} (reference): 1 regression")
+    assert verdict.endswith("probe --here would exit 1 (1 regression or changed value).")
+    assert rows == [
+        [
+            probe_id,
+            f"safe: {reference.observations[probe_id].label}",
+            "silent: lost b",
+            "regression (hazard, value, label, detail)",
+        ]
+    ]
+    assert f"read from data/results/{reference.cell}.json" in status

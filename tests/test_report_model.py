@@ -219,6 +219,8 @@ VIEW_MODEL = {"fanin.report.legend", "fanin.report.links", "fanin.report.view", 
         ("markdown.py", set()),
         ("checklist.py", set()),
         ("gate_table.py", {"fanin.report.markdown"}),
+        ("svg.py", set()),
+        ("feed.py", set()),
     ],
 )
 def test_renderers_import_only_the_view_model(renderer: str, also: set[str]) -> None:

@@ -8,6 +8,8 @@
   self-contained (reproducers inline), for publishing under a base URL or pasting:
   `report --out DIR`, and `report --for SPEC ... --out DIR` at the versions asked for.
 - `compare`: DIR/compare-<a>-<b>.md and .html for any two cells.
+- `short_forms` (in every bundle): badges/<key>.svg and badges/<cell>.svg, trend/<key>.svg, feed.atom and
+  feed.json, and feeds/<key>.atom and .json (the digest decides them, svg and feed format them).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from fanin.model.matrix import Matrix
 from fanin.model.results import ResultSet
 from fanin.model.source import REPO_ROOT
 from fanin.report import build as report
-from fanin.report import checklist, data, html, html_compare, links, markdown, pages, view
+from fanin.report import checklist, data, digest, feed, html, html_compare, links, markdown, pages, svg, view, viewer
 from fanin.report.gcpause import while_paused
 
 BASE_URL_ENV = "FANIN_BASE_URL"
@@ -132,6 +134,28 @@ def bundle(rep: view.Report, out: Path, base: str = "") -> dict[Path, str]:
     }
     files.update(_probe_pages(rep, out))
     files.update(_compare_files(rep, out / "compare", rep.compare_pages))
+    files.update(short_forms(rep.with_links(links.Links(base, places + _feed_places(out), ""))))
+    files[out / viewer.VIEWER_HTML] = viewer.page(rep)
+    return files
+
+
+def _feed_places(out: Path) -> tuple[tuple[str, str], ...]:
+    return tuple((name, (out / name).as_posix()) for name in (feed.FEED_ATOM, feed.FEED_JSON, feed.FEEDS_DIR))
+
+
+def short_forms(rep: view.Report) -> dict[Path, str]:
+    """The report in short forms, placed as `rep`'s links place the documents: badges, trends and feeds."""
+    home = Path(dict(rep.links.places)[links.MATRIX_HTML]).parent
+    files = {home / "badges" / f"{b.name}.svg": svg.badge(b) for b in digest.badges(rep)}
+    files.update({home / "trend" / f"{t.key}.svg": svg.trend(t) for t in digest.trends(rep)})
+    feeds = [("", "", feed.FEED_ATOM, feed.FEED_JSON)] + [
+        (v.key, v.name, feed.framework_feed(v.key, "atom"), feed.framework_feed(v.key, "json"))
+        for v in rep.frameworks_with_columns
+    ]
+    for key, name, atom, as_json in feeds:
+        entries = digest.feed(rep, key or None)
+        files[home / atom] = feed.atom(rep, entries, atom, name, "urn:fanin:feed" + (f":{key}" if key else ""))
+        files[home / as_json] = feed.json_feed(rep, entries, as_json, name)
     return files
 
 

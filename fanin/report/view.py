@@ -570,3 +570,35 @@ class Report:
     @property
     def frameworks_with_columns(self) -> tuple[FrameworkView, ...]:
         return tuple(v for v in self.frameworks if v.columns)
+
+
+@dataclass(frozen=True)
+class Badge:
+    """One framework at its newest version, or one cell: its probes per hazard, said small (badges/<name>.svg)."""
+
+    name: str  # the file's stem: the framework key, or the cell id
+    subject: str  # "LangGraph 1.2.24"
+    counts: tuple[tuple[str, int], ...]  # (hazard, probes), worst first by the order of harm, n/a last, no zeros
+    worst: str  # the hazard that colours it: the worst applicable one (n/a only when every probe is)
+
+
+@dataclass(frozen=True)
+class Trend:
+    """A framework's probes per hazard across its versions (trend/<key>.svg), the Summary's numbers drawn."""
+
+    key: str
+    name: str
+    hazards: tuple[str, ...]  # the order the bars stack, worst first; every hazard, shown or not
+    points: tuple[tuple[Column, tuple[int, ...]], ...]  # per version, oldest first: probes per hazard
+
+
+@dataclass(frozen=True)
+class FeedEntry:
+    """One behaviour change between adjacent versions, as the report's step says it (feed.atom, feed.json)."""
+
+    id: str  # stable: the observation id and the two cells
+    framework: str  # the framework key
+    name: str  # its display name
+    page: ComparePage  # the two versions' compare page
+    step: Step
+    date: str  # when the newer version was probed (its result set's date)
