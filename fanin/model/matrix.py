@@ -19,6 +19,7 @@ from packaging.version import InvalidVersion, Version
 from fanin.model.errors import FaninError
 from fanin.model.names import canonicalize_name
 from fanin.model.source import INSTALLED, REPO_ROOT, shown
+from fanin.model.suggest import did_you_mean
 
 # FANIN_MATRIX points at another matrix file (a trial matrix, or the tests' broken ones).
 # The layout of reference/, in one place: the data fanin vouches for and what is rendered from it.
@@ -39,6 +40,7 @@ RUN_RESULTS = REPORTS / "results"
 if INSTALLED:
     REFERENCE_REPORT, REFERENCE_CHECKLIST = REPORTS / "REPORT.md", REPORTS / "CHECKLIST.md"
 
+LIST_CELLS = "`python -m fanin cells` lists the cells"  # where the whole list is, when no id is near
 RESOLUTIONS = ("as-released", "current")
 _CELL_KEYS = {"framework", "version", "python", "resolution", "exclude_newer", "note"}
 _REQUIRED = ("framework", "version", "resolution", "exclude_newer")
@@ -122,8 +124,11 @@ class Matrix:
         for cell in self.cells:
             if cell.id == cell_id:
                 return cell
-        known = ", ".join(c.id for c in self.cells)
-        raise MatrixError(f"no cell {cell_id!r} in the matrix; known cells: {known}")
+        raise MatrixError(f"no cell {cell_id!r} in the matrix{did_you_mean(cell_id, self.ids(), LIST_CELLS)}")
+
+    def ids(self) -> list[str]:
+        """Every cell id, in the file's order (what a mistyped id is matched against)."""
+        return [c.id for c in self.cells]
 
     def of(self, framework: str) -> list[Cell]:
         return sorted((c for c in self.cells if c.framework.key == framework), key=lambda c: c.sort_key)
@@ -144,7 +149,8 @@ class Matrix:
             if wanted in (canonicalize_name(fw.key), canonicalize_name(fw.package)):
                 return fw
         known = ", ".join(f"{fw.key} ({fw.package})" for fw in self.frameworks.values())
-        raise MatrixError(f"unknown framework {name!r}; expected one of {known}")
+        names = [n for fw in self.frameworks.values() for n in (fw.key, fw.package)]
+        raise MatrixError(f"unknown framework {name!r}{did_you_mean(name, names, f'expected one of {known}')}")
 
     def make_cell(self, framework: Framework, version: str, python: str, resolution: str, exclude_newer: str) -> Cell:
         """A cell outside the matrix file (an upgrade check), built by the same rules."""
@@ -170,7 +176,8 @@ class Matrix:
             version, sep, twin = word.removeprefix(f"{fw.key}-").partition("-py")
             if word.startswith(f"{fw.key}-") and version[:1].isdigit():
                 return fw, version, python or (twin if sep else self.default_python)
-        raise MatrixError(f"{word!r} is neither PACKAGE==VERSION nor a cell id (e.g. {self.cells[0].id})")
+        hint = did_you_mean(word, self.ids(), f"e.g. {self.cells[0].id}; {LIST_CELLS}")
+        raise MatrixError(f"{word!r} is neither PACKAGE==VERSION nor a cell id{hint}")
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:

@@ -9,12 +9,14 @@ from typing import Any
 
 from fanin.model import compare
 from fanin.model.errors import FaninError
+from fanin.model.matrix import LIST_CELLS
 from fanin.model.results import (
     NOT_APPLICABLE,
     Observation,
     ResultSet,
     probe_of,
 )
+from fanin.model.suggest import did_you_mean
 from fanin.report.legend import CHANGE_WORDS
 from fanin.report.sameness import same_behaviour
 from fanin.report.view import (
@@ -198,8 +200,8 @@ def compare_page(report: Report, a: str, b: str) -> ComparePage:
                 found[cell] = (view, column)
     for cell in (a, b):
         if cell not in found:
-            known = ", ".join(c.cell for v in report.frameworks for c in (*v.columns, *(t.column for t in v.twins)))
-            raise FaninError(f"no cell {cell!r} in this report; known cells: {known}")
+            known = [c.cell for v in report.frameworks for c in (*v.columns, *(t.column for t in v.twins))]
+            raise FaninError(f"no cell {cell!r} in this report{did_you_mean(cell, known, LIST_CELLS)}")
     if a == b:
         raise FaninError(f"compare names {a!r} twice; give two different cells")
     (view_a, col_a), (view_b, col_b) = found[a], found[b]
