@@ -47,8 +47,8 @@ RELEASES = [
     ("spec", "message"),
     [
         ("langgraph==not.a.version", "malformed spec 'langgraph==not.a.version'"),
-        ("langgraph==1.2.*", "'1.2.*' is not an exact version"),
-        ("langgraph>=1.2", "expected exactly FRAMEWORK==VERSION"),
+        ("langgraph==1.4.*", "langgraph has no release matching ==1.4.* on PyPI (newest is 1.2.24)"),
+        ("langgraph[x]>=1.2", "expected FRAMEWORK==VERSION"),
         ("langgraph==9.9.9", "has no release 9.9.9 on PyPI"),
     ],
 )
