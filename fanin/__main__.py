@@ -57,7 +57,7 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     unreadable = 0
     focus = None
     if args.for_specs:
-        specs = [matrix.named(word, args.python) for word in args.for_specs]
+        specs = [focus_model.parse(word, matrix, args.python) for word in args.for_specs]
         focus = focus_model.resolve(specs, matrix)
         for line in focus.said:
             print(f"fanin: {line}")
@@ -415,7 +415,8 @@ def build_parser() -> argparse.ArgumentParser:
         dest="for_specs",
         nargs="+",
         metavar="SPEC",
-        help="e.g. google-adk==1.15.1 langgraph==1.2.9 (or cell ids): the report, checklist and cite lines at these versions "
+        help="e.g. google-adk==1.15.1 langgraph==1.2.9 (or cell ids, or ranges: 'deepagents~=0.6' means its newest "
+        "reference cell): the report, checklist and cite lines at these versions "
         "(a reference cell, else a local result in reports/results or reports/upgrade); written to --out",
     )
     rep.add_argument(
@@ -451,7 +452,9 @@ def build_parser() -> argparse.ArgumentParser:
     diff.set_defaults(func=cmd_diff)
 
     upg = sub.add_parser("upgrade", help="probe FRAMEWORK==VERSION outside the matrix; diff with the newest reference")
-    upg.add_argument("spec", nargs="*", help="e.g. langgraph==1.2.20 or google-adk==latest")
+    upg.add_argument(
+        "spec", nargs="*", help="e.g. langgraph==1.2.20, google-adk==latest or 'deepagents~=0.6' (its newest release)"
+    )
     upg.add_argument("--from", dest="base", help="the version you run now (default: the newest reference cell)")
     upg.add_argument(
         "--python", metavar="X.Y", help="both versions on this Python (a twin cell where the matrix has one)"

@@ -18,9 +18,9 @@ def close(given: str, known: Iterable[str], limit: int = 3) -> list[str]:
 
 
 def did_you_mean(given: str, known: Iterable[str], otherwise: str) -> str:
-    """`; did you mean adk-1.15.1?` to end a refusal, or `; <otherwise>` (where the list is) when nothing is near."""
+    """`; did you mean adk-1.15.1?` to end a refusal, or `; <otherwise>` (where the list is; "" for nothing) when nothing is near."""
     near = close(given, known)
     if not near:
-        return f"; {otherwise}"
+        return f"; {otherwise}" if otherwise else ""
     names = near[0] if len(near) == 1 else ", ".join(near[:-1]) + f" or {near[-1]}"
     return f"; did you mean {names}?"
