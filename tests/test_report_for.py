@@ -383,3 +383,12 @@ def test_once_the_gap_is_filled_its_local_run_is_used(
     said = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("fanin: wrote")]
     assert len(said) == 1 and said[0].startswith(f"fanin: {word} on Python 3.10: local result set "), said
     assert said[0].endswith(f"upgrade/{cell}.json (not in the reference)")
+
+
+def test_latest_is_refused_with_specs_that_work(reports: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["report", "--for", "deepagents==latest", "--out", str(reports / "review")]) == 2
+    err = one_line_error(capsys)
+    examples = [shlex.split(w)[0] for w in re.findall(r"e\.g\. (\S+) \(its newest reference cell\) or (\S+)$", err)[0]]
+    assert examples == ["deepagents==0.7.32", "deepagents~=0.7"]
+    for example in examples:
+        assert cli.main(["report", "--for", example, "--out", str(reports / "review")]) == 0
