@@ -45,7 +45,8 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
 
     No option: the reference (reference/REPORT.md, CHECKLIST.md), reports/matrix.html and
     reports/compare/, and reports/run/ from a local run. `--out DIR`: one self-contained
-    bundle. `--for SPEC...`: the bundle at those versions. `--compare A B`: two cells' page.
+    bundle. `--for SPEC...`: the bundle at those versions. `--compare A B`: two cells' page (with
+    `--out DIR`, the bundle its links lead to beside it, so every link resolves in DIR).
     """
     from fanin.model import focus as focus_model
     from fanin.model.staging import write_all
@@ -56,6 +57,7 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     files: dict[Path, str] = {}
     unreadable = 0
     focus = None
+    asked: Path | None = None  # where the --compare pages go
     if args.for_specs:
         specs = [focus_model.parse(word, matrix, args.python) for word in args.for_specs]
         focus = focus_model.resolve(specs, matrix)
@@ -65,7 +67,8 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
         a, b = (matrix.cell_id(*matrix.named(word, args.python)) for word in args.compare)
         rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True, extra=focus.extra if focus else None)
         unreadable = rep.unreadable
-        files = outputs.compare(rep, a, b, args.out or matrix_paths.REPORTS / "compare", base)
+        asked = args.out or matrix_paths.REPORTS / "compare"
+        files = outputs.compare(rep, a, b, asked, base, standalone=args.out is not None)
     elif focus is not None:
         rep = outputs.for_versions(matrix, focus)
         unreadable = rep.unreadable
@@ -82,7 +85,7 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     if unreadable:
         raise FaninError(f"{unreadable} result set(s) cannot be read (listed above); nothing was written")
     write_all(files)
-    pages = [p for p in files if p.parent.name == "compare" and not args.compare]
+    pages = [p for p in files if p.parent.name == "compare" and not (args.compare and p.parent == asked)]
     for path in files:
         if path not in pages:
             print(f"fanin: wrote {shown(path)}")
@@ -424,7 +427,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs=2,
         metavar=("A", "B"),
         help="write compare-<a>-<b>.md and .html: what differs between two versions, each a cell id or "
-        "PACKAGE==VERSION (default --out reports/compare)",
+        "PACKAGE==VERSION (default --out reports/compare; with --out DIR, the report their links lead to beside them)",
     )
     rep.add_argument(
         "--python",
