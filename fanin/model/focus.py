@@ -102,7 +102,8 @@ def fill(framework: Framework, requirement: str, python: str, matrix: Matrix) ->
     has a cell of the framework on that Python to compare with; else `add-cell` adds it to the matrix.
     """
     on = [] if python == matrix.default_python else ["--python", python]
-    if any(c.python == python and c.reference_path.exists() for c in matrix.of(framework.key)):
+    baselines = [c for c in matrix.of(framework.key) if c.python == python]  # what upgrade compares with
+    if baselines and baselines[-1].reference_path.exists():
         return f"run `{shlex.join(['./noxw', '-s', 'upgrade', '--', requirement, *on])}`"
     return (
         f"run `{shlex.join(['./noxw', '-s', 'add-cell', '--', requirement, *on])}`, then probe and bless the new cell"
@@ -191,7 +192,7 @@ def resolve(specs: Sequence[Spec], matrix: Matrix, source: Path | None = None) -
             cell = here[-1]
             said.append(f"{label} means {cell.id}, {means}" if means else f"{label}: reference cell {cell.id}")
         elif local is not None:
-            framework, version, _ = matrix.named(local.stem)
+            _, version, _ = matrix.named(local.stem)
             rs = _read(local, local.stem, framework, version)
             cells[framework.key] = local.stem
             extra[local.stem] = (rs, shown(local))

@@ -19,7 +19,7 @@ from packaging.version import InvalidVersion, Version
 from fanin.model.errors import FaninError
 from fanin.model.names import canonicalize_name
 from fanin.model.source import INSTALLED, REPO_ROOT, shown
-from fanin.model.suggest import did_you_mean
+from fanin.model.suggest import LIST_CELLS, did_you_mean
 
 # FANIN_MATRIX points at another matrix file (a trial matrix, or the tests' broken ones).
 # The layout of reference/, in one place: the data fanin vouches for and what is rendered from it.
@@ -40,7 +40,6 @@ RUN_RESULTS = REPORTS / "results"
 if INSTALLED:
     REFERENCE_REPORT, REFERENCE_CHECKLIST = REPORTS / "REPORT.md", REPORTS / "CHECKLIST.md"
 
-LIST_CELLS = "`python -m fanin cells` lists the cells"  # where the whole list is, when no id is near
 RESOLUTIONS = ("as-released", "current")
 _CELL_KEYS = {"framework", "version", "python", "resolution", "exclude_newer", "note"}
 _REQUIRED = ("framework", "version", "resolution", "exclude_newer")

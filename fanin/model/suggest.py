@@ -9,7 +9,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-LIST_PROBES = "reference/REPORT.md lists the probes"  # where the whole list is, when no probe id is near
+# Where the whole list is, when no name is near.
+LIST_CELLS = "`python -m fanin cells` lists the cells"
+LIST_PROBES = "reference/REPORT.md lists the probes"
 
 
 def close(given: str, known: Iterable[str], limit: int = 3) -> list[str]:

@@ -9,14 +9,13 @@ from typing import Any
 
 from fanin.model import compare
 from fanin.model.errors import FaninError
-from fanin.model.matrix import LIST_CELLS
 from fanin.model.results import (
     NOT_APPLICABLE,
     Observation,
     ResultSet,
     probe_of,
 )
-from fanin.model.suggest import did_you_mean
+from fanin.model.suggest import LIST_CELLS, did_you_mean
 from fanin.report.legend import CHANGE_WORDS
 from fanin.report.sameness import same_behaviour
 from fanin.report.view import (
