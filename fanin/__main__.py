@@ -54,6 +54,7 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.report import data, outputs
 
     base = outputs.base_url(args.base_url)
+    args.out = outputs.out_dir(args.out)
     files: dict[Path, str] = {}
     unreadable = 0
     focus = None

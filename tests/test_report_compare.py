@@ -210,3 +210,14 @@ def test_a_standalone_compare_links_only_to_files_it_wrote(
     assert f"fanin: wrote {out}/compare-{a}-{b}.html" in said
     (summary,) = [line for line in said if "/compare/" in line]  # the bundle's pages in one line
     assert re.fullmatch(rf"fanin: wrote \d+ compare pages in {re.escape(str(out))}/compare/", summary)
+
+
+@pytest.mark.parametrize("where", ["reference", "reference/probes"])
+@pytest.mark.parametrize("how", [[], ["--compare", "adk-1.0.0", "adk-2.13.0"], ["--for", "google-adk==1.15.1"]])
+def test_out_is_never_the_reference(where: str, how: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """`--out reference/` rewrote REPORT.md with the bundle's inline reproducers and left matrix.html, compare/ there."""
+    before = {p: p.stat().st_mtime_ns for p in matrix.REFERENCE_REPORT.parent.rglob("*") if p.is_file()}
+    assert cli.main(["report", *how, "--out", str(matrix.REFERENCE_REPORT.parent.parent / where)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fanin: error: --out ") and "inside the reference" in err and "\n" not in err
+    assert {p: p.stat().st_mtime_ns for p in matrix.REFERENCE_REPORT.parent.rglob("*") if p.is_file()} == before

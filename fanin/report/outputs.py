@@ -43,6 +43,18 @@ def base_url(option: str | None) -> str:
     return value.rstrip("/")
 
 
+def out_dir(option: Path | None) -> Path | None:
+    """`--out DIR`, refused when it is the reference (or inside it): a bundle there would overwrite REPORT.md."""
+    if option is None:
+        return None
+    reference = paths.REFERENCE_REPORT.parent.resolve()
+    if option.resolve() == reference or reference in option.resolve().parents:
+        raise FaninError(
+            f"--out {option} is inside the reference; give another directory (`report` with no --out renders the reference)"
+        )
+    return option
+
+
 def _places(report_md: Path, checklist_md: Path, matrix_html: Path, compare_dir: Path) -> tuple[tuple[str, str], ...]:
     return (
         (links.REPORT_MD, report_md.as_posix()),
