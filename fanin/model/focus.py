@@ -171,45 +171,64 @@ def _read(found: Path, cell_id: str, framework: Framework, version: str) -> Resu
     return rs
 
 
-def resolve(specs: Sequence[Spec], matrix: Matrix, source: Path | None = None) -> Focus:
-    """Each spec as a reference cell, else a local result set, else another Python's reference cell; one clear error if none."""
+@dataclass(frozen=True)
+class Found:
+    """The result set one spec means: a cell id, where it comes from in one line, and a local set if it is one."""
+
+    cell: str
+    said: str
+    asked: str  # `package==version`, as resolved (`… on Python 3.10` for a twin)
+    local: tuple[ResultSet, str] | None = None  # (the result set, where it was read) outside the reference
+
+
+def find(spec: Spec, matrix: Matrix, source: Path | None = None) -> Found:
+    """A reference cell on the spec's Python, else a local result set, else another Python's reference cell (said
+    so, with the command that fills the gap); one clear error, with a command that makes one, if none."""
     source = source or paths.REFERENCE_RESULTS
+    framework = spec.framework
+    on = "" if spec.python == matrix.default_python else f" on Python {spec.python}"
+    label = f"{spec.word if spec.within else framework.package + '==' + spec.version}{on}"
+    here = _reference(spec, matrix, source, spec.python)
+    if here:
+        cell = here[-1]
+        said = f"{label} means {cell.id}, the newest reference cell matching it" if spec.within else ""
+        return Found(cell.id, said or f"{label}: reference cell {cell.id}", _asked(cell, matrix))
+    local = _local(spec, matrix)
+    if local is not None:
+        _, version, _ = matrix.named(local.stem)
+        rs = _read(local, local.stem, framework, version)
+        said = f"{label}: local result set {shown(local)} (not in the reference)"
+        return Found(local.stem, said, f"{framework.package}=={version}{on}", (rs, shown(local)))
+    other = _reference(spec, matrix, source, None)
+    if not other:
+        raise _unknown(spec, matrix, source)
+    cell = max(other, key=lambda c: (Version(c.version), c.python == matrix.default_python))
+    gap = fill(framework, f"{framework.package}=={cell.version}", spec.python, matrix)
+    newest = ", the newest reference cell matching it," if spec.within else ""
+    said = (
+        f"{label}: no Python {spec.python} reference cell; {cell.id}{newest} stands in from Python"
+        f" {cell.python} (another Python); to fill the gap, {gap}"
+    )
+    return Found(cell.id, said, _asked(cell, matrix))
+
+
+def _asked(cell: Cell, matrix: Matrix) -> str:
+    return cell.requirement + ("" if cell.python == matrix.default_python else f" on Python {cell.python}")
+
+
+def resolve(specs: Sequence[Spec], matrix: Matrix, source: Path | None = None) -> Focus:
+    """Each spec's result set (`find`), one version per framework."""
     cells: dict[str, str] = {}
     extra: dict[str, tuple[ResultSet, str]] = {}
     said = []
     asked = []
     for spec in specs:
-        framework = spec.framework
-        if framework.key in cells:
-            raise FaninError(f"report --for names {framework.package} twice; give one version per framework")
-        on = "" if spec.python == matrix.default_python else f" on Python {spec.python}"
-        label = f"{spec.word if spec.within else spec.framework.package + '==' + spec.version}{on}"
-        means = "the newest reference cell matching it" if spec.within else ""
-        here = _reference(spec, matrix, source, spec.python)
-        local = None if here else _local(spec, matrix)
-        other = [] if here or local else _reference(spec, matrix, source, None)
-        if here:
-            cell = here[-1]
-            said.append(f"{label} means {cell.id}, {means}" if means else f"{label}: reference cell {cell.id}")
-        elif local is not None:
-            _, version, _ = matrix.named(local.stem)
-            rs = _read(local, local.stem, framework, version)
-            cells[framework.key] = local.stem
-            extra[local.stem] = (rs, shown(local))
-            asked.append(f"{framework.package}=={version}{on}")
-            said.append(f"{label}: local result set {shown(local)} (not in the reference)")
-            continue
-        elif other:
-            cell = max(other, key=lambda c: (Version(c.version), c.python == matrix.default_python))
-            gap = fill(framework, f"{framework.package}=={cell.version}", spec.python, matrix)
-            newest = ", the newest reference cell matching it," if spec.within else ""
-            said.append(
-                f"{label}: no Python {spec.python} reference cell; {cell.id}{newest} stands in from Python"
-                f" {cell.python} (another Python); to fill the gap, {gap}"
-            )
-        else:
-            raise _unknown(spec, matrix, source)
-        cells[framework.key] = cell.id
-        twin = "" if cell.python == matrix.default_python else f" on Python {cell.python}"
-        asked.append(f"{cell.requirement}{twin}")
+        if spec.framework.key in cells:
+            raise FaninError(f"report --for names {spec.framework.package} twice; give one version per framework")
+        found = find(spec, matrix, source)
+        cells[spec.framework.key] = found.cell
+        if found.local is not None:
+            extra[found.cell] = found.local
+        said.append(found.said)
+        asked.append(found.asked)
     return Focus(cells, extra, tuple(said), tuple(asked))
