@@ -65,11 +65,15 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
         for line in focus.said:
             print(f"fanin: {line}")
     if args.compare:
-        a, b = (matrix.cell_id(*matrix.named(word, args.python)) for word in args.compare)
-        rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True, extra=focus.extra if focus else None)
+        sides = [focus_model.find(focus_model.parse(word, matrix, args.python), matrix) for word in args.compare]
+        a, b = (side.cell for side in sides)
+        extra = {**(focus.extra if focus else {}), **{s.cell: s.local for s in sides if s.local is not None}}
+        rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True, extra=extra)
         unreadable = rep.unreadable
         asked = args.out or matrix_paths.REPORTS / "compare"
         files = outputs.compare(rep, a, b, asked, base, standalone=args.out is not None)
+        for side in sides:  # once the page could be made
+            print(f"fanin: {side.said}")
     elif focus is not None:
         rep = outputs.for_versions(matrix, focus)
         unreadable = rep.unreadable
@@ -427,8 +431,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--compare",
         nargs=2,
         metavar=("A", "B"),
-        help="write compare-<a>-<b>.md and .html: what differs between two versions, each a cell id or "
-        "PACKAGE==VERSION (default --out reports/compare; with --out DIR, the report their links lead to beside them)",
+        help="write compare-<a>-<b>.md and .html: what differs between two versions, each a cell id, "
+        "PACKAGE==VERSION or a range, as --for takes them "
+        "(default --out reports/compare; with --out DIR, the report their links lead to beside them)",
     )
     rep.add_argument(
         "--python",

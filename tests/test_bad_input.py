@@ -210,8 +210,8 @@ def test_a_mistyped_cell_or_probe_id_gets_did_you_mean_not_the_whole_list(
     assert cli.main([a.replace("{out}", str(out)) for a in args]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("fanin: error: ") and "\n" not in err, err
-    hint = err.split("; did you mean ", 1)[1]
-    assert hint.endswith("?") and meant in hint.rstrip("?").replace(" or ", ", ").split(", "), err
+    hint, sep, _ = err.split("; did you mean ", 1)[1].partition("?")
+    assert sep and meant in hint.replace(" or ", ", ").split(", "), err
     assert sum(cell.id in err for cell in MATRIX.cells) <= 4 and "known cells" not in err
     assert not out.exists()
 

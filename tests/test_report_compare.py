@@ -13,7 +13,7 @@ from report_helpers import info, obs, result_set, write
 
 import fanin.__main__ as cli
 from fanin.model import compare, matrix
-from fanin.model.results import load
+from fanin.model.results import load, save
 from fanin.report import build as report
 from fanin.report import html_compare, markdown, outputs, pages
 
@@ -131,7 +131,8 @@ def test_report_compare_writes_both_pages(tmp_path: Path, capsys: pytest.Capture
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (["adk-1.0.0", "adk-9.9.9"], "no cell 'adk-9.9.9' in this report"),
+        (["adk-1.0.0", "adk-9.9.9"], "no result set for google-adk==9.9.9"),
+        (["adk-1.0.0", "google-adk==1.0.*"], "names 'adk-1.0.0' twice"),
         (["adk-1.0.0", "adk-1.0.0"], "names 'adk-1.0.0' twice"),
     ],
 )
@@ -139,8 +140,9 @@ def test_report_compare_refuses_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], said: str
 ) -> None:
     assert cli.main(["report", "--compare", *args, "--out", str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("fanin: error: ") and "\n" not in err and said in err
+    out, err = capsys.readouterr()
+    err = err.strip()
+    assert err.startswith("fanin: error: ") and "\n" not in err and said in err and out == ""
     assert not (tmp_path / "out").exists()
 
 
@@ -221,3 +223,26 @@ def test_out_is_never_the_reference(where: str, how: list[str], capsys: pytest.C
     err = capsys.readouterr().err.strip()
     assert err.startswith("fanin: error: --out ") and "inside the reference" in err and "\n" not in err
     assert {p: p.stat().st_mtime_ns for p in matrix.REFERENCE_REPORT.parent.rglob("*") if p.is_file()} == before
+
+
+def test_report_compare_takes_versions_as_report_for_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A range means its newest reference cell, a version outside the reference its local run, each said in one line."""
+    monkeypatch.setattr(matrix, "REPORTS", tmp_path / "reports")
+    monkeypatch.setattr(matrix, "RUN_RESULTS", tmp_path / "reports" / "results")
+    run = load(matrix.REFERENCE_RESULTS / "langgraph-1.2.24.json")
+    run.cell, run.version = "langgraph-1.2.30", "1.2.30"
+    run.environment = {**run.environment, "packages": {**run.environment["packages"], "langgraph": "1.2.30"}}
+    (tmp_path / "reports" / "upgrade").mkdir(parents=True)
+    save(run, tmp_path / "reports" / "upgrade" / "langgraph-1.2.30.json")
+    out = tmp_path / "out"
+    published = ["--base-url", "https://example.org"]  # permalinks: the two pages alone, no bundle beside them
+    assert (
+        cli.main(["report", "--compare", "langgraph==1.2.*", "langgraph==1.2.30", "--out", str(out), *published]) == 0
+    )
+    said = capsys.readouterr().out.splitlines()
+    assert said[0] == "fanin: langgraph==1.2.* means langgraph-1.2.24, the newest reference cell matching it"
+    assert said[1].startswith("fanin: langgraph==1.2.30: local result set ") and "(not in the reference)" in said[1]
+    text = (out / "compare-langgraph-1.2.24-langgraph-1.2.30.md").read_text()
+    assert f"**0 of {len(run.observations)} observations differ.**" in text  # the local run is the 1.2.24 set, renamed
