@@ -160,17 +160,11 @@ class Matrix:
         return self.make_cell(framework, version, python or self.default_python, "", "").id
 
     def named(self, word: str, python: str | None = None) -> tuple[Framework, str, str]:
-        """(framework, version, Python) of a cell id (`adk-1.15.1`, `adk-1.15.1-py3.10`) or a spec (`google-adk==1.15.1`).
+        """(framework, version, Python) of a cell id (`adk-1.15.1`, `adk-1.15.1-py3.10`), in the matrix or not.
 
-        Every command that names a version takes either form; `python` picks a Python twin.
+        Specs (`google-adk==1.15.1`, ranges) are read by fanin.model.focus (`report --for`, `--compare`),
+        which calls this for a word without one; `python` picks a Python twin.
         """
-        if "==" in word:
-            name, _, version = word.partition("==")
-            if not name.strip() or not version.strip():
-                raise MatrixError(f"{word!r} is not PACKAGE==VERSION or a cell id")
-            return self.framework(name.strip()), version.strip(), python or self.default_python
-        if any(sign in word for sign in "<>=!~ "):
-            raise MatrixError(f"malformed spec {word!r}: name one exact version, PACKAGE==VERSION, or a cell id")
         for fw in sorted(self.frameworks.values(), key=lambda f: -len(f.key)):  # `langgraphjs` before `langgraph`
             version, sep, twin = word.removeprefix(f"{fw.key}-").partition("-py")
             if word.startswith(f"{fw.key}-") and version[:1].isdigit():
