@@ -45,7 +45,8 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
 
     No option: the reference (reference/REPORT.md, CHECKLIST.md), reports/matrix.html and
     reports/compare/, and reports/run/ from a local run. `--out DIR`: one self-contained
-    bundle. `--for SPEC...`: the bundle at those versions. `--compare A B`: two cells' page.
+    bundle. `--for SPEC...`: the bundle at those versions. `--compare A B`: two cells' page (with
+    `--out DIR`, the bundle its links lead to beside it, so every link resolves in DIR).
     """
     from fanin.model import focus as focus_model
     from fanin.model.staging import write_all
@@ -53,19 +54,26 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.report import data, outputs
 
     base = outputs.base_url(args.base_url)
+    args.out = outputs.out_dir(args.out)
     files: dict[Path, str] = {}
     unreadable = 0
     focus = None
+    asked: Path | None = None  # where the --compare pages go
     if args.for_specs:
-        specs = [matrix.named(word, args.python) for word in args.for_specs]
+        specs = [focus_model.parse(word, matrix, args.python) for word in args.for_specs]
         focus = focus_model.resolve(specs, matrix)
         for line in focus.said:
             print(f"fanin: {line}")
     if args.compare:
-        a, b = (matrix.cell_id(*matrix.named(word, args.python)) for word in args.compare)
-        rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True, extra=focus.extra if focus else None)
+        sides = [focus_model.find(focus_model.parse(word, matrix, args.python), matrix) for word in args.compare]
+        a, b = (side.cell for side in sides)
+        extra = {**(focus.extra if focus else {}), **{s.cell: s.local for s in sides if s.local is not None}}
+        rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True, extra=extra)
         unreadable = rep.unreadable
-        files = outputs.compare(rep, a, b, args.out or matrix_paths.REPORTS / "compare", base)
+        asked = args.out or matrix_paths.REPORTS / "compare"
+        files = outputs.compare(rep, a, b, asked, base, standalone=args.out is not None)
+        for side in sides:  # once the page could be made
+            print(f"fanin: {side.said}")
     elif focus is not None:
         rep = outputs.for_versions(matrix, focus)
         unreadable = rep.unreadable
@@ -85,7 +93,7 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     write_all(files)
     # A directory of many files is one line: compare pages, and the bundle's badges, trends and feeds.
     grouped = {"compare": "compare pages", "badges": "badges", "trend": "trend charts", "feeds": "feeds"}
-    pages = [p for p in files if p.parent.name in grouped and not args.compare]
+    pages = [p for p in files if p.parent.name in grouped and not (args.compare and p.parent == asked)]
     for path in files:
         if path not in pages:
             print(f"fanin: wrote {shown(path)}")
@@ -419,15 +427,17 @@ def build_parser() -> argparse.ArgumentParser:
         dest="for_specs",
         nargs="+",
         metavar="SPEC",
-        help="e.g. google-adk==1.15.1 langgraph==1.2.9 (or cell ids): the report, checklist and cite lines at these versions "
+        help="e.g. google-adk==1.15.1 langgraph==1.2.9 (or cell ids, or ranges: 'deepagents~=0.6' means its newest "
+        "reference cell): the report, checklist and cite lines at these versions "
         "(a reference cell, else a local result in reports/results or reports/upgrade); written to --out",
     )
     rep.add_argument(
         "--compare",
         nargs=2,
         metavar=("A", "B"),
-        help="write compare-<a>-<b>.md and .html: what differs between two versions, each a cell id or "
-        "PACKAGE==VERSION (default --out reports/compare)",
+        help="write compare-<a>-<b>.md and .html: what differs between two versions, each a cell id, "
+        "PACKAGE==VERSION or a range, as --for takes them "
+        "(default --out reports/compare; with --out DIR, the report their links lead to beside them)",
     )
     rep.add_argument(
         "--python",
@@ -455,7 +465,9 @@ def build_parser() -> argparse.ArgumentParser:
     diff.set_defaults(func=cmd_diff)
 
     upg = sub.add_parser("upgrade", help="probe FRAMEWORK==VERSION outside the matrix; diff with the newest reference")
-    upg.add_argument("spec", nargs="*", help="e.g. langgraph==1.2.20 or google-adk==latest")
+    upg.add_argument(
+        "spec", nargs="*", help="e.g. langgraph==1.2.20, google-adk==latest or 'deepagents~=0.6' (its newest release)"
+    )
     upg.add_argument("--from", dest="base", help="the version you run now (default: the newest reference cell)")
     upg.add_argument(
         "--python", metavar="X.Y", help="both versions on this Python (a twin cell where the matrix has one)"

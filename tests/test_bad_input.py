@@ -47,8 +47,8 @@ RELEASES = [
     ("spec", "message"),
     [
         ("langgraph==not.a.version", "malformed spec 'langgraph==not.a.version'"),
-        ("langgraph==1.2.*", "'1.2.*' is not an exact version"),
-        ("langgraph>=1.2", "expected exactly FRAMEWORK==VERSION"),
+        ("langgraph==1.4.*", "langgraph has no release matching ==1.4.* on PyPI (newest is 1.2.24)"),
+        ("langgraph[x]>=1.2", "expected FRAMEWORK==VERSION"),
         ("langgraph==9.9.9", "has no release 9.9.9 on PyPI"),
     ],
 )
@@ -186,3 +186,37 @@ def test_a_python_module_named_like_a_javascript_file_is_audited_as_python(
     (tmp_path / "flow.ts").write_text("export const graph = 1;\n")
     with pytest.raises(FaninError, match="fanin audit reads Python graphs"):
         audit.refuse_javascript("flow.ts:graph")
+
+
+@pytest.mark.parametrize(
+    ("args", "meant"),
+    [
+        (["probe", "adk-1.15.2"], "adk-1.15.1"),
+        (["diff", "langgraph-1.2.9", "langgraph-1.2.81"], "langgraph-1.2.18"),
+        (["bless", "deepagents-0.6.21"], "deepagents-0.6.12"),
+        (["repro", "langgraph/join/defr"], "langgraph/join/defer"),
+        (["repro", "langgraph/join/defer", "--cell", "langgraph-1.2.42"], "langgraph-1.2.24"),
+        (["bisect", "langgraph", "langgraph/join/defr", "0.3.34", "0.4.10"], "langgraph/join/defer"),
+        (["report", "--for", "adkk-1.15.1", "--out", "{out}"], "adk-1.15.1"),
+        (["report", "--for", "langgrap==1.2.9", "--out", "{out}"], "langgraph"),
+        (["report", "--compare", "adk-1.0.0", "adk-2.13.1", "--out", "{out}"], "adk-2.13.0"),
+    ],
+)
+def test_a_mistyped_cell_or_probe_id_gets_did_you_mean_not_the_whole_list(
+    args: list[str], meant: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every command that takes a cell or probe id names the nearest ones (fanin.model.suggest), never all 59 cells."""
+    out = tmp_path / "out"
+    assert cli.main([a.replace("{out}", str(out)) for a in args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fanin: error: ") and "\n" not in err, err
+    hint, sep, _ = err.split("; did you mean ", 1)[1].partition("?")
+    assert sep and meant in hint.replace(" or ", ", ").split(", "), err
+    assert sum(cell.id in err for cell in MATRIX.cells) <= 4 and "known cells" not in err
+    assert not out.exists()
+
+
+def test_a_name_nothing_is_near_says_where_the_list_is(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["probe", "zzz"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "fanin: error: no cell 'zzz' in the matrix; `python -m fanin cells` lists the cells"

@@ -179,7 +179,7 @@ def test_bless_checks_every_cell_before_writing_any(
     [
         ([], "takes one argument"),
         (["langgraph==1", "adk==2"], "takes one argument"),
-        (["langgraph>=1.2"], "malformed spec"),
+        (["langgraph[x]>=1.2"], "malformed spec"),
         (["langgraph"], "malformed spec"),
     ],
 )
@@ -193,6 +193,15 @@ RELEASES = [
     pypi.Release("1.2.24", "2026-11-20T00:00:00Z", False),
     pypi.Release("1.2.25", "2026-11-25T00:00:00Z", True),
 ]
+
+
+def test_upgrade_takes_a_range_and_says_what_it_means(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`upgrade -- 'langgraph~=1.2.0'`: the newest installable release matching it (never the yanked 1.2.25)."""
+    monkeypatch.setattr(pypi, "releases", lambda package, timeout=20.0, prereleases=False: RELEASES)
+    plan = upgrade.plan(["langgraph~=1.2.0"], MATRIX)
+    assert plan.cell.version == "1.2.24"
+    assert plan.said == "langgraph~=1.2.0 means langgraph 1.2.24, the newest release on PyPI matching it"
+    assert upgrade.plan(["langgraph==1.2.*", "--from", "1.2.23"], MATRIX).base.cell.version == "1.2.23"
 
 
 def test_upgrade_resolves_against_pypi(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -97,9 +97,11 @@ def test_not_toml_is_one_line(tmp_path: Path) -> None:
         matrix.load(path)
 
 
-def test_unknown_cell_lookup_names_the_known_ones() -> None:
-    with pytest.raises(MatrixError, match=r"no cell 'langgraph-9\.9\.9'.*langgraph-1\.2\.18"):
-        COMMITTED.cell("langgraph-9.9.9")
+def test_unknown_cell_lookup_names_the_nearest_ones() -> None:
+    with pytest.raises(
+        MatrixError, match=r"no cell 'langgraph-1\.2\.81' in the matrix; did you mean langgraph-1\.2\.18"
+    ):
+        COMMITTED.cell("langgraph-1.2.81")
 
 
 def test_framework_accepts_key_or_package_name() -> None:

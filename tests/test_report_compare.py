@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import itertools
 import re
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from report_helpers import info, obs, result_set, write
 
 import fanin.__main__ as cli
 from fanin.model import compare, matrix
-from fanin.model.results import load
+from fanin.model.results import load, save
 from fanin.report import build as report
 from fanin.report import html_compare, markdown, outputs, pages
 
@@ -118,7 +120,7 @@ def test_the_matrix_links_every_neighbour_and_oldest_to_newest_and_the_pages_exi
 
 def test_report_compare_writes_both_pages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["report", "--compare", "adk-1.0.0", "adk-2.13.0", "--out", str(tmp_path)]) == 0
-    written = sorted(p.name for p in tmp_path.iterdir())
+    written = sorted(p.name for p in tmp_path.glob("compare-*"))  # beside them, the report their links lead to
     assert written == ["compare-adk-1.0.0-adk-2.13.0.html", "compare-adk-1.0.0-adk-2.13.0.md"]
     text = (tmp_path / written[1]).read_text()
     expected = pages.compare_page(REFERENCE, "adk-1.0.0", "adk-2.13.0").summary
@@ -129,7 +131,8 @@ def test_report_compare_writes_both_pages(tmp_path: Path, capsys: pytest.Capture
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (["adk-1.0.0", "adk-9.9.9"], "no cell 'adk-9.9.9' in this report"),
+        (["adk-1.0.0", "adk-9.9.9"], "no result set for google-adk==9.9.9"),
+        (["adk-1.0.0", "google-adk==1.0.*"], "names 'adk-1.0.0' twice"),
         (["adk-1.0.0", "adk-1.0.0"], "names 'adk-1.0.0' twice"),
     ],
 )
@@ -137,8 +140,9 @@ def test_report_compare_refuses_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], said: str
 ) -> None:
     assert cli.main(["report", "--compare", *args, "--out", str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("fanin: error: ") and "\n" not in err and said in err
+    out, err = capsys.readouterr()
+    err = err.strip()
+    assert err.startswith("fanin: error: ") and "\n" not in err and said in err and out == ""
     assert not (tmp_path / "out").exists()
 
 
@@ -149,3 +153,96 @@ def test_report_compare_takes_specs_and_a_python(tmp_path: Path) -> None:
     assert cli.main(["report", "--compare", "adk-1.15.1-py3.10", "adk-2.0.0-py3.10", "--out", str(tmp_path / "b")]) == 0
     name = "compare-adk-1.15.1-py3.10-adk-2.0.0-py3.10.md"
     assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text()
+
+
+class _Links(HTMLParser):
+    """Every href and src of a page, and the ids its fragments may name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.targets: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name in ("href", "src") and value is not None:
+                self.targets.append(value)
+            if name == "id" and value is not None:
+                self.ids.add(value)
+
+
+def _read(page: Path) -> _Links:
+    parsed = _Links()
+    parsed.feed(page.read_text(encoding="utf-8"))
+    return parsed
+
+
+@pytest.mark.parametrize(("a", "b"), [("adk-1.15.1", "adk-2.0.0"), ("langgraph-1.2.24", "adk-2.13.0")])
+def test_a_standalone_compare_links_only_to_files_it_wrote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], a: str, b: str
+) -> None:
+    """`report --compare A B --out DIR`: every relative link of every page written resolves to a file written
+    there, and a fragment to an id on that page (it linked ../reports/matrix.html, which it did not write)."""
+    out = tmp_path / "cmp"
+    assert cli.main(["report", "--compare", a, b, "--out", str(out)]) == 0
+    written = {p.resolve() for p in out.rglob("*") if p.is_file()}
+    assert out / f"compare-{a}-{b}.html" in set(out.iterdir())
+    pages = {p: _read(p) for p in sorted(out.rglob("*.html"))}
+    dead = []
+    for page, parsed in pages.items():
+        for href in parsed.targets:
+            if "://" in href or href.startswith(("mailto:", "data:")):
+                continue
+            path, _, anchor = href.partition("#")
+            target = (page.parent / unquote(path)).resolve() if path else page.resolve()
+            if target not in written:
+                dead.append(f"{page.relative_to(out)}: {href}")
+            elif anchor and target.suffix == ".html":
+                ids = pages[next(p for p in pages if p.resolve() == target)].ids
+                if unquote(anchor) not in ids:
+                    dead.append(f"{page.relative_to(out)}: {href} (no such id)")
+    assert not dead, f"{len(dead)} dead links, e.g. {dead[:3]}"
+    for page in out.rglob("*.md"):
+        prose = re.sub(r"```.*?```|`[^`\n]*`", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)  # not code
+        for href in re.findall(r"\]\(([^)\s]+)\)", prose):
+            path = href.partition("#")[0]
+            if path and "://" not in path:
+                assert (page.parent / unquote(path)).resolve() in written, f"{page.relative_to(out)}: {href}"
+    said = capsys.readouterr().out.splitlines()
+    assert f"fanin: wrote {out}/compare-{a}-{b}.html" in said
+    (summary,) = [line for line in said if "/compare/" in line]  # the bundle's pages in one line
+    assert re.fullmatch(rf"fanin: wrote \d+ compare pages in {re.escape(str(out))}/compare/", summary)
+
+
+@pytest.mark.parametrize("where", ["reference", "reference/probes"])
+@pytest.mark.parametrize("how", [[], ["--compare", "adk-1.0.0", "adk-2.13.0"], ["--for", "google-adk==1.15.1"]])
+def test_out_is_never_the_reference(where: str, how: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """`--out reference/` rewrote REPORT.md with the bundle's inline reproducers and left matrix.html, compare/ there."""
+    before = {p: p.stat().st_mtime_ns for p in matrix.REFERENCE_REPORT.parent.rglob("*") if p.is_file()}
+    assert cli.main(["report", *how, "--out", str(matrix.REFERENCE_REPORT.parent.parent / where)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fanin: error: --out ") and "inside the reference" in err and "\n" not in err
+    assert {p: p.stat().st_mtime_ns for p in matrix.REFERENCE_REPORT.parent.rglob("*") if p.is_file()} == before
+
+
+def test_report_compare_takes_versions_as_report_for_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A range means its newest reference cell, a version outside the reference its local run, each said in one line."""
+    monkeypatch.setattr(matrix, "REPORTS", tmp_path / "reports")
+    monkeypatch.setattr(matrix, "RUN_RESULTS", tmp_path / "reports" / "results")
+    run = load(matrix.REFERENCE_RESULTS / "langgraph-1.2.24.json")
+    run.cell, run.version = "langgraph-1.2.30", "1.2.30"
+    run.environment = {**run.environment, "packages": {**run.environment["packages"], "langgraph": "1.2.30"}}
+    (tmp_path / "reports" / "upgrade").mkdir(parents=True)
+    save(run, tmp_path / "reports" / "upgrade" / "langgraph-1.2.30.json")
+    out = tmp_path / "out"
+    published = ["--base-url", "https://example.org"]  # permalinks: the two pages alone, no bundle beside them
+    assert (
+        cli.main(["report", "--compare", "langgraph==1.2.*", "langgraph==1.2.30", "--out", str(out), *published]) == 0
+    )
+    said = capsys.readouterr().out.splitlines()
+    assert said[0] == "fanin: langgraph==1.2.* means langgraph-1.2.24, the newest reference cell matching it"
+    assert said[1].startswith("fanin: langgraph==1.2.30: local result set ") and "(not in the reference)" in said[1]
+    text = (out / "compare-langgraph-1.2.24-langgraph-1.2.30.md").read_text()
+    assert f"**0 of {len(run.observations)} observations differ.**" in text  # the local run is the 1.2.24 set, renamed

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shlex
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 import fanin.__main__ as cli
 from fanin.model import focus as focus_model
@@ -15,6 +17,7 @@ from fanin.model.results import NOT_APPLICABLE, ResultSet, load, save
 from fanin.model.source import REPO_ROOT
 from fanin.report import build as report
 from fanin.report import checklist, outputs
+from fanin.versions import pypi
 
 MATRIX = matrix.load()
 
@@ -94,8 +97,8 @@ def test_a_version_with_no_result_set_is_one_line_and_exit_2(reports: Path, caps
 @pytest.mark.parametrize(
     ("specs", "said"),
     [
-        (["langgraph>=1.2"], "malformed spec"),
-        (["langgraph==latest"], "exact version"),
+        (["langgraph[x]==1.2.9"], "malformed spec"),
+        (["langgraph==latest"], "needs a version or a range"),
         (["langgraph==1.2.9", "langgraph==1.2.18"], "twice"),
         (["crewai==1.0"], "unknown framework"),
     ],
@@ -106,7 +109,7 @@ def test_bad_specs_are_one_line(reports: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_the_checklist_pastes_well(tmp_path: Path) -> None:
-    rep = outputs.for_versions(MATRIX, focus_model.resolve([MATRIX.named("google-adk==1.15.1")], MATRIX))
+    rep = outputs.for_versions(MATRIX, focus_model.resolve([focus_model.parse("google-adk==1.15.1", MATRIX)], MATRIX))
     files = outputs.bundle(rep, tmp_path, "https://example.org/fanin")
     text = files[tmp_path / "CHECKLIST.md"]
     head = text.split("\n\n", 2)[1]
@@ -175,7 +178,7 @@ def _items(text: str) -> list[str]:
 
 
 def _adk_1_15_checklist(tmp_path: Path, replace: dict[str, ResultSet] | None = None) -> str:
-    focus = focus_model.resolve([MATRIX.named("google-adk==1.15.1")], MATRIX)
+    focus = focus_model.resolve([focus_model.parse("google-adk==1.15.1", MATRIX)], MATRIX)
     rep = report.build(
         matrix.REFERENCE_RESULTS, MATRIX, reference=True, replace=replace, extra=focus.extra, focus=focus.cells
     )
@@ -250,3 +253,144 @@ def test_the_readmes_checklist_sample_is_what_report_for_writes(tmp_path: Path) 
     assert len(sample) > 10 and [line for line in sample if line not in written] == [], (
         "update docs/RESULTS.md's sample"
     )
+
+
+@pytest.mark.parametrize(
+    ("word", "cell"),
+    [
+        ("deepagents==0.6.*", "deepagents-0.6.12"),
+        ("deepagents~=0.6", "deepagents-0.7.32"),
+        ("deepagents>=0.6,<0.7.20", "deepagents-0.7.16"),
+        ("google_adk==1.15.*", "adk-1.15.1"),
+        ("adk~=1.15", "adk-1.39.1"),  # the framework key as the name; ~=1.15 is >=1.15,<2
+    ],
+)
+def test_a_range_means_its_newest_reference_cell_and_says_so(
+    reports: Path, capsys: pytest.CaptureFixture[str], word: str, cell: str
+) -> None:
+    """`report --for "deepagents==0.6.*"`: any PEP 440 specifier set, the PyPI name or the key, one line saying what it means."""
+    out = reports / "review"
+    assert cli.main(["report", "--for", word, "--out", str(out)]) == 0
+    said = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("fanin: wrote")]
+    assert said == [f"fanin: {word} means {cell}, the newest reference cell matching it"]
+    version = MATRIX.cell(cell).requirement
+    assert (out / "REPORT.md").read_text().startswith(f"# fanin report at {version}\n")
+
+
+def _released(*versions: str) -> list[pypi.Release]:
+    return [pypi.Release(v, "2026-11-01T00:00:00Z", False) for v in sorted(versions, key=Version)]
+
+
+RELEASED = _released("0.6.12", "0.7.32", "0.8.1", "0.8.3", "0.9.1", "1.2.9", "1.2.24", "1.2.99", "1.15.2")
+
+
+def advised(text: str) -> list[str]:
+    """The `./noxw -s SESSION -- ARGS` commands a message advises, as a shell would split them."""
+    commands = [shlex.split(c) for c in re.findall(r"`(\./noxw [^`]+)`", text)]
+    assert commands, f"no command advised in {text!r}"
+    for words in commands:
+        assert words[:2] == ["./noxw", "-s"] and words[3] == "--", words
+    return commands
+
+
+def run_advice(words: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """The advised command through the real CLI's parsing and validation (PyPI answered from RELEASED; nothing
+    locked, probed or written): the (version, Python) it would give a result set."""
+    from fanin.versions import add_cell, locking, upgrade
+
+    made: list[tuple[str, str]] = []
+    monkeypatch.setattr(pypi, "releases", lambda package, timeout=20.0, prereleases=False: RELEASED)
+
+    def planned(args: list[str], m: matrix.Matrix) -> int:
+        target = upgrade.plan(args, m).cell
+        made.append((target.version, target.python))
+        return 0
+
+    def locked(cell: matrix.Cell, m: matrix.Matrix) -> dict[Path, str]:
+        if cell.id not in MATRIX.ids():  # not the newest cell add-cell re-dates
+            made.append((cell.version, cell.python))
+        return {}
+
+    monkeypatch.setattr(upgrade, "run", planned)
+    monkeypatch.setattr(locking, "resolve_files", locked)
+    monkeypatch.setattr(add_cell, "write_all", lambda files: None)
+    session, args = words[2], words[4:]
+    assert cli.main([session, *args]) == 0, words
+    (result,) = made
+    return result
+
+
+@pytest.mark.parametrize(
+    ("words", "gives"),
+    [
+        (["deepagents==0.8.*"], ("0.8.3", "3.11")),  # a range nothing in the reference matches
+        (["langgraph==1.2.99"], ("1.2.99", "3.11")),
+        (["langgraph==1.2.99", "--python", "3.10"], ("1.2.99", "3.10")),  # langgraph has a 3.10 cell to compare with
+        (["deepagents==0.9.1", "--python", "3.10"], ("0.9.1", "3.10")),  # deepagents has none: a new twin
+        (["adk-1.15.2"], ("1.15.2", "3.11")),
+    ],
+)
+def test_a_refusals_advice_is_a_command_that_runs(
+    reports: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    words: list[str],
+    gives: tuple[str, str],
+) -> None:
+    """The command a `report --for` refusal advises passes that command's own parsing and validation, and would
+    make the very result set asked for (the advice used to be `upgrade -- deepagents==0.6.*`, which upgrade refused)."""
+    assert cli.main(["report", "--for", *words, "--out", str(reports / "review")]) == 2
+    (command,) = advised(one_line_error(capsys))
+    assert run_advice(command, monkeypatch) == gives
+
+
+def test_a_missing_python_twin_is_stood_in_for_one_line_each_with_the_command_that_fills_the_gap(
+    reports: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--for google-adk==1.15.1 langgraph==1.2.9 --python 3.10`: ADK's twin, and LangGraph's 3.11 cell, said so."""
+    out = reports / "review"
+    args = ["report", "--for", "google-adk==1.15.1", "langgraph==1.2.9", "--python", "3.10", "--out", str(out)]
+    assert cli.main(args) == 0
+    said = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("fanin: wrote")]
+    assert said[0] == "fanin: google-adk==1.15.1 on Python 3.10: reference cell adk-1.15.1-py3.10"
+    assert said[1] == (
+        "fanin: langgraph==1.2.9 on Python 3.10: no Python 3.10 reference cell; langgraph-1.2.9 stands in from"
+        " Python 3.11 (another Python); to fill the gap, run `./noxw -s upgrade -- langgraph==1.2.9 --python 3.10`"
+    )
+    assert len(said) == 2
+    assert (
+        (out / "REPORT.md")
+        .read_text()
+        .startswith("# fanin report at google-adk==1.15.1 on Python 3.10, langgraph==1.2.9\n")
+    )
+    (command,) = advised(said[1])
+    assert run_advice(command, monkeypatch) == ("1.2.9", "3.10")
+
+
+@pytest.mark.parametrize(
+    ("word", "cell"),
+    [("langgraph==1.2.9", "langgraph-1.2.9-py3.10"), ("langgraph~=1.3.0", "langgraph-1.3.2-py3.10")],
+)
+def test_once_the_gap_is_filled_its_local_run_is_used(
+    reports: Path, capsys: pytest.CaptureFixture[str], word: str, cell: str
+) -> None:
+    """What the advised upgrade writes (reports/upgrade/<cell>.json) is read, exact or by a range, not a stand-in."""
+    run = load(matrix.REFERENCE_RESULTS / "langgraph-1.2.9.json")
+    _, version, _ = MATRIX.named(cell)
+    run.cell, run.version = cell, version
+    run.environment = {**run.environment, "packages": {**run.environment["packages"], "langgraph": version}}
+    (reports / "upgrade").mkdir(parents=True)
+    save(run, reports / "upgrade" / f"{cell}.json")
+    assert cli.main(["report", "--for", word, "--python", "3.10", "--out", str(reports / "review")]) == 0
+    said = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("fanin: wrote")]
+    assert len(said) == 1 and said[0].startswith(f"fanin: {word} on Python 3.10: local result set "), said
+    assert said[0].endswith(f"upgrade/{cell}.json (not in the reference)")
+
+
+def test_latest_is_refused_with_specs_that_work(reports: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["report", "--for", "deepagents==latest", "--out", str(reports / "review")]) == 2
+    err = one_line_error(capsys)
+    examples = [shlex.split(w)[0] for w in re.findall(r"e\.g\. (\S+) \(its newest reference cell\) or (\S+)$", err)[0]]
+    assert examples == ["deepagents==0.7.32", "deepagents~=0.7"]
+    for example in examples:
+        assert cli.main(["report", "--for", example, "--out", str(reports / "review")]) == 0

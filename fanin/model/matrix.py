@@ -19,6 +19,7 @@ from packaging.version import InvalidVersion, Version
 from fanin.model.errors import FaninError
 from fanin.model.names import canonicalize_name
 from fanin.model.source import INSTALLED, REPO_ROOT, shown
+from fanin.model.suggest import LIST_CELLS, did_you_mean
 
 # FANIN_MATRIX points at another matrix file (a trial matrix, or the tests' broken ones).
 # The layout of reference/, in one place: the data fanin vouches for and what is rendered from it.
@@ -122,8 +123,11 @@ class Matrix:
         for cell in self.cells:
             if cell.id == cell_id:
                 return cell
-        known = ", ".join(c.id for c in self.cells)
-        raise MatrixError(f"no cell {cell_id!r} in the matrix; known cells: {known}")
+        raise MatrixError(f"no cell {cell_id!r} in the matrix{did_you_mean(cell_id, self.ids(), LIST_CELLS)}")
+
+    def ids(self) -> list[str]:
+        """Every cell id, in the file's order (what a mistyped id is matched against)."""
+        return [c.id for c in self.cells]
 
     def of(self, framework: str) -> list[Cell]:
         return sorted((c for c in self.cells if c.framework.key == framework), key=lambda c: c.sort_key)
@@ -144,7 +148,8 @@ class Matrix:
             if wanted in (canonicalize_name(fw.key), canonicalize_name(fw.package)):
                 return fw
         known = ", ".join(f"{fw.key} ({fw.package})" for fw in self.frameworks.values())
-        raise MatrixError(f"unknown framework {name!r}; expected one of {known}")
+        names = [n for fw in self.frameworks.values() for n in (fw.key, fw.package)]
+        raise MatrixError(f"unknown framework {name!r}{did_you_mean(name, names, f'expected one of {known}')}")
 
     def make_cell(self, framework: Framework, version: str, python: str, resolution: str, exclude_newer: str) -> Cell:
         """A cell outside the matrix file (an upgrade check), built by the same rules."""
@@ -155,22 +160,17 @@ class Matrix:
         return self.make_cell(framework, version, python or self.default_python, "", "").id
 
     def named(self, word: str, python: str | None = None) -> tuple[Framework, str, str]:
-        """(framework, version, Python) of a cell id (`adk-1.15.1`, `adk-1.15.1-py3.10`) or a spec (`google-adk==1.15.1`).
+        """(framework, version, Python) of a cell id (`adk-1.15.1`, `adk-1.15.1-py3.10`), in the matrix or not.
 
-        Every command that names a version takes either form; `python` picks a Python twin.
+        Specs (`google-adk==1.15.1`, ranges) are read by fanin.model.focus (`report --for`, `--compare`),
+        which calls this for a word without one; `python` picks a Python twin.
         """
-        if "==" in word:
-            name, _, version = word.partition("==")
-            if not name.strip() or not version.strip():
-                raise MatrixError(f"{word!r} is not PACKAGE==VERSION or a cell id")
-            return self.framework(name.strip()), version.strip(), python or self.default_python
-        if any(sign in word for sign in "<>=!~ "):
-            raise MatrixError(f"malformed spec {word!r}: name one exact version, PACKAGE==VERSION, or a cell id")
         for fw in sorted(self.frameworks.values(), key=lambda f: -len(f.key)):  # `langgraphjs` before `langgraph`
             version, sep, twin = word.removeprefix(f"{fw.key}-").partition("-py")
             if word.startswith(f"{fw.key}-") and version[:1].isdigit():
                 return fw, version, python or (twin if sep else self.default_python)
-        raise MatrixError(f"{word!r} is neither PACKAGE==VERSION nor a cell id (e.g. {self.cells[0].id})")
+        hint = did_you_mean(word, self.ids(), f"e.g. {self.cells[0].id}; {LIST_CELLS}")
+        raise MatrixError(f"{word!r} is neither PACKAGE==VERSION nor a cell id{hint}")
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:

@@ -7,7 +7,8 @@
 - `bundle`: REPORT.md, CHECKLIST.md, matrix.html and compare/ together in one directory,
   self-contained (reproducers inline), for publishing under a base URL or pasting:
   `report --out DIR`, and `report --for SPEC ... --out DIR` at the versions asked for.
-- `compare`: DIR/compare-<a>-<b>.md and .html for any two cells.
+- `compare`: DIR/compare-<a>-<b>.md and .html for any two cells; with `--out DIR`, the bundle
+  its links lead to beside them.
 - `short_forms` (in every bundle): badges/<key>.svg and badges/<cell>.svg, trend/<key>.svg, feed.atom and
   feed.json, and feeds/<key>.atom and .json (the digest decides them, svg and feed format them).
 """
@@ -48,6 +49,18 @@ def base_url(option: str | None) -> str:
             " give the directory the files are published at, like https://host/fanin"
         )
     return value.rstrip("/")
+
+
+def out_dir(option: Path | None) -> Path | None:
+    """`--out DIR`, refused when it is the reference (or inside it): a bundle there would overwrite REPORT.md."""
+    if option is None:
+        return None
+    reference = paths.REFERENCE_REPORT.parent.resolve()
+    if option.resolve() == reference or reference in option.resolve().parents:
+        raise FaninError(
+            f"--out {option} is inside the reference; give another directory (`report` with no --out renders the reference)"
+        )
+    return option
 
 
 def _places(report_md: Path, checklist_md: Path, matrix_html: Path, compare_dir: Path) -> tuple[tuple[str, str], ...]:
@@ -160,9 +173,19 @@ def short_forms(rep: view.Report) -> dict[Path, str]:
 
 
 @while_paused
-def compare(rep: view.Report, a: str, b: str, out: Path, base: str = "") -> dict[Path, str]:
-    """DIR/compare-<a>-<b>.md and .html; probe links lead to reference/REPORT.md and reports/matrix.html."""
+def compare(rep: view.Report, a: str, b: str, out: Path, base: str = "", standalone: bool = False) -> dict[Path, str]:
+    """DIR/compare-<a>-<b>.md and .html; probe links lead to reference/REPORT.md and reports/matrix.html.
+
+    `standalone` (`--out DIR` without a base URL): the pages' links lead into DIR, where the report
+    they name (REPORT.md, probes/, matrix.html, and what those link: the bundle) is written too, so
+    every link resolves in what was written. With a base URL every link is a permalink already.
+    """
     page = pages.compare_page(rep, a, b)
+    if standalone and not base:
+        places = _places(out / "REPORT.md", out / "CHECKLIST.md", out / "matrix.html", out)
+        files = bundle(rep, out)
+        files.update(_compare_files(rep.with_links(links.Links("", places, ""), inline_reproducers=True), out, [page]))
+        return files
     places = _places(paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST, paths.REPORTS / "matrix.html", out)
     rep = rep.with_links(links.Links(base, places, ""))
     return _compare_files(rep, out, [page])

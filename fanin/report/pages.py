@@ -15,6 +15,7 @@ from fanin.model.results import (
     ResultSet,
     probe_of,
 )
+from fanin.model.suggest import LIST_CELLS, did_you_mean
 from fanin.report.legend import CHANGE_WORDS
 from fanin.report.sameness import same_behaviour
 from fanin.report.view import (
@@ -198,8 +199,8 @@ def compare_page(report: Report, a: str, b: str) -> ComparePage:
                 found[cell] = (view, column)
     for cell in (a, b):
         if cell not in found:
-            known = ", ".join(c.cell for v in report.frameworks for c in (*v.columns, *(t.column for t in v.twins)))
-            raise FaninError(f"no cell {cell!r} in this report; known cells: {known}")
+            known = [c.cell for v in report.frameworks for c in (*v.columns, *(t.column for t in v.twins))]
+            raise FaninError(f"no cell {cell!r} in this report{did_you_mean(cell, known, LIST_CELLS)}")
     if a == b:
         raise FaninError(f"compare names {a!r} twice; give two different cells")
     (view_a, col_a), (view_b, col_b) = found[a], found[b]

@@ -20,6 +20,7 @@ from fanin.model import catalog, compare, exits
 from fanin.model.errors import FaninError
 from fanin.model.matrix import BISECT_FINDINGS, Framework, Matrix
 from fanin.model.results import Observation, probe_of, write_atomic
+from fanin.model.suggest import LIST_PROBES, did_you_mean
 from fanin.versions import pypi, registry
 
 FINDINGS = BISECT_FINDINGS
@@ -45,9 +46,7 @@ def plan(args: list[str], matrix: Matrix) -> BisectPlan:
     framework = matrix.framework(name)
     declared = {oid for p in (*catalog.declared(), *catalog.declared_node()) for oid in p.observation_ids()}
     if probe_id not in declared:
-        raise FaninError(
-            f"no probe {probe_id!r} in suites/; `python -m fanin cells` lists cells, REPORT.md lists probes"
-        )
+        raise FaninError(f"no probe {probe_id!r} in suites/{did_you_mean(probe_id, sorted(declared), LIST_PROBES)}")
     if not probe_id.startswith(f"{framework.key}/"):
         raise FaninError(f"{probe_id} is not a {framework.key} probe")
     for version in (good, bad):

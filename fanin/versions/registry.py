@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from packaging.specifiers import SpecifierSet
+
 from fanin.model.catalog import DeclaredProbe
 from fanin.model.matrix import Cell, Framework
 from fanin.model.source import REPO_ROOT
 from fanin.versions import npm, pypi
-from fanin.versions.pypi import Release
+from fanin.versions.pypi import RegistryError, Release
+
+RANGE_SIGNS = "<>=!~"  # a wanted version that starts with one is a specifier set, not one version
 
 
 def releases(framework: Framework, prereleases: bool = False) -> list[Release]:
@@ -24,7 +28,17 @@ def releases(framework: Framework, prereleases: bool = False) -> list[Release]:
 
 
 def resolve(framework: Framework, wanted: str) -> Release:
-    """An exact version or `latest`, checked against the framework's registry before anything is installed."""
+    """An exact version, `latest`, or a PEP 440 specifier set (`~=0.6`, `==0.6.*`: its newest installable final
+    release), checked against the framework's registry before anything is installed."""
+    if wanted[:1] in RANGE_SIGNS:
+        known = [r for r in releases(framework) if not r.prerelease]
+        within = SpecifierSet(wanted)
+        matching = [r for r in known if not r.yanked and within.contains(r.version)]
+        if not matching:
+            where = "npm" if framework.runtime == "node" else "PyPI"
+            newest = known[-1].version if known else "none"
+            raise RegistryError(f"{framework.package} has no release matching {wanted} on {where} (newest is {newest})")
+        return matching[-1]
     if framework.runtime == "node":
         return npm.resolve(framework.package, wanted)
     return pypi.resolve(framework.package, wanted)

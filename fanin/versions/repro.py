@@ -32,6 +32,7 @@ from fanin.model.matrix import Cell, Matrix
 from fanin.model.names import canonicalize_name
 from fanin.model.results import OBSERVATION_ID, Claim, ProbeInfo, ResultFileError, ResultSet, Variant, load
 from fanin.model.source import REPO_ROOT, Definition, is_import, parse_file, reached, shown, support_module
+from fanin.model.suggest import LIST_PROBES, did_you_mean
 from fanin.run.venvs import pins
 
 STAND_IN = Path(__file__).with_name("repro_obs.py")
@@ -66,7 +67,8 @@ def find(probe_id: str, variant: str | None = None) -> tuple[catalog.DeclaredPro
         raise ReproError(f"{probe_id} names its variant already; leave out --variant {variant}")
     found = next((p for p in _declared() if p.id == match["probe"]), None)
     if found is None:
-        raise ReproError(f"no probe {match['probe']!r} in suites/ (ids are listed in the report)")
+        known = [p.id for p in _declared()]
+        raise ReproError(f"no probe {match['probe']!r} in suites/{did_you_mean(match['probe'], known, LIST_PROBES)}")
     if not found.file.endswith(".py"):
         raise ReproError(f"{found.id} is a Node probe: its reproducer is {found.file} with the suite's kit.mjs")
     info = ProbeInfo(found.id, "", Claim("", ""), dimensions=found.dimensions)

@@ -4,7 +4,8 @@
 has that version (its committed result set, identity-checked), and otherwise is locked, probed
 and kept in reports/upgrade/: the `--from` side as it was released (the environment its users
 had), the target as of today (what `pip install` gives now). Without `--from` the baseline is
-the newest reference cell of the framework.
+the newest reference cell of the framework. The target may be a range (`deepagents==0.6.*`,
+`deepagents~=0.6`): its newest release on the registry, said in one line.
 
 Every difference is classified by fanin.model.compare: regression, fix, new coverage, changed, wording.
 Exit 1 when a change gates (a regression, or a changed value your code may depend on), 0 when
@@ -38,6 +39,7 @@ class Side:
 class UpgradePlan:
     target: Side
     base: Side  # the side compared against
+    said: str = ""  # what a range was resolved to, in one line
 
     @property
     def cell(self) -> Cell:
@@ -49,10 +51,14 @@ class UpgradePlan:
 
 
 def parse_spec(args: list[str]) -> tuple[str, str]:
-    """`name==version` by PEP 508 rules (packaging's `Requirement`), the name normalised (google_adk = google-adk)."""
+    """`name==version` by PEP 508 rules (packaging's `Requirement`), the name normalised (google_adk = google-adk).
+
+    The version is exact, `latest`, or any PEP 440 specifier set (`deepagents==0.6.*`, `deepagents~=0.6`),
+    returned as written by packaging (`==0.6.*`) for the registry to resolve to its newest matching release.
+    """
     if len(args) != 1:
         raise FaninError(
-            f"upgrade takes one argument FRAMEWORK==VERSION (or FRAMEWORK==latest), got {len(args)}: "
+            f"upgrade takes one argument FRAMEWORK==VERSION (or FRAMEWORK==latest, or a range), got {len(args)}: "
             "e.g. ./noxw -s upgrade -- langgraph==1.2.20"
         )
     text = args[0].strip()
@@ -66,18 +72,14 @@ def parse_spec(args: list[str]) -> tuple[str, str]:
             f"malformed spec {text!r}: {str(exc).splitlines()[0]}; expected FRAMEWORK==VERSION or FRAMEWORK==latest"
         ) from None
     specifiers = list(requirement.specifier)
-    if (
-        requirement.extras
-        or requirement.marker
-        or requirement.url
-        or len(specifiers) != 1
-        or specifiers[0].operator != "=="
-    ):
-        raise FaninError(f"malformed spec {text!r}: expected exactly FRAMEWORK==VERSION or FRAMEWORK==latest")
+    if requirement.extras or requirement.marker or requirement.url or not specifiers:
+        raise FaninError(
+            f"malformed spec {text!r}: expected FRAMEWORK==VERSION, FRAMEWORK==latest or a range like 'langgraph~=1.2'"
+        )
+    if len(specifiers) != 1 or specifiers[0].operator != "==" or "*" in specifiers[0].version:
+        return canonicalize_name(requirement.name), str(requirement.specifier)
     wanted = specifiers[0].version
     try:
-        if "*" in wanted:
-            raise InvalidVersion(wanted)
         Version(wanted)
     except InvalidVersion:
         raise FaninError(f"malformed spec {text!r}: {wanted!r} is not an exact version like 1.2.20") from None
@@ -149,7 +151,13 @@ def plan(args: list[str], matrix: Matrix, today: _dt.date | None = None) -> Upgr
             raise FaninError(
                 f"--from and the target are the same version ({release.version}); give the one you run now"
             )
-    return UpgradePlan(target=target_side, base=base_side)
+    said = ""
+    if wanted[:1] in registry.RANGE_SIGNS:
+        where = "npm" if framework.runtime == "node" else "PyPI"
+        said = (
+            f"{words[0].strip()} means {framework.package} {release.version}, the newest release on {where} matching it"
+        )
+    return UpgradePlan(target=target_side, base=base_side, said=said)
 
 
 def run(args: list[str], matrix: Matrix) -> int:
@@ -162,6 +170,8 @@ def run(args: list[str], matrix: Matrix) -> int:
     from fanin.versions import locking
 
     upgrade_plan = plan(args, matrix)
+    if upgrade_plan.said:
+        print(f"fanin: {upgrade_plan.said}")
     older, newer = upgrade_plan.base.cell.version, upgrade_plan.target.cell.version
     if Version(newer) < Version(older):
         print(
