@@ -48,10 +48,43 @@ function direction(kind, before, after, rules) {
   const afterNa = after.outcome === NA;
   if (beforeNa && !afterNa) return "new coverage";
   if (afterNa && !beforeNa) return "regression";
+  if (before.outcome === after.outcome) {
+    const moved = subcases(before.value, after.value);
+    if (moved !== null) return moved;
+  }
   const old = rules.harm[before.hazard];
   const now = rules.harm[after.hazard];
   if (old === undefined || now === undefined || old === now) return "changed";
   return now > old ? "regression" : "fix";
+}
+
+/** compare._not_applicable: a sub-case the version cannot run, `{"n/a": reason}` or `"n/a: reason"`. */
+function notApplicable(value) {
+  if (value !== null && typeof value === "object" && !Array.isArray(value)) return Object.hasOwn(value, NA);
+  return typeof value === "string" && (value === NA || value.startsWith(NA + ":"));
+}
+
+/** compare.subcases: new coverage when every difference is a sub-case n/a before and observed now, a regression
+ * when every one is a sub-case observed before and n/a now; null when anything else differs. */
+function subcases(before, after) {
+  const moves = new Set();
+  const isDict = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+  function alike(b, a) {
+    if (canonical(b) === canonical(a)) return true;
+    if (notApplicable(b) !== notApplicable(a)) {
+      moves.add(notApplicable(b) ? "new coverage" : "regression");
+      return true;
+    }
+    if (isDict(b) && isDict(a)) {
+      const keys = Object.keys(b).sort();
+      const other = Object.keys(a).sort();
+      if (canonical(keys) !== canonical(other)) return false;
+      return keys.every((key) => alike(b[key], a[key]));
+    }
+    if (Array.isArray(b) && Array.isArray(a) && b.length === a.length) return b.every((x, i) => alike(x, a[i]));
+    return false;
+  }
+  return alike(before, after) && moves.size === 1 ? [...moves][0] : null;
 }
 
 function change(id, kind, before, after, fields, rules) {
