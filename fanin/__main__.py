@@ -50,9 +50,12 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.model import focus as focus_model
     from fanin.model.staging import write_all
     from fanin.report import build as report
-    from fanin.report import data, outputs
+    from fanin.report import outputs
 
     base = outputs.base_url(args.base_url)
+    tag = outputs.version_tag(args.version_tag)
+    if tag and (not args.out or args.for_specs or args.compare):
+        raise FaninError("--version-tag goes with --out DIR alone (the site), not with --for or --compare")
     files: dict[Path, str] = {}
     unreadable = 0
     focus = None
@@ -73,8 +76,7 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     elif args.out:
         rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True)
         unreadable = rep.unreadable
-        files = outputs.bundle(rep, args.out, base)
-        files.update(data.files(matrix, args.out))  # the site carries its data, for tools that are not fanin
+        files = outputs.site(rep, matrix, args.out, base, tag)  # HTML pages and data/, for tools that are not fanin
     else:
         for rendered, broken in (outputs.reference(matrix, base=base), outputs.local_run(matrix, base=base)):
             unreadable += broken
@@ -83,12 +85,16 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
         raise FaninError(f"{unreadable} result set(s) cannot be read (listed above); nothing was written")
     write_all(files)
     pages = [p for p in files if p.parent.name == "compare" and not args.compare]
+    copies = {p for p in files if tag and p.is_relative_to(args.out / "v" / tag)}
+    pages = [p for p in pages if p not in copies]
     for path in files:
-        if path not in pages:
+        if path not in pages and path not in copies:
             print(f"fanin: wrote {shown(path)}")
     for directory in sorted({p.parent for p in pages}):
         count = sum(1 for p in pages if p.parent == directory)
         print(f"fanin: wrote {count} compare pages in {shown(directory)}/")
+    if copies:
+        print(f"fanin: wrote {len(copies)} files of the permanent copy in {shown(args.out / 'v' / tag)}/")
     return 0
 
 
@@ -434,13 +440,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         type=Path,
         metavar="DIR",
-        help="write a self-contained REPORT.md, CHECKLIST.md, matrix.html and compare/ here (never the reference)",
+        help="write the site here (never the reference): index.html, a page per framework, checklist.html, "
+        "comparison.html, compare/ and data/; with --for, a self-contained REPORT.md, CHECKLIST.md, matrix.html and compare/",
     )
     rep.add_argument(
         "--base-url",
         metavar="URL",
         help="where the rendered files are published: every probe link and cite line becomes a permalink "
         "(default: $FANIN_BASE_URL; never applied to the committed reference/REPORT.md)",
+    )
+    rep.add_argument(
+        "--version-tag",
+        metavar="TAG",
+        help="with --out: also write the site under v/TAG/, its permanent copy, which every cite line names "
+        "(the publishing workflow passes the reference's short commit)",
     )
     rep.set_defaults(func=cmd_report)
 

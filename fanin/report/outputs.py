@@ -7,6 +7,9 @@
 - `bundle`: REPORT.md, CHECKLIST.md, matrix.html and compare/ together in one directory,
   self-contained (reproducers inline), for publishing under a base URL or pasting:
   `report --out DIR`, and `report --for SPEC ... --out DIR` at the versions asked for.
+- `site`: the published site, HTML pages only (`report --out DIR`): index.html, probes/<key>.html
+  (a framework's matrix and probe sections), checklist.html, comparison.html, compare/*.html and
+  data/; with a version tag, the same again under v/<tag>/, the permanent copy cite lines name.
 - `compare`: DIR/compare-<a>-<b>.md and .html for any two cells.
 """
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,7 +28,7 @@ from fanin.model.matrix import Matrix
 from fanin.model.results import ResultSet
 from fanin.model.source import REPO_ROOT
 from fanin.report import build as report
-from fanin.report import checklist, data, html, html_compare, links, markdown, pages, view
+from fanin.report import checklist, data, html, html_compare, html_site, links, markdown, pages, view
 from fanin.report.gcpause import while_paused
 
 BASE_URL_ENV = "FANIN_BASE_URL"
@@ -126,6 +130,52 @@ def bundle(rep: view.Report, out: Path, base: str = "") -> dict[Path, str]:
     }
     files.update(_probe_pages(rep, out))
     files.update(_compare_files(rep, out / "compare", rep.compare_pages))
+    return files
+
+
+VERSION_TAG = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]{0,63}")
+
+
+def version_tag(option: str | None) -> str:
+    """`--version-tag`: the name of the site's permanent copy (v/<tag>/), "" for none; one line when it cannot be one."""
+    value = (option or "").strip()
+    if value and not VERSION_TAG.fullmatch(value):
+        raise FaninError(
+            f"version tag {value!r} is not a short name (letters, digits, '.', '_', '-'); give e.g. a commit's short hash"
+        )
+    return value
+
+
+def _site_pages(rep: view.Report, out: Path) -> dict[Path, str]:
+    files = {
+        out / links.INDEX_HTML: html_site.index(rep),
+        out / links.CHECKLIST_HTML: html_site.checklist_page(rep),
+        out / links.COMPARISON_HTML: html_site.comparison_page(rep),
+    }
+    files.update(
+        {out / links.framework_html(v.key): html_site.framework_page(rep, v) for v in rep.frameworks if v.probes}
+    )
+    for page in rep.compare_pages:
+        files[out / links.COMPARE_DIR / f"{page.name}.html"] = html_compare.compare_page(rep, page)
+    return files
+
+
+@while_paused
+def site(rep: view.Report, matrix: Matrix, out: Path, base: str = "", tag: str = "") -> dict[Path, str]:
+    """The published site: HTML pages and data/ at DIR (the latest), and with a tag the same at DIR/v/<tag>/.
+
+    Cite lines name the permanent copy (`<base>/v/<tag>/probes/<key>.html#<probe id>`) whenever there is
+    one, so a cited link keeps landing on the section it named after the next bless moves the root.
+    """
+    permanent = f"{base}/{links.VERSIONS_DIR}/{tag}" if base and tag else ""
+    root = rep.with_links(links.Links(base, (), "", site=True, cite_base=permanent), inline_reproducers=True)
+    files = _site_pages(root, out)
+    files.update(data.files(matrix, out))
+    if tag:
+        copy = out / links.VERSIONS_DIR / tag
+        kept = rep.with_links(links.Links(permanent, (), "", site=True, cite_base=permanent), inline_reproducers=True)
+        files.update(_site_pages(kept, copy))
+        files.update(data.files(matrix, copy))
     return files
 
 
