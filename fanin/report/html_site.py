@@ -16,8 +16,8 @@ from fanin.report.view import Answer, ChecklistMitigation, FrameworkView, KeyFin
 
 WHAT = (
     "fanin is a conformance suite: it probes what happens to state when parallel agent branches fan back in,"
-    " in pinned versions of each framework below. Every probe states a claim with its source, records what one"
-    " version did (an observation with a hazard in words), and is cited by the hash of its exact code."
+    " in pinned versions of each framework below. Every probe states a claim with its source and records what each"
+    " version did, a hazard in words, cited by the hash of the probe's exact code."
 )
 
 
