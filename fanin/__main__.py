@@ -44,8 +44,8 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     """Render everything first; write only when every result set could be read (all files or none).
 
     No option: the reference (reference/REPORT.md, CHECKLIST.md), reports/matrix.html and
-    reports/compare/, and reports/run/ from a local run. `--out DIR`: one self-contained
-    bundle. `--for SPEC...`: the bundle at those versions. `--compare A B`: two cells' page.
+    reports/compare/, and reports/run/ from a local run. `--out DIR`: the site, HTML pages and
+    data (docs/SITE.md). `--for SPEC...`: the Markdown bundle at those versions. `--compare A B`: two cells' page.
     """
     from fanin.model import focus as focus_model
     from fanin.model.staging import write_all

@@ -5,8 +5,8 @@
   compare pages in reports/compare/ (absolute links when a base URL is given).
 - `local_run`: reports/run/ from reports/results/, when there is a local run.
 - `bundle`: REPORT.md, CHECKLIST.md, matrix.html and compare/ together in one directory,
-  self-contained (reproducers inline), for publishing under a base URL or pasting:
-  `report --out DIR`, and `report --for SPEC ... --out DIR` at the versions asked for.
+  self-contained (reproducers inline), for a review to paste: `report --for SPEC ... --out DIR`
+  at the versions asked for.
 - `site`: the published site, HTML pages only (`report --out DIR`): index.html, probes/<key>.html
   (a framework's matrix and probe sections), checklist.html, comparison.html, compare/*.html and
   data/; with a version tag, the same again under v/<tag>/, the permanent copy cite lines name.
