@@ -570,3 +570,24 @@ def test_every_kind_of_site_page_passes_axe_core(browser: Browser, site: Path, a
     browser.open(_site_kinds(site)[kind].as_uri())
     found = _axe_violations(browser, axe, ("wcag2a", "wcag2aa"))
     assert not found, json.dumps(found, indent=1, ensure_ascii=False)
+
+
+def test_a_frameworks_site_page_keeps_the_matrix_picker_and_its_sticky_header(browser: Browser, site: Path) -> None:
+    """The published page of one framework is the matrix as matrix.html has it: the picker and the sticky header."""
+    browser.send("Emulation.setEmulatedMedia", media="screen")
+    browser.size(1440)
+    browser.open((site / links.framework_html(report_frameworks()[0].key)).as_uri())
+    last = browser.js("document.querySelector('form.pick').elements.a.options.length") - 1
+    picked = _pick(browser, 0, last, between=False)
+    assert picked["columns"] == picked["options"] and 0 < picked["shown"] < picked["rows"], picked
+    browser.js("document.querySelector('form.pick').reset()")
+    stuck = browser.js(
+        """(() => {
+        const wrap = document.querySelector('.matrix-wrap');
+        wrap.scrollIntoView();
+        wrap.scrollTop = Math.min(600, wrap.scrollHeight - wrap.clientHeight);
+        return [wrap.scrollTop > 0, Math.abs(wrap.querySelector('thead th:nth-child(2)').getBoundingClientRect().top
+                - wrap.getBoundingClientRect().top) <= 2];
+        })()"""
+    )
+    assert stuck == [True, True]
