@@ -498,6 +498,7 @@ def _site_kinds(site: Path) -> dict[str, Path]:
         "compare oldest to newest": compare / f"{spanning.name}.html",
         "compare across frameworks": compare / f"{rep.compare_pages[-1].name}.html",
         "permanent copy index": site / links.VERSIONS_DIR / SITE_TAG / links.INDEX_HTML,
+        "old matrix": site / links.MATRIX_HTML,
         "permanent copy framework": site / links.VERSIONS_DIR / SITE_TAG / links.framework_html(rep.frameworks[0].key),
     }
     twins = [t.page.name for v in rep.frameworks for t in v.twins]
@@ -544,6 +545,39 @@ def test_every_permalink_of_every_kind_of_site_page_lands_on_its_anchor(browser:
     assert not missed, json.dumps(missed, indent=1)
 
 
+@pytest.mark.parametrize(
+    ("old", "page", "anchor"),
+    [
+        ("langgraph/join/separate-edges", "langgraph", "langgraph/join/separate-edges"),
+        ("matrix-adk-parallel-agent", "adk", "matrix-adk-parallel-agent"),
+        ("matrix-adkjs", "adkjs", "matrix-adkjs"),
+        ("probes-deepagents", "deepagents", "probes"),
+        ("comparison", links.COMPARISON_HTML, "comparison"),
+        ("legend", links.INDEX_HTML, None),
+    ],
+)
+def test_a_permalink_into_the_old_one_page_matrix_goes_on_to_the_page_that_holds_it(
+    browser: Browser, site: Path, old: str, page: str, anchor: str | None
+) -> None:
+    """Cite lines published before the site had a page per framework named matrix.html#<probe id>."""
+    browser.open((site / links.MATRIX_HTML).as_uri() + f"#{old}")
+    while True:  # location.replace loads the page that holds the id: until its load event, matrix.html may show
+        try:
+            where = browser.js(
+                "[location.pathname, document.readyState,"
+                " document.querySelector(':target') && document.querySelector(':target').id]"
+            )
+        except RuntimeError:  # the context went with the page it belonged to
+            where = None
+        if where is not None and not where[0].endswith("/" + links.MATRIX_HTML) and where[1] == "complete":
+            break
+        browser.wait_for("Page.loadEventFired")
+    where = [where[0], where[2]]
+    expected = page if page.endswith(".html") else links.framework_html(page)
+    assert where[0].endswith("/" + expected), where
+    assert where[1] == anchor, where
+
+
 def test_every_kind_of_site_page_fits_a_phone(browser: Browser, site: Path) -> None:
     wide = {}
     browser.send("Emulation.setEmulatedMedia", media="screen")
@@ -559,7 +593,15 @@ def test_every_kind_of_site_page_fits_a_phone(browser: Browser, site: Path) -> N
 
 
 # Every framework's page is made by one renderer: the largest and the smallest stand for the rest.
-AXE_KINDS = ("index", "checklist", "comparison", "framework langgraph", "framework deepagents", "permanent copy index")
+AXE_KINDS = (
+    "index",
+    "checklist",
+    "comparison",
+    "framework langgraph",
+    "framework deepagents",
+    "permanent copy index",
+    "old matrix",
+)
 
 
 @pytest.mark.parametrize("kind", AXE_KINDS)

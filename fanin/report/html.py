@@ -28,7 +28,7 @@ from fanin.report.view import (
 )
 
 
-def _static(name: str) -> str:
+def static_text(name: str) -> str:
     """A stylesheet or script shipped beside this module (fanin/report/static/), inlined so the page stays one file."""
     return resources.files("fanin.report").joinpath("static", name).read_text(encoding="utf-8")
 
@@ -45,7 +45,7 @@ PALETTE = {
     "n/a": ("#f1f1f1", "2px solid #f1f1f1"),
 }
 
-STYLE = _static("report.css")
+STYLE = static_text("report.css")
 STYLE += "".join(
     f".h-{css} {{background-color:{bg};border-left:{border}}}\n"
     for css, (bg, border) in ((h.replace("/", ""), PALETTE[h]) for h in PALETTE)
@@ -55,7 +55,7 @@ STYLE += (
     ".h-na{font-style:italic}\n"
 )
 
-SCRIPT = _static("report.js")
+SCRIPT = static_text("report.js")
 
 
 def hazard_class(hazard: str) -> str:

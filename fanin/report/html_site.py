@@ -8,10 +8,12 @@ size budget as the catalogue grows (tests/test_site.py). Formatting only: the bu
 
 from __future__ import annotations
 
+import json
+
 from fanin.report import html
 from fanin.report.common import escape
 from fanin.report.html import hazard_class, observed_cell
-from fanin.report.links import CHECKLIST_HTML, COMPARE_DIR, COMPARISON_HTML, INDEX_HTML, framework_html
+from fanin.report.links import CHECKLIST_HTML, COMPARE_DIR, COMPARISON_HTML, INDEX_HTML, MATRIX_HTML, framework_html
 from fanin.report.view import Answer, ChecklistMitigation, FrameworkView, KeyFinding, Report
 
 WHAT = (
@@ -179,6 +181,35 @@ def framework_page(rep: Report, view: FrameworkView) -> str:
         "</main>",
     ]
     return _page(rep, source, f"{view.name} — {rep.title}", body, script=True)
+
+
+FORWARD = html.static_text("forward.js")
+
+
+def forward_page(rep: Report, source: str = MATRIX_HTML) -> str:
+    """matrix.html, where the one-page matrix was: its permalinks (`matrix.html#<probe id>`, cited before the site
+    had a page per framework) go on to the page that holds that id now; without JavaScript, a list of the pages."""
+    targets = {"": rep.links.href(INDEX_HTML, "", source), "#comparison": rep.links.href(COMPARISON_HTML, "", source)}
+    targets.update({v.key: rep.links.href(framework_html(v.key), "", source) for v in rep.frameworks if v.probes})
+    table = json.dumps(targets, sort_keys=True).replace("</", "<\\/")
+    listed = "".join(
+        f'<li><a href="{escape(rep.links.href(framework_html(v.key), "", source))}">{escape(v.name)}</a></li>'
+        for v in rep.frameworks
+        if v.probes
+    )
+    body = [
+        "</header>",
+        "<main>",
+        (
+            "<p>The matrix of every framework is now one page per framework; a link to a probe here opens its section"
+            " there. The pages:</p>"
+        ),
+        f"<ul>{listed}</ul>",
+        f'<script type="application/json" id="pages">{table}</script>',
+        f"<script>{FORWARD}</script>",
+        "</main>",
+    ]
+    return _page(rep, source, f"The matrix has moved — {rep.title}", body)
 
 
 def comparison_page(rep: Report, source: str = COMPARISON_HTML) -> str:

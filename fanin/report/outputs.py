@@ -151,6 +151,7 @@ def _site_pages(rep: view.Report, out: Path) -> dict[Path, str]:
         out / links.INDEX_HTML: html_site.index(rep),
         out / links.CHECKLIST_HTML: html_site.checklist_page(rep),
         out / links.COMPARISON_HTML: html_site.comparison_page(rep),
+        out / links.MATRIX_HTML: html_site.forward_page(rep),  # where matrix.html#<probe id> permalinks go on
     }
     files.update(
         {out / links.framework_html(v.key): html_site.framework_page(rep, v) for v in rep.frameworks if v.probes}
