@@ -499,6 +499,7 @@ def _site_kinds(site: Path) -> dict[str, Path]:
         "compare across frameworks": compare / f"{rep.compare_pages[-1].name}.html",
         "permanent copy index": site / links.VERSIONS_DIR / SITE_TAG / links.INDEX_HTML,
         "old matrix": site / links.MATRIX_HTML,
+        "not found": site / links.NOT_FOUND_HTML,
         "permanent copy framework": site / links.VERSIONS_DIR / SITE_TAG / links.framework_html(rep.frameworks[0].key),
     }
     twins = [t.page.name for v in rep.frameworks for t in v.twins]
@@ -578,6 +579,23 @@ def test_a_permalink_into_the_old_one_page_matrix_goes_on_to_the_page_that_holds
     assert where[1] == anchor, where
 
 
+def test_a_permalink_into_the_markdown_the_site_published_before_goes_on_to_its_html_page(
+    browser: Browser, site: Path
+) -> None:
+    """404.html (GitHub Pages serves it for a path the site lacks) maps probes/<key>.md, REPORT.md and CHECKLIST.md."""
+    browser.open((site / links.NOT_FOUND_HTML).as_uri() + "#langgraph/join/separate-edges")
+    assert browser.js("location.pathname").endswith("/" + links.NOT_FOUND_HTML), "a path it does not map stays"
+    paths = {
+        "/fanin/probes/langgraph.md": "/fanin/probes/langgraph.html",
+        "/fanin/v/0123/probes/pydantic_graph.md": "/fanin/v/0123/probes/pydantic_graph.html",
+        "/fanin/REPORT.md": "/fanin/index.html",
+        "/CHECKLIST.md": "/checklist.html",
+        "/fanin/probes/langgraph.html": "",
+        "/fanin/compare/x.md": "",
+    }
+    assert browser.js(f"Object.keys({json.dumps(paths)}).map(faninMoved)") == list(paths.values())
+
+
 def test_every_kind_of_site_page_fits_a_phone(browser: Browser, site: Path) -> None:
     wide = {}
     browser.send("Emulation.setEmulatedMedia", media="screen")
@@ -601,6 +619,7 @@ AXE_KINDS = (
     "framework deepagents",
     "permanent copy index",
     "old matrix",
+    "not found",
 )
 
 

@@ -13,7 +13,15 @@ import json
 from fanin.report import html
 from fanin.report.common import escape
 from fanin.report.html import hazard_class, observed_cell
-from fanin.report.links import CHECKLIST_HTML, COMPARE_DIR, COMPARISON_HTML, INDEX_HTML, MATRIX_HTML, framework_html
+from fanin.report.links import (
+    CHECKLIST_HTML,
+    COMPARE_DIR,
+    COMPARISON_HTML,
+    INDEX_HTML,
+    MATRIX_HTML,
+    NOT_FOUND_HTML,
+    framework_html,
+)
 from fanin.report.view import Answer, ChecklistMitigation, FrameworkView, KeyFinding, Report
 
 WHAT = (
@@ -210,6 +218,22 @@ def forward_page(rep: Report, source: str = MATRIX_HTML) -> str:
         "</main>",
     ]
     return _page(rep, source, f"The matrix has moved — {rep.title}", body)
+
+
+MOVED = html.static_text("moved.js")
+
+
+def not_found_page(rep: Report, source: str = NOT_FOUND_HTML) -> str:
+    """404.html, which GitHub Pages serves for a path the site lacks: a permalink into the Markdown the site published
+    before (probes/<key>.md#<probe id>, REPORT.md, CHECKLIST.md) goes on to the HTML page with that anchor."""
+    body = [
+        "</header>",
+        "<main>",
+        f'<p>No page here. The site starts at <a href="{escape(rep.links.href(INDEX_HTML, "", source))}">its front page</a>.</p>',
+        f"<script>{MOVED}</script>",
+        "</main>",
+    ]
+    return _page(rep, source, f"Not found — {rep.title}", body)
 
 
 def comparison_page(rep: Report, source: str = COMPARISON_HTML) -> str:

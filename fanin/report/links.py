@@ -39,6 +39,9 @@ CHECKLIST_HTML = "checklist.html"
 COMPARISON_HTML = "comparison.html"  # the questions asked of every framework, the Python twins
 
 
+NOT_FOUND_HTML = "404.html"  # GitHub Pages serves it for any path the site lacks
+
+
 VERSIONS_DIR = "v"  # v/<tag>/: the permanent copy of the site at one reference commit
 
 

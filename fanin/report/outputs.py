@@ -172,6 +172,7 @@ def site(rep: view.Report, matrix: Matrix, out: Path, base: str = "", tag: str =
     root = rep.with_links(links.Links(base, (), "", site=True, cite_base=permanent), inline_reproducers=True)
     files = _site_pages(root, out)
     files.update(data.files(matrix, out))
+    files[out / links.NOT_FOUND_HTML] = html_site.not_found_page(root)  # one for the whole site, at its root
     if tag:
         copy = out / links.VERSIONS_DIR / tag
         kept = rep.with_links(links.Links(permanent, (), "", site=True, cite_base=permanent), inline_reproducers=True)
