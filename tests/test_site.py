@@ -241,3 +241,15 @@ def test_every_site_link_names_the_site_not_a_checkout() -> None:
             continue
         for href in re.findall(r'href="([^"]+)"', text):
             assert href.startswith("#") or urlsplit(href).scheme in ("https", "http"), (path, href)
+
+
+def test_the_front_page_lists_every_permanent_copy_the_site_holds(tmp_path: Path) -> None:
+    """The workflow restores earlier copies into DIR/v/ before rendering: the front page links each, this one too."""
+    out = tmp_path / "site"
+    assert cli.main(["report", "--out", str(out), "--version-tag", "aaaaaaaaaaaa"]) == 0
+    (out / links.VERSIONS_DIR / "not-a-copy").mkdir()  # no data/index.json: not one this site wrote
+    assert cli.main(["report", "--out", str(out), "--version-tag", TAG]) == 0
+    listed = [h for h in parsed(out / links.INDEX_HTML).hrefs if h.startswith(f"{links.VERSIONS_DIR}/")]
+    assert sorted(listed) == [f"v/{tag}/{links.INDEX_HTML}" for tag in sorted(("aaaaaaaaaaaa", TAG))]
+    assert all((out / h).is_file() for h in listed)
+    assert "copies" not in parsed(out / links.VERSIONS_DIR / TAG / links.INDEX_HTML).ids, "a copy lists none"

@@ -9,6 +9,7 @@ size budget as the catalogue grows (tests/test_site.py). Formatting only: the bu
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from fanin.report import html
 from fanin.report.common import escape
@@ -20,6 +21,7 @@ from fanin.report.links import (
     INDEX_HTML,
     MATRIX_HTML,
     NOT_FOUND_HTML,
+    VERSIONS_DIR,
     framework_html,
 )
 from fanin.report.view import Answer, ChecklistMitigation, FrameworkView, KeyFinding, Report
@@ -122,8 +124,23 @@ def _cite(rep: Report, source: str) -> str:
     )
 
 
-def index(rep: Report, source: str = INDEX_HTML) -> str:
-    """The site's front page: what fanin is, the key findings (REPORT.md's), the frameworks, how to cite."""
+def _copies(rep: Report, copies: Sequence[tuple[str, str]], source: str) -> str:
+    if not copies:
+        return ""
+    items = "".join(
+        f'<li><a href="{escape(rep.links.href(f"{VERSIONS_DIR}/{tag}/{INDEX_HTML}", "", source))}">'
+        f"<code>{escape(tag)}</code></a>" + (f", observations of {escape(date)}" if date else "") + "</li>"
+        for tag, date in copies
+    )
+    return (
+        '<section id="copies"><h2>Permanent copies</h2><p>The site as it was at each reference commit, the newest observations first;'
+        f" cite lines name one of these, so their links keep landing on the section they named.</p><ul>{items}</ul></section>"
+    )
+
+
+def index(rep: Report, source: str = INDEX_HTML, copies: Sequence[tuple[str, str]] = ()) -> str:
+    """The site's front page: what fanin is, the key findings (REPORT.md's), the frameworks, how to cite,
+    and the permanent copies (tag, date of its observations) when the site has them."""
     findings = "".join(_key_finding(rep, key, source) for key in rep.key_findings)
     data = escape(rep.links.href("data/index.json", "", source))
     body = [
@@ -144,6 +161,7 @@ def index(rep: Report, source: str = INDEX_HTML) -> str:
             "</section>"
         ),
         f'<section id="cite"><h2>How to cite</h2>{_cite(rep, source)}</section>',
+        _copies(rep, copies, source),
         "</main>",
     ]
     return _page(rep, source, rep.title, body)

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -146,9 +147,25 @@ def version_tag(option: str | None) -> str:
     return value
 
 
-def _site_pages(rep: view.Report, out: Path) -> dict[Path, str]:
+def copies(out: Path, rep: view.Report, tag: str) -> tuple[tuple[str, str], ...]:
+    """The permanent copies a site holds (v/<tag>/ with its data/index.json: restored by the publishing workflow)
+    and this one, as (tag, date of its observations), the newest observations first."""
+    found = {tag: rep.reference_date} if tag else {}
+    home = out / links.VERSIONS_DIR
+    for index in sorted(home.glob(f"*/{data.DATA}/index.json")) if home.is_dir() else []:
+        name = index.parent.parent.name
+        if name == tag or not VERSION_TAG.fullmatch(name):
+            continue
+        try:
+            found[name] = str(json.loads(index.read_text(encoding="utf-8")).get("date", ""))
+        except (OSError, ValueError, AttributeError):
+            continue  # not a copy this site wrote: left unlisted, never read further
+    return tuple(sorted(found.items(), key=lambda item: (item[1], item[0]), reverse=True))
+
+
+def _site_pages(rep: view.Report, out: Path, listed: tuple[tuple[str, str], ...] = ()) -> dict[Path, str]:
     files = {
-        out / links.INDEX_HTML: html_site.index(rep),
+        out / links.INDEX_HTML: html_site.index(rep, copies=listed),
         out / links.CHECKLIST_HTML: html_site.checklist_page(rep),
         out / links.COMPARISON_HTML: html_site.comparison_page(rep),
         out / links.MATRIX_HTML: html_site.forward_page(rep),  # where matrix.html#<probe id> permalinks go on
@@ -170,7 +187,7 @@ def site(rep: view.Report, matrix: Matrix, out: Path, base: str = "", tag: str =
     """
     permanent = f"{base}/{links.VERSIONS_DIR}/{tag}" if base and tag else ""
     root = rep.with_links(links.Links(base, (), "", site=True, cite_base=permanent), inline_reproducers=True)
-    files = _site_pages(root, out)
+    files = _site_pages(root, out, copies(out, rep, tag))
     files.update(data.files(matrix, out))
     files[out / links.NOT_FOUND_HTML] = html_site.not_found_page(root)  # one for the whole site, at its root
     if tag:
