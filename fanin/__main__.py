@@ -44,17 +44,21 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     """Render everything first; write only when every result set could be read (all files or none).
 
     No option: the reference (reference/REPORT.md, CHECKLIST.md), reports/matrix.html and
-    reports/compare/, and reports/run/ from a local run. `--out DIR`: one self-contained
-    bundle. `--for SPEC...`: the bundle at those versions. `--compare A B`: two cells' page (with
-    `--out DIR`, the bundle its links lead to beside it, so every link resolves in DIR).
+    reports/compare/, and reports/run/ from a local run. `--out DIR`: the site, HTML pages, data, badges,
+    trends, feeds and the viewer (docs/SITE.md). `--for SPEC...`: the Markdown bundle at those versions.
+    `--compare A B`: two cells' page (with `--out DIR`, the bundle its links lead to beside it, so every link
+    resolves in DIR).
     """
     from fanin.model import focus as focus_model
     from fanin.model.staging import write_all
     from fanin.report import build as report
-    from fanin.report import data, outputs
+    from fanin.report import outputs
 
     base = outputs.base_url(args.base_url)
     args.out = outputs.out_dir(args.out)
+    tag = outputs.version_tag(args.version_tag)
+    if tag and (not args.out or args.for_specs or args.compare):
+        raise FaninError("--version-tag goes with --out DIR alone (the site), not with --for or --compare")
     files: dict[Path, str] = {}
     unreadable = 0
     focus = None
@@ -81,9 +85,7 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     elif args.out:
         rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True)
         unreadable = rep.unreadable
-        files = outputs.bundle(rep, args.out, base)
-        if not unreadable:  # (an unreadable set is listed once, below) the site carries its data, for other tools
-            files.update(data.files(matrix, args.out))
+        files = outputs.site(rep, matrix, args.out, base, tag)  # HTML pages and data/, for tools that are not fanin
     else:
         for rendered, broken in (outputs.reference(matrix, base=base), outputs.local_run(matrix, base=base)):
             unreadable += broken
@@ -91,15 +93,20 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     if unreadable:
         raise FaninError(f"{unreadable} result set(s) cannot be read (listed above); nothing was written")
     write_all(files)
-    # A directory of many files is one line: compare pages, and the bundle's badges, trends and feeds.
+    # A directory of many files is one line: compare pages, and the site's badges, trends and feeds.
     grouped = {"compare": "compare pages", "badges": "badges", "trend": "trend charts", "feeds": "feeds"}
+    copies = {p for p in files if tag and args.out is not None and p.is_relative_to(args.out / "v" / tag)}
     pages = [p for p in files if p.parent.name in grouped and not (args.compare and p.parent == asked)]
+    pages = [p for p in pages if p not in copies]
     for path in files:
-        if path not in pages:
+        if path not in pages and path not in copies:
             print(f"fanin: wrote {shown(path)}")
     for directory in sorted({p.parent for p in pages}):
         count = sum(1 for p in pages if p.parent == directory)
         print(f"fanin: wrote {count} {grouped[directory.name]} in {shown(directory)}/")
+    if copies:
+        assert args.out is not None
+        print(f"fanin: wrote {len(copies)} files of the permanent copy in {shown(args.out / 'v' / tag)}/")
     return 0
 
 
@@ -448,13 +455,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         type=Path,
         metavar="DIR",
-        help="write a self-contained REPORT.md, CHECKLIST.md, matrix.html and compare/ here (never the reference)",
+        help="write the site here (never the reference): index.html, a page per framework, checklist.html, "
+        "comparison.html, compare/ and data/; with --for, a self-contained REPORT.md, CHECKLIST.md, matrix.html and compare/",
     )
     rep.add_argument(
         "--base-url",
         metavar="URL",
         help="where the rendered files are published: every probe link and cite line becomes a permalink "
         "(default: $FANIN_BASE_URL; never applied to the committed reference/REPORT.md; no #fragment or ?query)",
+    )
+    rep.add_argument(
+        "--version-tag",
+        metavar="TAG",
+        help="with --out: also write the site under v/TAG/, its permanent copy, which every cite line names "
+        "(the publishing workflow passes the reference's short commit)",
     )
     rep.set_defaults(func=cmd_report)
 

@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 
@@ -25,7 +26,7 @@ from fanin.model import matrix
 from fanin.model.results import HAZARDS
 from fanin.model.source import REPO_ROOT
 from fanin.report import build as report
-from fanin.report import legend, outputs
+from fanin.report import legend, links, outputs
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("FANIN_BROWSER") != "1", reason="run by ./noxw -s browser (needs Debian's chromium)"
@@ -435,10 +436,12 @@ def axe() -> str:
         return member.read().decode("utf-8")
 
 
-def _axe_violations(browser: Browser, axe: str) -> list[str]:
+def _axe_violations(browser: Browser, axe: str, tags: tuple[str, ...] = ()) -> list[str]:
+    """axe-core's violations on the open page: of every rule, or of the rules with these tags (WCAG 2 A and AA)."""
     browser.js(axe + ";0")
+    only = f", runOnly: {{type: 'tag', values: {json.dumps(list(tags))}}}" if tags else ""
     found = browser.js(
-        "axe.run(document, {resultTypes: ['violations']}).then(r => r.violations.map("
+        f"axe.run(document, {{resultTypes: ['violations']{only}}}).then(r => r.violations.map("
         "v => v.id + ': ' + v.help + ' — ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join('; ')))"
     )
     return list(found)
@@ -529,3 +532,189 @@ def test_the_viewer_reads_a_users_result_set_in_the_page_and_says_the_gates_verd
         ]
     ]
     assert f"read from data/results/{reference.cell}.json" in status
+
+
+# --- the published site (report --out DIR): every kind of page ------------------------------------------------
+
+SITE_TAG = "0123456789ab"
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Path]:
+    """The site as `report --out DIR --version-tag TAG` writes it (relative links, so it opens from disk)."""
+    with tempfile.TemporaryDirectory(prefix="fanin-site-") as tmp:
+        rep = report.build(matrix.REFERENCE_RESULTS, matrix.load(), reference=True)
+        for path, text in outputs.site(rep, matrix.load(), Path(tmp), "", SITE_TAG).items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        yield Path(tmp)
+
+
+def _site_kinds(site: Path) -> dict[str, Path]:
+    """One page of each kind the site has (every framework's page: each is a kind of its own size), and the copy's."""
+    rep = report.build(matrix.REFERENCE_RESULTS, matrix.load(), reference=True)
+    compare = site / links.COMPARE_DIR
+    spanning = next(p for p in rep.compare_pages if p.a.framework == p.b.framework and p not in rep.frameworks[0].steps)
+    kinds = {
+        "index": site / links.INDEX_HTML,
+        "checklist": site / links.CHECKLIST_HTML,
+        "comparison": site / links.COMPARISON_HTML,
+        **{f"framework {v.key}": site / links.framework_html(v.key) for v in rep.frameworks},
+        "compare neighbours": compare / f"{rep.frameworks[0].steps[0].name}.html",
+        "compare oldest to newest": compare / f"{spanning.name}.html",
+        "compare across frameworks": compare / f"{rep.compare_pages[-1].name}.html",
+        "permanent copy index": site / links.VERSIONS_DIR / SITE_TAG / links.INDEX_HTML,
+        "old matrix": site / links.MATRIX_HTML,
+        "not found": site / links.NOT_FOUND_HTML,
+        "permanent copy framework": site / links.VERSIONS_DIR / SITE_TAG / links.framework_html(rep.frameworks[0].key),
+    }
+    twins = [t.page.name for v in rep.frameworks for t in v.twins]
+    if twins:
+        kinds["compare python twin"] = compare / f"{twins[0]}.html"
+    for name, page in kinds.items():
+        assert page.is_file(), name
+    return kinds
+
+
+def report_frameworks() -> tuple[Any, ...]:
+    return report.build(matrix.REFERENCE_RESULTS, matrix.load(), reference=True).frameworks
+
+
+LINKS_WITH_ANCHORS = """Array.from(document.querySelectorAll('a[href]')).map(a => a.href)
+  .filter(h => h.startsWith('file:') && h.includes('#'))"""
+
+
+def test_every_permalink_of_every_kind_of_site_page_lands_on_its_anchor(browser: Browser, site: Path) -> None:
+    """Each link with an anchor, on each kind of page, opened in chromium: the element with that id exists there,
+    and opening the permalink itself makes it the :target."""
+    wanted: dict[str, set[str]] = {}
+    for page in _site_kinds(site).values():
+        browser.open(page.as_uri())
+        for href in browser.js(LINKS_WITH_ANCHORS):
+            document, _, anchor = href.partition("#")
+            if anchor:  # "#" alone: the nav's link to the page it is on
+                wanted.setdefault(document, set()).add(anchor)
+    frameworks = {(site / links.framework_html(v.key)).resolve().as_uri() for v in report_frameworks()}
+    assert frameworks <= set(wanted) and sum(map(len, wanted.values())) > 300, {k: len(v) for k, v in wanted.items()}
+    root = site.resolve().as_uri()
+    missed = {}
+    for document, anchors in sorted(wanted.items()):
+        assert document.startswith(root + "/"), f"a link leaves the site: {document}"
+        assert document.endswith(".html"), f"a link to a page that is not HTML: {document}"
+        first = sorted(anchors)[0]
+        browser.open(f"{document}#{first}")
+        absent = browser.js(
+            f"{json.dumps(sorted(anchors))}.filter(a => !document.getElementById(decodeURIComponent(a)))"
+        )
+        landed = browser.js("document.querySelector(':target') && document.querySelector(':target').id")
+        if absent or landed != unquote(first):
+            missed[document[len(root) :]] = {"absent": absent[:5], "landed": landed, "wanted": unquote(first)}
+    assert not missed, json.dumps(missed, indent=1)
+
+
+@pytest.mark.parametrize(
+    ("old", "page", "anchor"),
+    [
+        ("langgraph/join/separate-edges", "langgraph", "langgraph/join/separate-edges"),
+        ("matrix-adk-parallel-agent", "adk", "matrix-adk-parallel-agent"),
+        ("matrix-adkjs", "adkjs", "matrix-adkjs"),
+        ("probes-deepagents", "deepagents", "probes"),
+        ("comparison", links.COMPARISON_HTML, "comparison"),
+        ("legend", links.INDEX_HTML, None),
+    ],
+)
+def test_a_permalink_into_the_old_one_page_matrix_goes_on_to_the_page_that_holds_it(
+    browser: Browser, site: Path, old: str, page: str, anchor: str | None
+) -> None:
+    """Cite lines published before the site had a page per framework named matrix.html#<probe id>."""
+    browser.open((site / links.MATRIX_HTML).as_uri() + f"#{old}")
+    while True:  # location.replace loads the page that holds the id: until its load event, matrix.html may show
+        try:
+            where = browser.js(
+                "[location.pathname, document.readyState,"
+                " document.querySelector(':target') && document.querySelector(':target').id]"
+            )
+        except RuntimeError:  # the context went with the page it belonged to
+            where = None
+        if where is not None and not where[0].endswith("/" + links.MATRIX_HTML) and where[1] == "complete":
+            break
+        browser.wait_for("Page.loadEventFired")
+    where = [where[0], where[2]]
+    expected = page if page.endswith(".html") else links.framework_html(page)
+    assert where[0].endswith("/" + expected), where
+    assert where[1] == anchor, where
+
+
+def test_a_permalink_into_the_markdown_the_site_published_before_goes_on_to_its_html_page(
+    browser: Browser, site: Path
+) -> None:
+    """404.html (GitHub Pages serves it for a path the site lacks) maps probes/<key>.md, REPORT.md and CHECKLIST.md."""
+    browser.open((site / links.NOT_FOUND_HTML).as_uri() + "#langgraph/join/separate-edges")
+    assert browser.js("location.pathname").endswith("/" + links.NOT_FOUND_HTML), "a path it does not map stays"
+    paths = {
+        "/fanin/probes/langgraph.md": "/fanin/probes/langgraph.html",
+        "/fanin/v/0123/probes/pydantic_graph.md": "/fanin/v/0123/probes/pydantic_graph.html",
+        "/fanin/REPORT.md": "/fanin/index.html",
+        "/CHECKLIST.md": "/checklist.html",
+        "/fanin/probes/langgraph.html": "",
+        "/fanin/compare/x.md": "",
+    }
+    assert browser.js(f"Object.keys({json.dumps(paths)}).map(faninMoved)") == list(paths.values())
+
+
+def test_every_kind_of_site_page_fits_a_phone(browser: Browser, site: Path) -> None:
+    wide = {}
+    browser.send("Emulation.setEmulatedMedia", media="screen")
+    browser.size(390)
+    for name, page in _site_kinds(site).items():
+        browser.open(page.as_uri())
+        sizes = browser.js("[document.documentElement.scrollWidth, window.innerWidth]")
+        if sizes[0] > sizes[1]:
+            wide[name] = sizes
+        if name in ("index", "checklist", "framework langgraph"):
+            browser.screenshot(SHOTS / f"site-{name.split()[-1]}-390.png")
+    assert not wide, wide
+
+
+# Every framework's page is made by one renderer: the largest and the smallest stand for the rest.
+AXE_KINDS = (
+    "index",
+    "checklist",
+    "comparison",
+    "framework langgraph",
+    "framework deepagents",
+    "permanent copy index",
+    "old matrix",
+    "not found",
+)
+
+
+@pytest.mark.parametrize("kind", AXE_KINDS)
+def test_every_kind_of_site_page_passes_axe_core(browser: Browser, site: Path, axe: str, kind: str) -> None:
+    """WCAG 2 A and AA (axe-core's wcag2a and wcag2aa rules) on each kind of page; compare pages are checked above."""
+    browser.send("Emulation.setEmulatedMedia", media="screen")
+    browser.size(1440)
+    browser.open(_site_kinds(site)[kind].as_uri())
+    found = _axe_violations(browser, axe, ("wcag2a", "wcag2aa"))
+    assert not found, json.dumps(found, indent=1, ensure_ascii=False)
+
+
+def test_a_frameworks_site_page_keeps_the_matrix_picker_and_its_sticky_header(browser: Browser, site: Path) -> None:
+    """The published page of one framework is the matrix as matrix.html has it: the picker and the sticky header."""
+    browser.send("Emulation.setEmulatedMedia", media="screen")
+    browser.size(1440)
+    browser.open((site / links.framework_html(report_frameworks()[0].key)).as_uri())
+    last = browser.js("document.querySelector('form.pick').elements.a.options.length") - 1
+    picked = _pick(browser, 0, last, between=False)
+    assert picked["columns"] == picked["options"] and 0 < picked["shown"] < picked["rows"], picked
+    browser.js("document.querySelector('form.pick').reset()")
+    stuck = browser.js(
+        """(() => {
+        const wrap = document.querySelector('.matrix-wrap');
+        wrap.scrollIntoView();
+        wrap.scrollTop = Math.min(600, wrap.scrollHeight - wrap.clientHeight);
+        return [wrap.scrollTop > 0, Math.abs(wrap.querySelector('thead th:nth-child(2)').getBoundingClientRect().top
+                - wrap.getBoundingClientRect().top) <= 2];
+        })()"""
+    )
+    assert stuck == [True, True]

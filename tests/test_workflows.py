@@ -106,6 +106,16 @@ def test_the_site_is_the_reference_with_permalinks_and_its_data() -> None:
     assert "actions/upload-pages-artifact" in text and "actions/deploy-pages" in text
 
 
+def test_the_site_is_published_with_a_permanent_copy_per_reference_commit() -> None:
+    """docs/SITE.md: the tag is the last commit that changed reference/; earlier copies come back from site-versions."""
+    text = WORKFLOWS[2].read_text()
+    assert '--version-tag "${{ steps.version.outputs.tag }}"' in text
+    assert "git log -1 --format=%h --abbrev=12 -- reference" in text and "fetch-depth: 0" in text
+    steps = ("git archive FETCH_HEAD v", '--version-tag "${{', "commit-tree")
+    restore, render, keep = (text.index(s) for s in steps)
+    assert restore < render < keep < text.index("actions/upload-pages-artifact")
+
+
 def test_the_release_watch_is_fanin_watch_then_a_pull_request() -> None:
     text = WORKFLOWS[3].read_text()
     assert "./noxw -s watch" in text and "body-path: reports/watch/pull-request.md" in text

@@ -12,7 +12,7 @@ from __future__ import annotations
 from importlib import resources
 
 from fanin.model.results import Observation
-from fanin.report.common import escape, pretty_json
+from fanin.report.common import escape, escape_text, pretty_json
 from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES, NOT_OBSERVED
 from fanin.report.links import COMPARE_DIR, MATRIX_HTML
 from fanin.report.view import (
@@ -28,7 +28,7 @@ from fanin.report.view import (
 )
 
 
-def _static(name: str) -> str:
+def static_text(name: str) -> str:
     """A stylesheet or script shipped beside this module (fanin/report/static/), inlined so the page stays one file."""
     return resources.files("fanin.report").joinpath("static", name).read_text(encoding="utf-8")
 
@@ -45,7 +45,7 @@ PALETTE = {
     "n/a": ("#f1f1f1", "2px solid #f1f1f1"),
 }
 
-STYLE = _static("report.css")
+STYLE = static_text("report.css")
 STYLE += "".join(
     f".h-{css} {{background-color:{bg};border-left:{border}}}\n"
     for css, (bg, border) in ((h.replace("/", ""), PALETTE[h]) for h in PALETTE)
@@ -55,7 +55,7 @@ STYLE += (
     ".h-na{font-style:italic}\n"
 )
 
-SCRIPT = _static("report.js")
+SCRIPT = static_text("report.js")
 
 
 def hazard_class(hazard: str) -> str:
@@ -76,7 +76,7 @@ def _delta(step: Step | None) -> str:
     return f' <span class="delta" title="{escape(step.text)}">{CHANGED_MARK} {escape(step.label)}</span>'
 
 
-def _probe_link(rep: Report, anchor: str, text: str, source: str) -> str:
+def probe_link(rep: Report, anchor: str, text: str, source: str) -> str:
     return f'<a href="{escape(rep.links.probe(rep.anchor(anchor), source))}"><code>{escape(text)}</code></a>'
 
 
@@ -89,7 +89,7 @@ def _cell(rep: Report, probe: ProbeView, variant: VariantView, span: Span, start
     o = span.observation
     if o is None:
         return f'<td class="obs h-none" {attrs}>{NOT_OBSERVED}</td>'
-    section = _probe_link(rep, variant.observation_id, "section", source)
+    section = probe_link(rep, variant.observation_id, "section", source)
     return (
         f'<td class="obs {hazard_class(o.hazard)}" {attrs}><details><summary>{observed_cell(o)}{_delta(span.change)}</summary>'
         f"<p>{escape(o.detail)}</p><p><code>{escape(o.outcome)}</code> · {escape(span.versions)} · {section}</p>"
@@ -101,7 +101,7 @@ def _page_href(rep: Report, page: ComparePage, source: str) -> str:
     return rep.links.href(f"{COMPARE_DIR}/{page.name}.html", "", source)
 
 
-def _matrix(rep: Report, view: FrameworkView, source: str) -> str:
+def matrix(rep: Report, view: FrameworkView, source: str) -> str:
     if not view.columns:
         return "<p>No result sets.</p>"
     steps = {page.b.cell: page for page in view.steps}
@@ -121,10 +121,10 @@ def _matrix(rep: Report, view: FrameworkView, source: str) -> str:
         for probe in topic.probes:
             for variant in probe.matrix_variants:
                 if variant.suffix:
-                    name = _probe_link(rep, variant.observation_id, f"↳ [{variant.suffix}]", source)
+                    name = probe_link(rep, variant.observation_id, f"↳ [{variant.suffix}]", source)
                     css = ' class="variant"'
                 else:
-                    name = _probe_link(rep, probe.id, f"{probe.case}", source)
+                    name = probe_link(rep, probe.id, f"{probe.case}", source)
                     css = ""
                 cells, start = [], 0
                 kinds: dict[str | None, int] = {}  # behaviour -> its number in this row
@@ -180,28 +180,30 @@ def _picker(rep: Report, view: FrameworkView, table_id: str, source: str) -> str
     )
 
 
+def summary_table(view: FrameworkView) -> str:
+    """One framework's probes per hazard, per version (the matrix page shows every framework's; the site one each)."""
+    head = "".join(
+        f'<th scope="col" class="{hazard_class(h)}"><b class="hz">{escape(s.word)}</b></th>'
+        for h, s in HAZARD_STYLES.items()
+    )
+    rows = "".join(
+        f'<tr><th scope="row">{escape(r.column.label)}</th>'
+        + "".join(f"<td>{n}</td>" for _, n in r.counts)
+        + f"<td>{escape(r.changes_text)}</td></tr>"
+        for r in view.summary
+    )
+    return (
+        f'<div class="wrap"><table><thead><tr><th scope="col">{escape(view.name)} ({len(view.probes)} probes)</th>'
+        f'{head}<th scope="col">changed from the version before</th></tr></thead><tbody>{rows}</tbody></table></div>'
+    )
+
+
 def _summary(rep: Report) -> str:
-    out = []
-    for view in rep.frameworks_with_columns:
-        head = "".join(
-            f'<th scope="col" class="{hazard_class(h)}"><b class="hz">{escape(s.word)}</b></th>'
-            for h, s in HAZARD_STYLES.items()
-        )
-        rows = "".join(
-            f'<tr><th scope="row">{escape(r.column.label)}</th>'
-            + "".join(f"<td>{n}</td>" for _, n in r.counts)
-            + f"<td>{escape(r.changes_text)}</td></tr>"
-            for r in view.summary
-        )
-        out.append(
-            f'<div class="wrap"><table><thead><tr><th scope="col">{escape(view.name)} ({len(view.probes)} probes)</th>'
-            f'{head}<th scope="col">changed from the version before</th></tr></thead><tbody>{rows}</tbody></table></div>'
-        )
-    return "".join(out)
+    return "".join(summary_table(view) for view in rep.frameworks_with_columns)
 
 
 def group_link(rep: Report, group: CompareGroup, source: str) -> str:
-    link = _probe_link(rep, group.anchor, group.probe_id, source)
+    link = probe_link(rep, group.anchor, group.probe_id, source)
     return link + (f" ({escape(group.variants)})" if group.variants else "")
 
 
@@ -212,50 +214,62 @@ def _step_list(rep: Report, page: ComparePage, source: str) -> str:
     return "; ".join(f"{escape(word)}: {', '.join(links)}" for word, links in by_word.items()) or "—"
 
 
-def _changes(rep: Report, source: str) -> str:
-    out = []
-    for view in rep.frameworks_with_columns:
-        if not view.steps:
-            continue
-        rows = "".join(
-            f'<tr><th scope="row"><a href="{escape(_page_href(rep, p, source))}">{escape(p.a.label)} → {escape(p.b.label)}</a></th>'
-            f"<td>{escape(p.counts_text)}</td><td>{_step_list(rep, p, source)}</td></tr>"
-            for p in view.steps
-        )
-        others = [
-            p
-            for p in rep.compare_pages
-            if p.a.framework == p.b.framework == view.key and not any(p is step for step in view.steps)
-        ]
-        extra = "".join(
-            f'<li><a href="{escape(_page_href(rep, p, source))}">{escape(p.title)}</a>: {escape(p.summary)}</li>'
-            for p in others
-        )
-        out.append(
-            f"<h3>{escape(view.name)}</h3>"
-            f'<div class="wrap"><table><thead><tr><th scope="col">versions (compare page)</th><th scope="col">changes</th>'
-            f'<th scope="col">observations</th></tr></thead><tbody>{rows}</tbody></table></div>'
-            + (f"<ul>{extra}</ul>" if extra else "")
-        )
+def changes_of(rep: Report, view: FrameworkView, source: str) -> str:
+    """One framework's changes between versions: a row per neighbouring pair, then its other compare pages."""
+    if not view.steps:
+        return ""
+    rows = "".join(
+        f'<tr><th scope="row"><a href="{escape(_page_href(rep, p, source))}">{escape(p.a.label)} → {escape(p.b.label)}</a></th>'
+        f"<td>{escape(p.counts_text)}</td><td>{_step_list(rep, p, source)}</td></tr>"
+        for p in view.steps
+    )
+    others = [
+        p
+        for p in rep.compare_pages
+        if p.a.framework == p.b.framework == view.key and not any(p is step for step in view.steps)
+    ]
+    extra = "".join(
+        f'<li><a href="{escape(_page_href(rep, p, source))}">{escape(p.title)}</a>: {escape(p.summary)}</li>'
+        for p in others
+    )
+    return (
+        f'<div class="wrap"><table><thead><tr><th scope="col">versions (compare page)</th><th scope="col">changes</th>'
+        f'<th scope="col">observations</th></tr></thead><tbody>{rows}</tbody></table></div>'
+        + (f"<ul>{extra}</ul>" if extra else "")
+    )
+
+
+def across_frameworks(rep: Report, source: str) -> str:
+    """The compare pages between two frameworks, as a list ("" when there are none)."""
     across = "".join(
         f'<li><a href="{escape(_page_href(rep, p, source))}">{escape(p.title)}</a>: {escape(p.summary)}</li>'
         for p in rep.compare_pages
         if p.across_frameworks
     )
+    return f"<ul>{across}</ul>" if across else ""
+
+
+def _changes(rep: Report, source: str) -> str:
+    out = [
+        f"<h3>{escape(view.name)}</h3>{changes_of(rep, view, source)}"
+        for view in rep.frameworks_with_columns
+        if view.steps
+    ]
+    across = across_frameworks(rep, source)
     if across:
-        out.append(f"<h3>Between frameworks</h3><ul>{across}</ul>")
+        out.append(f"<h3>Between frameworks</h3>{across}")
     return "".join(out) or "<p>Only one version per framework: nothing to compare.</p>"
 
 
 def answer_cell(rep: Report, answer: Answer, source: str) -> str:
-    link = _probe_link(rep, rep.anchor(answer.probe_id), answer.probe_id, source)
+    link = probe_link(rep, rep.anchor(answer.probe_id), answer.probe_id, source)
     if answer.observation is None:
         return f"<div>not probed yet ({link} has no observation)</div>"
     o = answer.observation
     return f'<div class="{hazard_class(o.hazard)} answer">{observed_cell(o)} — {link}</div>'
 
 
-def _comparison(rep: Report, source: str) -> str:
+def comparison(rep: Report, source: str) -> str:
     if not rep.comparison:
         return "<p>No comparison questions (reference/comparison.toml).</p>"
     views = [v for v in rep.frameworks if v.focus]
@@ -275,7 +289,7 @@ def _comparison(rep: Report, source: str) -> str:
     )
 
 
-def _twins(rep: Report, source: str) -> str:
+def twins(rep: Report, source: str) -> str:
     items = []
     for view in rep.frameworks:
         for twin in view.twins:
@@ -312,7 +326,7 @@ def _variant_block(rep: Report, probe: ProbeView, variant: VariantView, source: 
     rows = "".join(
         f'<tr><th scope="row">{escape(s.versions)}</th><td class="obs {hazard_class(s.observation.hazard)}">{observed_cell(s.observation)}</td>'
         f"<td><code>{escape(s.observation.outcome)}</code></td><td>{escape(s.observation.detail)}</td>"
-        f"<td><details><summary>value</summary><pre>{escape(pretty_json(s.observation.value, width=60))}</pre></details></td></tr>"
+        f"<td><details><summary>value</summary><pre>{escape_text(pretty_json(s.observation.value, width=60))}</pre></details></td></tr>"
         for s in variant.observed_spans
         if s.observation is not None
     )
@@ -324,7 +338,7 @@ def _variant_block(rep: Report, probe: ProbeView, variant: VariantView, source: 
     return "".join(parts)
 
 
-def _probe(rep: Report, view: FrameworkView, probe: ProbeView, source: str) -> str:
+def probe_section(rep: Report, view: FrameworkView, probe: ProbeView, source: str) -> str:
     info = probe.info
     topic = next(t for t in view.topics if t.name == probe.topic)
     permalink = rep.links.probe(probe.id, source)
@@ -356,11 +370,11 @@ def _probe(rep: Report, view: FrameworkView, probe: ProbeView, source: str) -> s
         text = f'<li><strong>Mitigation:</strong> {escape(m.text)} (<a href="{escape(m.source)}">source</a>)'
         if m.probe_id and m.observation is not None and m.column is not None:
             text += (
-                f"; with it, {_probe_link(rep, m.probe_id, m.probe_id, source)} observes at {escape(m.column.label)}: "
+                f"; with it, {probe_link(rep, m.probe_id, m.probe_id, source)} observes at {escape(m.column.label)}: "
                 f'<span class="{hazard_class(m.observation.hazard)}">{observed_cell(m.observation)}</span>'
             )
         elif m.probe_id:
-            text += f"; {_probe_link(rep, m.probe_id, m.probe_id, source)} has no observation yet"
+            text += f"; {probe_link(rep, m.probe_id, m.probe_id, source)} has no observation yet"
         facts.append(text + "</li>")
     if probe.variants[1:]:
         said = []
@@ -395,7 +409,7 @@ def _probe(rep: Report, view: FrameworkView, probe: ProbeView, source: str) -> s
         note = "" if probe.reproducer_current else " — edited since these observations were made"
         parts.append(
             f"<details><summary>Reproducer <code>{escape(where)}</code>{escape(note)}</summary>"
-            f"<pre>{escape(probe.reproducer)}</pre></details>"
+            f"<pre>{escape_text(probe.reproducer)}</pre></details>"
         )
     if info.file.endswith(".py"):
         parts.append(
@@ -431,7 +445,7 @@ def _contents(rep: Report) -> str:
     return f'<nav class="toc" aria-labelledby="contents"><h2 id="contents">Contents</h2><ul>{"".join(items)}</ul></nav>'
 
 
-def _legend() -> str:
+def legend() -> str:
     rows = "".join(
         f'<tr><td class="obs {hazard_class(h)}"><b class="hz">{escape(s.word)}</b></td><td>{escape(s.meaning)}</td></tr>'
         for h, s in HAZARD_STYLES.items()
@@ -490,7 +504,7 @@ def page(rep: Report, source: str = MATRIX_HTML) -> str:
         )
     body += [_contents(rep), "</header>", "<main>"]
     body += [
-        f'<section id="legend"><h2>Legend</h2>{_legend()}</section>',
+        f'<section id="legend"><h2>Legend</h2>{legend()}</section>',
         (
             '<section id="summary"><h2>Summary: probes per hazard, per version</h2>'
             "<p>Each probe counted once, by its default variant (backend and mode); variants are in the matrices. "
@@ -517,21 +531,21 @@ def page(rep: Report, source: str = MATRIX_HTML) -> str:
             "<p>A cell spans the neighbouring versions that observed the same. ↳ rows are variants (backend, mode)"
             " that differ from the default in some version; every other variant observes what the default does."
             " Open a cell for its detail; a probe's name leads to its section.</p>"
-            f"{_matrix(rep, view, source)}</section>"
+            f"{matrix(rep, view, source)}</section>"
         )
     which = "the version asked for" if rep.focused else "the newest version"
     body.append(
         f'<section id="comparison"><h2>{" vs ".join(escape(v.name) for v in rep.frameworks)}</h2>'
-        f"<p>Each answer is what the cited probe observed at {which} of its framework.</p>{_comparison(rep, source)}</section>"
+        f"<p>Each answer is what the cited probe observed at {which} of its framework.</p>{comparison(rep, source)}</section>"
     )
     if any(v.twins for v in rep.frameworks):
         body.append(
             '<section id="twins"><h2>Python twins</h2><p>Cells that differ from a matrix cell only by Python, '
-            f"and the observations where they differ.</p>{_twins(rep, source)}</section>"
+            f"and the observations where they differ.</p>{twins(rep, source)}</section>"
         )
     for view in rep.frameworks:
         body.append(f'<section id="probes-{escape(view.key)}"><h2>{escape(view.name)} probes</h2>')
-        body += [_probe(rep, view, probe, source) for probe in view.probes]
+        body += [probe_section(rep, view, probe, source) for probe in view.probes]
         body.append("</section>")
     body.append("</main>")
     return document(rep.title, body, script=True)

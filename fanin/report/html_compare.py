@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fanin.report.common import escape
 from fanin.report.html import answer_cell, document, group_link, hazard_class, observed_cell
-from fanin.report.links import COMPARE_DIR, MATRIX_HTML, fragment
+from fanin.report.links import COMPARE_DIR, fragment
 from fanin.report.view import ComparePage, Report, Step
 
 
@@ -31,7 +31,7 @@ def _step_details(step: Step) -> str:
 
 def compare_page(rep: Report, page_: ComparePage) -> str:
     source = f"{COMPARE_DIR}/{page_.name}.html"
-    matrix = rep.links.href(MATRIX_HTML, "", source)
+    matrix = rep.links.matrix("" if page_.across_frameworks else page_.a.framework, source)
     # Landmarks and headings as assistive technology reads them (checked with axe-core in the browser session).
     body = [
         "<header>",

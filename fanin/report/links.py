@@ -29,6 +29,27 @@ MATRIX_HTML = "matrix.html"
 COMPARE_DIR = "compare"
 
 
+# The published site (`report --out DIR`): HTML pages only, one per framework, each at most a size budget.
+INDEX_HTML = "index.html"
+
+
+CHECKLIST_HTML = "checklist.html"
+
+
+COMPARISON_HTML = "comparison.html"  # the questions asked of every framework, the Python twins
+
+
+NOT_FOUND_HTML = "404.html"  # GitHub Pages serves it for any path the site lacks
+
+
+VERSIONS_DIR = "v"  # v/<tag>/: the permanent copy of the site at one reference commit
+
+
+def framework_html(framework: str) -> str:
+    """The site's page of one framework: its matrix and its probe sections (`probes/langgraph.html`)."""
+    return f"{PROBES_DIR}/{framework}.html"
+
+
 @lru_cache(maxsize=65536)
 def fragment(anchor: str) -> str:
     """An anchor as a URL fragment: ids keep their slashes; brackets and other signs are escaped."""
@@ -59,6 +80,8 @@ class Links:
     base_url: str = ""
     places: tuple[tuple[str, str], ...] = ()
     repo: str = ""
+    site: bool = False  # the HTML is one page per framework (the published site), not one matrix.html
+    cite_base: str = ""  # the base URL cite lines name (the site's permanent copy, v/<tag>); "" = base_url
 
     def _place(self, document: str) -> str:
         places = _as_dict(self.places)
@@ -81,9 +104,27 @@ class Links:
 
     def probe(self, anchor: str, source: str) -> str:
         """A probe's section: in its framework's probes/<key>.md from Markdown, in the HTML page from HTML."""
-        if source.endswith(".html"):
-            return self.href(MATRIX_HTML, anchor, source)
-        return self.href(probes_md(anchor.split("/", 1)[0]) if "/" in anchor else REPORT_MD, anchor, source)
+        return self.href(self._probe_document(anchor, source), anchor, source)
+
+    def _probe_document(self, anchor: str, source: str) -> str:
+        framework = anchor.split("/", 1)[0] if "/" in anchor else ""
+        if not source.endswith(".html"):
+            return probes_md(framework) if framework else REPORT_MD
+        if self.site:
+            return framework_html(framework) if framework else INDEX_HTML
+        return MATRIX_HTML
+
+    def cite(self, anchor: str, source: str) -> str:
+        """The URL a cite line names: the probe's section in the permanent copy when there is one."""
+        if not self.cite_base:
+            return self.probe(anchor, source)
+        return f"{self.cite_base.rstrip('/')}/{self._probe_document(anchor, source)}#{fragment(anchor)}"
+
+    def matrix(self, framework: str, source: str) -> str:
+        """Where a framework's matrix is: its own page on the site, else matrix.html's section (the page's top)."""
+        if self.site:
+            return self.href(framework_html(framework) if framework else INDEX_HTML, "", source)
+        return self.href(MATRIX_HTML, "", source)
 
     def source_file(self, path: str, lines: tuple[int, int] | None, source: str) -> str:
         """A probe's file in the checkout (GitHub line anchors); "" when the checkout is not reachable."""

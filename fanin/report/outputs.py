@@ -5,18 +5,24 @@
   compare pages in reports/compare/ (absolute links when a base URL is given).
 - `local_run`: reports/run/ from reports/results/, when there is a local run.
 - `bundle`: REPORT.md, CHECKLIST.md, matrix.html and compare/ together in one directory,
-  self-contained (reproducers inline), for publishing under a base URL or pasting:
-  `report --out DIR`, and `report --for SPEC ... --out DIR` at the versions asked for.
+  self-contained (reproducers inline), for a review to paste: `report --for SPEC ... --out DIR`
+  at the versions asked for.
+- `site`: the published site, HTML pages only (`report --out DIR`): index.html, probes/<key>.html
+  (a framework's matrix and probe sections), checklist.html, comparison.html, compare/*.html and
+  data/, its short forms and the viewer; with a version tag, the same pages again under v/<tag>/, the
+  permanent copy cite lines name.
 - `compare`: DIR/compare-<a>-<b>.md and .html for any two cells; with `--out DIR`, the bundle
   its links lead to beside them.
-- `short_forms` (in every bundle): badges/<key>.svg and badges/<cell>.svg, trend/<key>.svg, feed.atom and
-  feed.json, and feeds/<key>.atom and .json (the digest decides them, svg and feed format them).
+- `short_forms` (in every bundle and the site): badges/<key>.svg and badges/<cell>.svg, trend/<key>.svg,
+  feed.atom and feed.json, and feeds/<key>.atom and .json (the digest decides them, svg and feed format them).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,7 +33,21 @@ from fanin.model.matrix import Matrix
 from fanin.model.results import ResultSet
 from fanin.model.source import REPO_ROOT
 from fanin.report import build as report
-from fanin.report import checklist, data, digest, feed, html, html_compare, links, markdown, pages, svg, view, viewer
+from fanin.report import (
+    checklist,
+    data,
+    digest,
+    feed,
+    html,
+    html_compare,
+    html_site,
+    links,
+    markdown,
+    pages,
+    svg,
+    view,
+    viewer,
+)
 from fanin.report.gcpause import while_paused
 
 BASE_URL_ENV = "FANIN_BASE_URL"
@@ -169,6 +189,73 @@ def short_forms(rep: view.Report) -> dict[Path, str]:
         entries = digest.feed(rep, key or None)
         files[home / atom] = feed.atom(rep, entries, atom, name, "urn:fanin:feed" + (f":{key}" if key else ""))
         files[home / as_json] = feed.json_feed(rep, entries, as_json, name)
+    return files
+
+
+VERSION_TAG = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]{0,63}")
+
+
+def version_tag(option: str | None) -> str:
+    """`--version-tag`: the name of the site's permanent copy (v/<tag>/), "" for none; one line when it cannot be one."""
+    value = (option or "").strip()
+    if value and not VERSION_TAG.fullmatch(value):
+        raise FaninError(
+            f"version tag {value!r} is not a short name (letters, digits, '.', '_', '-'); give e.g. a commit's short hash"
+        )
+    return value
+
+
+def copies(out: Path, rep: view.Report, tag: str) -> tuple[tuple[str, str], ...]:
+    """The permanent copies a site holds (v/<tag>/ with its data/index.json: restored by the publishing workflow)
+    and this one, as (tag, date of its observations), the newest observations first."""
+    found = {tag: rep.reference_date} if tag else {}
+    home = out / links.VERSIONS_DIR
+    for index in sorted(home.glob(f"*/{data.DATA}/index.json")) if home.is_dir() else []:
+        name = index.parent.parent.name
+        if name == tag or not VERSION_TAG.fullmatch(name):
+            continue
+        try:
+            found[name] = str(json.loads(index.read_text(encoding="utf-8")).get("date", ""))
+        except (OSError, ValueError, AttributeError):
+            continue  # not a copy this site wrote: left unlisted, never read further
+    return tuple(sorted(found.items(), key=lambda item: (item[1], item[0]), reverse=True))
+
+
+def _site_pages(rep: view.Report, out: Path, listed: tuple[tuple[str, str], ...] = ()) -> dict[Path, str]:
+    files = {
+        out / links.INDEX_HTML: html_site.index(rep, copies=listed),
+        out / links.CHECKLIST_HTML: html_site.checklist_page(rep),
+        out / links.COMPARISON_HTML: html_site.comparison_page(rep),
+        out / links.MATRIX_HTML: html_site.forward_page(rep),  # where matrix.html#<probe id> permalinks go on
+    }
+    files.update(
+        {out / links.framework_html(v.key): html_site.framework_page(rep, v) for v in rep.frameworks if v.probes}
+    )
+    for page in rep.compare_pages:
+        files[out / links.COMPARE_DIR / f"{page.name}.html"] = html_compare.compare_page(rep, page)
+    return files
+
+
+@while_paused
+def site(rep: view.Report, matrix: Matrix, out: Path, base: str = "", tag: str = "") -> dict[Path, str]:
+    """The published site: HTML pages and data/ at DIR (the latest), and with a tag the same at DIR/v/<tag>/.
+
+    Cite lines name the permanent copy (`<base>/v/<tag>/probes/<key>.html#<probe id>`) whenever there is
+    one, so a cited link keeps landing on the section it named after the next bless moves the root.
+    """
+    permanent = f"{base}/{links.VERSIONS_DIR}/{tag}" if base and tag else ""
+    root = rep.with_links(links.Links(base, (), "", site=True, cite_base=permanent), inline_reproducers=True)
+    files = _site_pages(root, out, copies(out, rep, tag))
+    files.update(data.files(matrix, out))
+    places = _places(out / "REPORT.md", out / "CHECKLIST.md", out / links.MATRIX_HTML, out / links.COMPARE_DIR)
+    files.update(short_forms(rep.with_links(links.Links(base, places + _feed_places(out), ""))))
+    files[out / viewer.VIEWER_HTML] = viewer.page(rep)
+    files[out / links.NOT_FOUND_HTML] = html_site.not_found_page(root)  # one for the whole site, at its root
+    if tag:
+        copy = out / links.VERSIONS_DIR / tag
+        kept = rep.with_links(links.Links(permanent, (), "", site=True, cite_base=permanent), inline_reproducers=True)
+        files.update(_site_pages(kept, copy))
+        files.update(data.files(matrix, copy))
     return files
 
 

@@ -557,7 +557,7 @@ class Report:
     def cite_line(self, probe: ProbeView, source: str) -> str:
         """The cite line as a document shows it: with a base URL, the permalink follows the text."""
         if self.links.base_url:
-            return f"{probe.cite.text} · {self.links.probe(probe.id, source)}"
+            return f"{probe.cite.text} · {self.links.cite(probe.id, source)}"
         return probe.cite.text
 
     def with_links(self, links: Links, inline_reproducers: bool | None = None) -> Report:
