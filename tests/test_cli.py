@@ -429,7 +429,7 @@ def test_an_oversized_observation_is_refused_naming_it(
     write(reference, "langgraph-1.2.9", LOUD)
     huge = Observation("ok", {"final": "x" * results.OBSERVATION_LIMIT}, "huge", "a value of a million", "safe")
     write(reference, "langgraph-1.2.18", huge)
-    out = sandbox / "site"
+    out = sandbox.parent / "site"  # the sandbox's reference is its top directory: --out is never inside it
     assert cli.main(["report", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and err[-1].endswith("1 result set(s) cannot be read (listed above); nothing was written")
