@@ -85,7 +85,8 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     elif args.out:
         rep = report.build(matrix_paths.REFERENCE_RESULTS, matrix, reference=True)
         unreadable = rep.unreadable
-        files = outputs.site(rep, matrix, args.out, base, tag)  # HTML pages and data/, for tools that are not fanin
+        if not unreadable:  # (an unreadable set is listed once, below) the site carries its data, for other tools
+            files = outputs.site(rep, matrix, args.out, base, tag)  # HTML pages and data/, for tools that are not fanin
     else:
         for rendered, broken in (outputs.reference(matrix, base=base), outputs.local_run(matrix, base=base)):
             unreadable += broken
