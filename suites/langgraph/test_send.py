@@ -128,10 +128,14 @@ def test_pull_before_push(obs: Observer) -> None:
         rule = "Send tasks first"
     else:
         rule = "interleaved"
+    sent = ["aa_send:1", "aa_send:2"]
+    sends = [item for item in items if item in sent]  # the Send tasks' order among themselves
+    among = "" if sends == sent else ", Sends reversed" if sends == sent[::-1] else ", Sends reordered"
     obs.record(
-        {"final": final, "writer_steps": steps},
-        label=f"order: {rule}",
-        detail=f"items {items}: {rule}, although 'aa_send' sorts before 'zz_edge' by name",
+        {"final": final, "writer_steps": steps, "sends_folded": sends},
+        label=f"order: {rule}{among}",
+        detail=f"items {items}: {rule}, although 'aa_send' sorts before 'zz_edge' by name;"
+        f" the Send tasks in {'the Send list order' if sends == sent else 'the order ' + ', '.join(sends)}",
         hazard="order-coupled",
     )
 
