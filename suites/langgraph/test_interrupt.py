@@ -441,6 +441,9 @@ def test_send_workers(obs: Observer) -> None:
     problems += ["answers misrouted"] if wrong else []
     kept = "finished worker kept, not re-run" if resumes == 1 else f"j1 kept, not re-run; {resumes} resumes"
     label = "; ".join(problems) if problems else kept
+    folded = [item.split(":")[0] for item in final]  # the order the superstep folded the workers' writes in
+    if folded != ["j1", "j2", "j3"]:  # not the Send list's order (the first problem only: a label is short)
+        label = f"{problems[0] if problems else 'kept, not re-run'}; folded {','.join(folded)}"
     obs.record(
         {
             "first_run": first.get("raises", first.get("returned")),
@@ -451,6 +454,7 @@ def test_send_workers(obs: Observer) -> None:
             "runs": runs,
             "answers": answers,
             "final": counts,
+            "folded": folded,
             "open_interrupts_after_resume": again,
         },
         label=label,

@@ -14,7 +14,7 @@ SEND_DOC = "https://docs.langchain.com/oss/python/langgraph/graph-api#send"
 
 @probe(
     "langgraph/send/order",
-    title="Send workers finish in the opposite order to the Send list: forward, reversed, and to two node names",
+    title="Send workers finish in the opposite order to the Send list (forward, reversed, to two node names) and rotated",
     claim=Claim(
         "Send tasks of one superstep are folded in a deterministic order; map-reduce results come back in"
         " the order of the Send list, whatever the finishing order or target node names.",
@@ -61,19 +61,18 @@ def test_order(obs: Observer) -> None:
             "forward": run([("worker", "a"), ("worker", "b"), ("worker", "c")], ["c", "b", "a"]),
             "reversed": run([("worker", "c"), ("worker", "b"), ("worker", "a")], ["a", "b", "c"]),
             "two targets, zeta sent first": run([("zeta", "z1"), ("alpha", "a1")], ["a1", "z1"]),
+            # neither the list nor its reverse: the one case that tells finish order from reversed list order
+            "rotated": run([("worker", "a"), ("worker", "b"), ("worker", "c")], ["b", "c", "a"]),
         }
     for case, result in runs.items():
         if sorted(result["finished"]) != sorted(result["sent"]):
             obs.vacuous(f"{case}: not every Send task finished under the gate: {result['finished']}")
-    rules = set()
-    for result in runs.values():
-        if result["items"] == result["sent"]:
-            rules.add("Send list order")
-        elif result["items"] == result["finished"]:
-            rules.add("finish order")
-        else:
-            rules.add("other")
-    rule = rules.pop() if len(rules) == 1 else "mixed"
+    # the orders every case agrees with; a case whose finish order is the list's reverse agrees with two
+    def orders(r: dict) -> dict[str, list]:
+        return {"Send list order": r["sent"], "finish order": r["finished"], "reversed Send list order": r["sent"][::-1]}
+
+    common = [name for name in orders(runs["forward"]) if all(r["items"] == orders(r)[name] for r in runs.values())]
+    rule = common[0] if common else "mixed"
     obs.record(
         runs,
         label=f"order: {rule}",
@@ -129,10 +128,14 @@ def test_pull_before_push(obs: Observer) -> None:
         rule = "Send tasks first"
     else:
         rule = "interleaved"
+    sent = ["aa_send:1", "aa_send:2"]
+    sends = [item for item in items if item in sent]  # the Send tasks' order among themselves
+    among = "" if sends == sent else ", Sends reversed" if sends == sent[::-1] else ", Sends reordered"
     obs.record(
-        {"final": final, "writer_steps": steps},
-        label=f"order: {rule}",
-        detail=f"items {items}: {rule}, although 'aa_send' sorts before 'zz_edge' by name",
+        {"final": final, "writer_steps": steps, "sends_folded": sends},
+        label=f"order: {rule}{among}",
+        detail=f"items {items}: {rule}, although 'aa_send' sorts before 'zz_edge' by name;"
+        f" the Send tasks in {'the Send list order' if sends == sent else 'the order ' + ', '.join(sends)}",
         hazard="order-coupled",
     )
 
