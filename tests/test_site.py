@@ -65,9 +65,21 @@ def parsed(path: Path) -> Page:
     return page
 
 
+SHORT_FORMS = ("badges", "trend", "feeds")  # the latest's badges, trend charts and feeds: pictures and feeds, not pages
+
+
+def short_form(root: Path, path: Path) -> bool:
+    relative = path.relative_to(root)
+    return relative.parts[0] in SHORT_FORMS or relative.name in ("feed.atom", "feed.json")
+
+
 def pages(root: Path) -> list[Path]:
-    """Every page of the site and its permanent copies; data/ holds JSON for tools, not pages."""
-    return sorted(p for p in root.rglob("*") if p.is_file() and "data" not in p.relative_to(root).parts)
+    """Every page of the site and its permanent copies; data/ holds JSON for tools, the short forms are not pages."""
+    return sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and "data" not in p.relative_to(root).parts and not short_form(root, p)
+    )
 
 
 def test_the_site_holds_html_pages_and_data_only(site: Path) -> None:
@@ -79,6 +91,8 @@ def test_the_site_holds_html_pages_and_data_only(site: Path) -> None:
     forward = (site / links.MATRIX_HTML).read_text(encoding="utf-8")  # the old one-page matrix's place
     assert len(forward.encode()) < 20_000 and 'class="matrix"' not in forward, "one page per framework, not of all"
     assert (site / "data" / "index.json").is_file()
+    others = {p.suffix for p in site.rglob("*") if p.is_file() and short_form(site, p)}
+    assert others == {".svg", ".atom", ".json"}, "beside the pages: the badges, trend charts and feeds only"
 
 
 def test_the_front_page_says_what_fanin_is_and_the_key_findings_the_report_shows(site: Path) -> None:
@@ -202,6 +216,7 @@ def test_cite_lines_name_the_permanent_copy_and_every_copy_links_within_itself(p
     copy = {p.relative_to(published / "v" / TAG) for p in (published / "v" / TAG).rglob("*") if p.is_file()}
     latest = {p.relative_to(published) for p in published.rglob("*") if p.is_file()}
     latest = {p for p in latest if p.parts[0] != links.VERSIONS_DIR and p.name != links.NOT_FOUND_HTML}
+    latest = {p for p in latest if not short_form(published, published / p) and p.name != "viewer.html"}
     assert copy == latest, "the permanent copy holds every page and data file the latest has"
 
 

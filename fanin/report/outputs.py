@@ -248,8 +248,9 @@ def site(rep: view.Report, matrix: Matrix, out: Path, base: str = "", tag: str =
     files = _site_pages(root, out, copies(out, rep, tag))
     files.update(data.files(matrix, out))
     places = _places(out / "REPORT.md", out / "CHECKLIST.md", out / links.MATRIX_HTML, out / links.COMPARE_DIR)
+    # the latest's alone, not the permanent copy's: they say what the newest reference shows
     files.update(short_forms(rep.with_links(links.Links(base, places + _feed_places(out), ""))))
-    files[out / viewer.VIEWER_HTML] = viewer.page(rep)
+    files[out / viewer.VIEWER_HTML] = viewer.page(rep, home=f"{base}/{links.INDEX_HTML}" if base else links.INDEX_HTML)
     files[out / links.NOT_FOUND_HTML] = html_site.not_found_page(root)  # one for the whole site, at its root
     if tag:
         copy = out / links.VERSIONS_DIR / tag

@@ -65,7 +65,8 @@ def _embedded(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, sort_keys=True).replace("</", "<\\/")
 
 
-def page(rep: Report) -> str:
+def page(rep: Report, home: str = "matrix.html") -> str:
+    """The viewer; `home` is the report page its text links back to (the site's index, a bundle's matrix.html)."""
     # the matrix's default Python is every column's without a Python note (`py3.10`)
     default = next((c.python for v in rep.frameworks for c in v.columns if not c.python_note), "")
     data = {"cells": cells(rep), "rules": rules(), "defaultPython": default}
@@ -89,7 +90,7 @@ tr.gates td:last-child{{font-weight:600;color:#b00020}}
 <p>Pick the result set <code>fanin probe --here --out DIR</code> wrote (<code>DIR/&lt;cell&gt;.json</code>).
 It is read in this page and goes nowhere: nothing is uploaded. The reference cell is chosen as
 <code>probe --here</code> chooses it (the same version and Python, else the nearest older version), and every
-observation is classified as the upgrade gate classifies it. See <a href="matrix.html">the matrix</a>.</p>
+observation is classified as the upgrade gate classifies it. See <a href="{escape(home)}">the report</a>.</p>
 <p><label>Your result set: <input type="file" id="yours" accept=".json,application/json"></label>
 <label>compared with <select id="cell"></select></label></p>
 <p id="theirs-row" hidden><label>The reference cell's result set (this page could not read it beside itself):
