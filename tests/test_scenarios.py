@@ -1,0 +1,196 @@
+"""Scenarios as data (scenarios/*.toml): every file follows the schema and the loader, and the one grader
+grades hand-made observations by the legend (fanin.model.scenarios)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from fanin.model import scenarios, schema
+from fanin.model.scenarios import SCENARIOS, Scenario, ScenarioError
+
+FILES = sorted(SCENARIOS.glob("*.toml"))
+SCHEMA = jsonschema.Draft202012Validator(schema.scenario())
+CAPABLE = {
+    "framework": "toy",
+    "version": "1.0",
+    "protocol": scenarios.PROTOCOL,
+    "language": "python",
+    "supports": list(scenarios.PRIMITIVES),
+}
+
+
+def _scenario(name: str) -> Scenario:
+    return scenarios.catalogue()[name]
+
+
+def _answers(scenario: Scenario, *observed: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {scenarios.order_key(o): {"observed": seen} for o, seen in zip(scenario.orders, observed, strict=True)}
+
+
+def test_the_catalogue_has_the_first_four_scenarios_each_with_two_orders() -> None:
+    found = scenarios.catalogue()
+    assert {"same-key-two-writers", "read-await-write", "fan-in-order", "failing-branch"} <= set(found)
+    assert all(len(s.orders) >= 2 for s in found.values())
+    fan_in = found["fan-in-order"]
+    assert all(order != fan_in.branches for order in fan_in.orders)  # every forced order differs from declaration
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_every_scenario_file_follows_the_schema_and_the_loader(path: Path) -> None:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    errors = sorted(SCHEMA.iter_errors(data), key=str)
+    assert not errors, "\n".join(f"{'/'.join(map(str, e.path))}: {e.message}" for e in errors[:5])
+    assert scenarios.load(path).id == path.stem
+
+
+def _broken(change: Any) -> dict[str, Any]:
+    data = copy.deepcopy(_scenario("read-await-write").data)
+    change(data)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda d: d.pop("grade"), "missing"),
+        (lambda d: d.update(orders=[["a", "b"]]), "two or more finish orders"),
+        (lambda d: d.update(orders=[["a", "b"], ["a", "a"]]), "names every branch once"),
+        (lambda d: d["branches"][0].update(do=[{"read": "n"}]), "exactly one 'turn'"),
+        (lambda d: d["branches"][0]["do"].append({"write": {"key": "zz", "value": 1}}), "a key of [state]"),
+        (lambda d: d["grade"][0].update(when={"final.n": {"null": False}}), "loud means an error"),
+        (lambda d: d["grade"][1].update(hazard="fine"), "not one of the legend's"),
+        (lambda d: d["grade"][1].update(when={"final.m": {"equals": 1}}), "does not observe"),
+        (lambda d: d["grade"][1].update(when={"final.n": {"bigger": 1}}), "unknown test"),
+        (lambda d: d.update(observe=["final.n"]), "observes `raises`"),
+    ],
+)
+def test_a_broken_scenario_is_refused_by_the_loader_and_the_schema(change: Any, said: str) -> None:
+    data = _broken(change)
+    with pytest.raises(ScenarioError, match=said.replace("[", r"\[").replace("]", r"\]")):
+        scenarios.validate(data, "x.toml")
+    structural = said in ("missing", "two or more finish orders", "not one of the legend's", "unknown test")
+    if structural:  # what the schema can say, it says too
+        assert list(SCHEMA.iter_errors(data))
+
+
+def test_a_file_whose_id_is_not_its_name_is_refused(tmp_path: Path) -> None:
+    text = _scenario("same-key-two-writers").path.read_text(encoding="utf-8")
+    (tmp_path / "other.toml").write_text(text, encoding="utf-8")
+    with pytest.raises(ScenarioError, match="not the file's name"):
+        scenarios.catalogue(tmp_path)
+    (tmp_path / "other.toml").write_text("id = ", encoding="utf-8")
+    with pytest.raises(ScenarioError, match="not valid TOML"):
+        scenarios.catalogue(tmp_path)
+
+
+def test_the_primitives_come_from_the_steps() -> None:
+    assert _scenario("read-await-write").primitives() == ["turn", "read", "write.add", "join.all"]
+    assert _scenario("failing-branch").primitives() == ["turn", "write", "raise", "join.all"]
+
+
+def test_the_grader_grades_by_the_legend() -> None:
+    same = _scenario("same-key-two-writers")
+    lost = scenarios.observation(
+        same, CAPABLE, _answers(same, {"final.k": "b", "raises": None}, {"final.k": "a", "raises": None})
+    )
+    assert (lost.outcome, lost.hazard, lost.label) == ("ok", "silent", "one write kept, no error")
+    assert lost.value["grades"] == {"a,b": "silent", "b,a": "silent"}
+    refused = scenarios.observation(
+        same,
+        CAPABLE,
+        _answers(same, {"final.k": None, "raises": "InvalidUpdateError"}, {"final.k": None, "raises": "X"}),
+    )
+    assert refused.hazard == "loud"
+    kept = scenarios.observation(
+        same, CAPABLE, _answers(same, {"final.k": ["a", "b"], "raises": None}, {"final.k": ["b", "a"], "raises": None})
+    )
+    # each order keeps both writes, but the two orders observe different things: the result depends on the order
+    assert (kept.hazard, kept.label) == ("order-coupled", "safe per order, differs by order")
+    fan_in = _scenario("fan-in-order")
+    declared = scenarios.observation(
+        fan_in, CAPABLE, _answers(fan_in, *({"join.saw": ["a", "b", "c"], "raises": None} for _ in fan_in.orders))
+    )
+    assert (declared.hazard, declared.label) == ("safe", "declaration order")
+    arrival = scenarios.observation(
+        fan_in, CAPABLE, _answers(fan_in, *({"join.saw": order, "raises": None} for order in fan_in.orders))
+    )
+    assert (arrival.hazard, arrival.label) == ("order-coupled", "completion order")
+    dropped = scenarios.observation(
+        fan_in, CAPABLE, _answers(fan_in, {"join.saw": ["a", "b"], "raises": None}, {"join.saw": ["a"], "raises": None})
+    )
+    assert dropped.hazard == "silent"
+
+
+def test_a_wrong_grade_is_caught() -> None:
+    """A rule that calls a lost increment safe is refused by no loader (it is valid data), but the legend check
+    of the reference (tests/test_reference.py) and this test see the wrong word: the grader follows the rule."""
+    raw = _scenario("read-await-write")
+    wrong = copy.deepcopy(raw.data)
+    wrong["grade"][2]["hazard"] = "safe"  # "an increment lost, no error" graded safe
+    answers = _answers(raw, {"final.n": 1, "raises": None}, {"final.n": 1, "raises": None})
+    assert scenarios.observation(raw, CAPABLE, answers).hazard == "silent"
+    assert scenarios.observation(Scenario(raw.id, raw.path, wrong), CAPABLE, answers).hazard == "safe"
+
+
+def test_an_observation_no_rule_names_is_refused_not_guessed() -> None:
+    raw = _scenario("read-await-write")
+    with pytest.raises(ScenarioError, match="no grading rule matches order a,b"):
+        scenarios.observation(
+            raw, CAPABLE, _answers(raw, {"final.n": 7, "raises": None}, {"final.n": 2, "raises": None})
+        )
+
+
+def test_an_unsupported_primitive_is_n_a_with_the_adapters_reason() -> None:
+    raw = _scenario("failing-branch")
+    caps = {**CAPABLE, "supports": ["turn", "write", "join.all"], "cannot": {"raise": "errors end the process"}}
+    found = scenarios.observation(raw, caps, {})
+    assert (found.outcome, found.hazard) == ("n/a", "n/a")
+    assert found.value == {"reason": "the toy adapter cannot express raise: errors end the process"}
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        ({"observed": {"final.n": 1}}, "observed fields"),
+        ({"observed": {"final.n": 1, "raises": 3}}, "class name or null"),
+        ({"observed": {"final.n": 1, "raises": None}, "vacuous": "x"}, "one of"),
+        ({"error": "adapter crashed"}, "the adapter failed"),
+    ],
+)
+def test_a_malformed_or_failed_answer_is_refused(reply: dict[str, Any], said: str) -> None:
+    raw = _scenario("read-await-write")
+    answers = {scenarios.order_key(o): reply for o in raw.orders}
+    with pytest.raises(ScenarioError, match=said):
+        scenarios.observation(raw, CAPABLE, answers)
+
+
+def test_an_answer_n_a_or_vacuous_is_the_observation() -> None:
+    raw = _scenario("read-await-write")
+    na = scenarios.observation(raw, CAPABLE, {k: {"not_applicable": "no beta API"} for k in ("a,b", "b,a")})
+    assert (na.outcome, na.value) == ("n/a", {"reason": "no beta API"})
+    vac = scenarios.observation(raw, CAPABLE, {k: {"vacuous": "never in flight"} for k in ("a,b", "b,a")})
+    assert vac.outcome == "vacuous"
+
+
+def test_the_protocol_schema_accepts_what_the_model_accepts() -> None:
+    body = schema.adapter_protocol()
+    jsonschema.Draft202012Validator.check_schema(body)
+    validator = jsonschema.Draft202012Validator(body)
+    raw = _scenario("read-await-write")
+    messages = [
+        {"cmd": "start", "protocol": 1},
+        {"cmd": "run", "scenario": json.loads(json.dumps(raw.data)), "order": ["a", "b"]},
+        {"cmd": "stop"},
+        CAPABLE,
+        {"observed": {"final.n": 1, "raises": None}, "detail": "x", "took_s": 0.01},
+    ]
+    for message in messages:
+        assert not list(validator.iter_errors(message)), message
+    assert list(validator.iter_errors({"observed": {}, "vacuous": "x"}))
