@@ -34,7 +34,9 @@ from fanin.run import services, venvs
 from fanin.versions import repro, repro_obs
 
 MATRIX = matrix.load()
-PYTHON_PROBES = [p for p in catalog.declared() if p.file.endswith(".py")]
+# A scenario probe's reproducer is its adapter over the protocol (docs/ADAPTERS.md), not a standalone script.
+PYTHON_PROBES = [p for p in catalog.declared() if p.file.endswith(".py") and "/scenario/" not in p.id]
+SCENARIO_PROBES = [p for p in catalog.declared() if p.file.endswith(".py") and "/scenario/" in p.id]
 # One probe of every family of every Python framework: the first its suite declares.
 FAMILIES: dict[str, str] = {}
 for declared in PYTHON_PROBES:
@@ -293,3 +295,10 @@ def test_a_reproducer_under_its_own_version_says_so_and_prints_the_reference_obs
     assert done.stderr.splitlines()[0] == (
         "# running pydantic-graph 1.5.0 (this reproduces 1.5.0, cell pydantic_graph-1.5.0)"
     )
+
+
+@pytest.mark.parametrize("declared", SCENARIO_PROBES[:1], ids=lambda p: p.id)
+def test_a_scenario_probe_names_its_adapter_instead_of_a_script(declared: catalog.DeclaredProbe) -> None:
+    with pytest.raises(repro.ReproError, match="scenario probe: its reproducer is its adapter") as raised:
+        repro.script(declared.id, MATRIX)
+    assert f"{declared.framework}/scenario_adapter.py" in str(raised.value)

@@ -12,8 +12,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from fanin.model import scenarios, schema
+from fanin.model import catalog, scenarios, schema, source
 from fanin.model.scenarios import SCENARIOS, Scenario, ScenarioError
+from fanin.model.source import REPO_ROOT
 
 FILES = sorted(SCENARIOS.glob("*.toml"))
 SCHEMA = jsonschema.Draft202012Validator(schema.scenario())
@@ -194,3 +195,35 @@ def test_the_protocol_schema_accepts_what_the_model_accepts() -> None:
     for message in messages:
         assert not list(validator.iter_errors(message)), message
     assert list(validator.iter_errors({"observed": {}, "vacuous": "x"}))
+
+
+def test_a_scenario_probes_hash_covers_its_scenario_file_and_its_adapter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probes = REPO_ROOT / "suites" / "pydantic_graph" / "test_scenarios.py"
+    covered = dict(source.dependencies(probes, "test_read_await_write"))
+    assert covered[("scenarios/read-await-write.toml", "data")].startswith("# Two branches")
+    assert ("scenarios/fan-in-order.toml", "data") not in covered  # only the scenario it runs
+    files = {where for where, _ in covered}
+    assert {"scenario_adapter.py", "scenario_kit.py", "pg_kit.py", "gates.py"} <= files  # the adapter and its kits
+    before = {name: source.probe_source_hash(probes, name) for name in ("test_read_await_write", "test_fan_in_order")}
+    for path in SCENARIOS.glob("*.toml"):
+        (tmp_path / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(source, "SCENARIOS", tmp_path)
+    blank = tmp_path / "read-await-write.toml"
+    blank.write_text(blank.read_text(encoding="utf-8") + "\n\n", encoding="utf-8")  # blank lines do not count
+    assert source.probe_source_hash(probes, "test_read_await_write") == before["test_read_await_write"]
+    edited = blank.read_text(encoding="utf-8").replace("equals = 2", "equals = 3")
+    blank.write_text(edited, encoding="utf-8")
+    assert source.probe_source_hash(probes, "test_read_await_write") != before["test_read_await_write"]
+    assert source.probe_source_hash(probes, "test_fan_in_order") == before["test_fan_in_order"]
+
+
+def test_every_framework_with_an_adapter_observes_every_scenario() -> None:
+    """A scenario is never skipped: a framework that cannot express it records n/a with the reason."""
+    adapters = {p.parent.name for p in (REPO_ROOT / "suites").glob("*/scenario_adapter.*")}
+    assert "pydantic_graph" in adapters
+    declared = {p.id for p in catalog.declared()}
+    wanted = {f"{fw}/{scenarios.TOPIC}/{sid}" for fw in adapters for sid in scenarios.catalogue()}
+    assert sorted(wanted - declared) == []
+    assert all(scenarios.scenario_id(p) in scenarios.catalogue() for p in declared if "/scenario/" in p)

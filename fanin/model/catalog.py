@@ -10,9 +10,10 @@ from pathlib import Path
 
 from fanin.model import js_source
 from fanin.model.results import Claim, ProbeInfo, check_dimensions
-from fanin.model.source import REPO_ROOT, SUITES, probe_source_hash
+from fanin.model.source import REPO_ROOT, SCENARIOS, SUITES, probe_source_hash
 
 _DIMENSION_KEYWORDS = {"backends": "backend", "modes": "mode"}
+PROBE_DECORATORS = ("probe", "scenario_probe")  # fanin.probe's two ways to declare a probe
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def _dimensions(decorator: ast.Call, where: str) -> tuple[tuple[str, tuple[str, 
 
 
 def _probe_id(decorator: ast.expr) -> str | None:
-    if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "probe" and decorator.args:
+    if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) in PROBE_DECORATORS and decorator.args:
         first = decorator.args[0]
         if isinstance(first, ast.Constant) and isinstance(first.value, str):
             return first.value
@@ -64,7 +65,8 @@ def declared(suites: Path = SUITES) -> list[DeclaredProbe]:
     """Every Python probe with its citation hash, then the Node probes. Hashing reads every probe's code and the
     suite definitions it reaches (a second or so for the whole catalogue), so the Python part is kept while no
     file under `suites` changed (each one's modification time and size, as fanin.model.source caches a parse)."""
-    stamps = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(suites.rglob("*.py")))
+    files = [*sorted(suites.rglob("*.py")), *sorted(SCENARIOS.glob("*.toml"))]  # a scenario is in its probes' hash
+    stamps = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
     return [*_declared_python(suites, stamps), *declared_node(suites)]
 
 

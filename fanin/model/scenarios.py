@@ -24,14 +24,13 @@ from typing import Any
 from fanin.model.compare import harm
 from fanin.model.errors import FaninError
 from fanin.model.results import HAZARDS, NOT_APPLICABLE, VACUOUS, Observation, canonical, normalize_message
-from fanin.model.source import REPO_ROOT, shown
+from fanin.model.source import SCENARIOS, shown
 
 try:
     import tomllib
 except ImportError:  # pragma: no cover - a 3.10 cell: pytest depends on tomli there
     import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
 
-SCENARIOS = REPO_ROOT / "scenarios"
 PROTOCOL = 1
 TOPIC = "scenario"  # a scenario's observation id is <framework>/scenario/<scenario id>
 
@@ -171,6 +170,8 @@ def validate(data: Any, where: str) -> dict[str, Any]:
     state = data["state"]
     if not isinstance(state, dict) or not state or not all(KEY.match(k) for k in state):
         raise _fail(where, "[state] names the keys (lower_case) and their values before the run")
+    if not all(isinstance(v, (str, int, bool)) for v in state.values()):
+        raise _fail(where, "a [state] value is a string, an integer or a boolean (what every framework stores alike)")
     keys = set(state)
     branches = data["branches"]
     if not isinstance(branches, list) or len(branches) < 2:

@@ -239,7 +239,12 @@ def scenario() -> dict[str, Any]:
             "id": slug,
             "question": {"type": "string", "minLength": 1},
             "source": {"type": "string", "minLength": 1},
-            "state": {"type": "object", "minProperties": 1, "propertyNames": {"pattern": scenarios.KEY.pattern}},
+            "state": {
+                "type": "object",
+                "minProperties": 1,
+                "propertyNames": {"pattern": scenarios.KEY.pattern},
+                "additionalProperties": {"type": ["string", "integer", "boolean"]},
+            },
             "orders": {"type": "array", "minItems": 2, "items": {"type": "array", "items": slug}},
             "observe": {
                 "type": "array",

@@ -1,0 +1,97 @@
+"""The adapter protocol (docs/ADAPTERS.md) as a framework's maintainers meet it: an adapter run as a program,
+its every message checked against the JSON Schema the model makes, its answers graded by the one grader."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from fanin.model import matrix, scenarios, schema
+from fanin.model.errors import FaninError
+from fanin.model.source import REPO_ROOT
+from fanin.project import audit
+from fanin.run import adapters
+
+MATRIX = matrix.load()
+PROTOCOL = jsonschema.Draft202012Validator(schema.adapter_protocol())
+ENV = {**os.environ, "PYTHONPATH": f"{REPO_ROOT / 'suites'}{os.pathsep}{REPO_ROOT}"}
+
+
+def test_the_pydantic_graph_adapter_speaks_the_protocol_as_a_program() -> None:
+    python = audit.python_of(MATRIX.newest("pydantic_graph"))
+    command = [python, str(REPO_ROOT / "suites" / "pydantic_graph" / "scenario_adapter.py")]
+    chosen = list(scenarios.catalogue().values())
+    capabilities, found, session = adapters.run(command, chosen, env=ENV)
+    assert session.process.returncode == 0  # stop ends it
+    for message in [*session.sent, *session.received]:
+        errors = list(PROTOCOL.iter_errors(message))
+        assert not errors, (message, errors[0].message)
+    assert session.sent[0] == {"cmd": "start", "protocol": scenarios.PROTOCOL} and session.sent[-1] == {"cmd": "stop"}
+    runs = [m for m in session.sent if m["cmd"] == "run"]
+    assert len(runs) == sum(len(s.orders) for s in chosen) == len(session.received) - 1
+    assert capabilities["framework"] == "pydantic_graph" and capabilities["language"] == "python"
+    assert set(found) == {s.id for s in chosen}
+    assert all(o.outcome == "ok" for o in found.values())  # the newest version expresses every scenario
+    assert found["read-await-write"].hazard == "silent"  # one shared state object: an increment is lost
+
+
+def _fake(tmp_path: Path, body: str) -> list[str]:
+    script = tmp_path / "adapter.py"
+    script.write_text("import json, sys\n" + body, encoding="utf-8")
+    return [sys.executable, str(script)]
+
+
+CAPABLE = json.dumps(
+    {"framework": "toy", "version": "1", "protocol": 1, "language": "python", "supports": list(scenarios.PRIMITIVES)}
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("sys.exit(0)\n", "ended without answering 'start'"),
+        ("print('hello', flush=True)\n", "not JSON"),
+        ("print(json.dumps({'framework': 'toy'}), flush=True)\n", "capabilities name its version"),
+        (
+            (
+                f"sys.stdin.readline(); print({CAPABLE!r}, flush=True); sys.stdin.readline();"
+                " print(json.dumps({'observed': {}}), flush=True)\n"
+            ),
+            "broke the protocol",
+        ),
+    ],
+)
+def test_an_adapter_that_breaks_the_protocol_is_one_clear_line_and_ends(tmp_path: Path, body: str, said: str) -> None:
+    with pytest.raises(adapters.AdapterFault, match=said) as raised:
+        adapters.run(_fake(tmp_path, body), [scenarios.catalogue()["read-await-write"]])
+    assert raised.value.exit_code == 3
+
+
+def test_an_adapter_that_cannot_express_a_primitive_gives_n_a_and_is_never_asked_to_run(tmp_path: Path) -> None:
+    cannot = json.dumps(
+        {
+            "framework": "toy",
+            "version": "1",
+            "protocol": 1,
+            "language": "python",
+            "supports": ["turn", "write", "join.all"],
+            "cannot": {"read": "branches get no state"},
+        }
+    )
+    body = f"sys.stdin.readline(); print({cannot!r}, flush=True)\nfor line in sys.stdin: sys.exit(0 if 'stop' in line else 5)\n"
+    _, found, session = adapters.run(_fake(tmp_path, body), [scenarios.catalogue()["read-await-write"]])
+    observation = found["read-await-write"]
+    assert (observation.outcome, observation.hazard) == ("n/a", "n/a")
+    assert "cannot express read: branches get no state" in observation.value["reason"]
+    assert session.process.returncode == 0  # it got stop, never a run
+
+
+def test_no_command_is_bad_input() -> None:
+    with pytest.raises(FaninError, match="name the adapter's command") as raised:
+        adapters.run([], [])
+    assert raised.value.exit_code == 2
