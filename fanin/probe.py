@@ -107,9 +107,7 @@ def scenario_probe(id: str) -> Callable[[F], F]:
     from fanin.model import scenarios
 
     scenario = scenarios.for_probe(id)
-    rules = "; ".join(f"{rule['label']}: {rule['hazard']}" for rule in scenario.data["grade"])
-    claim = Claim(f"Graded by the scenario's rules, worst order first: {rules}.", scenario.source)
-    return probe(id, title=scenario.question, claim=claim)
+    return probe(id, title=scenario.question, claim=scenarios.claim_of(scenario))
 
 
 class ProbeSignal(BaseException):

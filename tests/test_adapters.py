@@ -15,7 +15,7 @@ from fanin.model import matrix, scenarios, schema
 from fanin.model.errors import FaninError
 from fanin.model.source import REPO_ROOT
 from fanin.project import audit
-from fanin.run import adapters
+from fanin.run import adapters, node_cell
 
 MATRIX = matrix.load()
 PROTOCOL = jsonschema.Draft202012Validator(schema.adapter_protocol())
@@ -95,3 +95,19 @@ def test_no_command_is_bad_input() -> None:
     with pytest.raises(FaninError, match="name the adapter's command") as raised:
         adapters.run([], [])
     assert raised.value.exit_code == 2
+
+
+def test_the_langgraphjs_adapter_speaks_the_same_protocol_as_a_program() -> None:
+    """The Node adapter, run by node in its cell's directory (the framework installed as the cell's lock pins it)."""
+    cell = MATRIX.newest("langgraphjs")
+    directory = node_cell.ensure(cell.id, cell.lock_path, framework=(cell.framework.package, cell.version))
+    suite = node_cell._copy_suite(directory, "langgraphjs")
+    chosen = list(scenarios.catalogue().values())
+    command = ["node", str(suite / "langgraphjs" / "scenario_adapter.mjs")]
+    capabilities, found, session = adapters.run(command, chosen, cwd=directory)
+    assert session.process.returncode == 0
+    for message in [*session.sent, *session.received]:
+        assert not list(PROTOCOL.iter_errors(message)), message
+    assert (capabilities["framework"], capabilities["language"]) == ("langgraphjs", "javascript")
+    assert capabilities["version"] == cell.version
+    assert found["same-key-two-writers"].value["orders"]["a,b"]["raises"] == "InvalidUpdateError"

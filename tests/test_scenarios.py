@@ -70,6 +70,7 @@ def _broken(change: Any) -> dict[str, Any]:
         (lambda d: d["grade"][1].update(when={"final.m": {"equals": 1}}), "does not observe"),
         (lambda d: d["grade"][1].update(when={"final.n": {"bigger": 1}}), "unknown test"),
         (lambda d: d.update(observe=["final.n"]), "observes `raises`"),
+        (lambda d: d.update(state={"n": 0, "a": "x"}), "name both a branch and a"),
     ],
 )
 def test_a_broken_scenario_is_refused_by_the_loader_and_the_schema(change: Any, said: str) -> None:

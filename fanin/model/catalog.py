@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from fanin.model import js_source
+from fanin.model import js_source, scenarios
 from fanin.model.results import Claim, ProbeInfo, check_dimensions
 from fanin.model.source import REPO_ROOT, SCENARIOS, SUITES, probe_source_hash
 
@@ -139,6 +139,10 @@ def node_probe_info(path: Path, function: str) -> ProbeInfo:
     claim = meta.get("claim") or {}
     assert isinstance(claim, dict)
     shown = str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else path.name
+    if scenarios.scenario_id(js_probe.id) is not None:  # a scenario probe: its title and claim are the scenario's
+        scenario = scenarios.for_probe(js_probe.id)
+        meta = {**meta, "title": scenario.question}
+        claim = scenarios.claim_of(scenario).to_json()
     return ProbeInfo(
         id=js_probe.id,
         title=str(meta.get("title", "")),

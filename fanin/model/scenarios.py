@@ -23,7 +23,7 @@ from typing import Any
 
 from fanin.model.compare import harm
 from fanin.model.errors import FaninError
-from fanin.model.results import HAZARDS, NOT_APPLICABLE, VACUOUS, Observation, canonical, normalize_message
+from fanin.model.results import HAZARDS, NOT_APPLICABLE, VACUOUS, Claim, Observation, canonical, normalize_message
 from fanin.model.source import SCENARIOS, shown
 
 try:
@@ -89,6 +89,12 @@ class Scenario:
     def primitives(self) -> list[str]:
         """What an adapter must support to express this scenario (derived from the steps, never declared)."""
         return primitives_of(self.data)
+
+
+def claim_of(scenario: Scenario) -> Claim:
+    """What a scenario probe claims, in every framework: its rules grade what the adapter observes."""
+    rules = "; ".join(f"{rule['label']}: {rule['hazard']}" for rule in scenario.data["grade"])
+    return Claim(f"Graded by the scenario's rules, worst order first: {rules}.", scenario.source)
 
 
 def order_key(order: list[str]) -> str:
@@ -191,6 +197,9 @@ def validate(data: Any, where: str) -> dict[str, Any]:
             _check_step(f"{where}: branch {name}", step, keys)
         if steps.count(TURN) != 1:
             raise _fail(where, f"branch {name} takes exactly one {TURN!r}: where the forced order holds it")
+    clash = sorted(keys & set(names))
+    if clash:
+        raise _fail(where, f"{clash} name both a branch and a [state] key (a graph's nodes and channels share names)")
     orders = data["orders"]
     if not isinstance(orders, list) or len(orders) < 2:
         raise _fail(where, "a scenario forces two or more finish orders")
