@@ -131,14 +131,16 @@ def test_the_grader_grades_by_the_legend() -> None:
 
 
 def test_a_wrong_grade_is_caught() -> None:
-    """A rule that calls a lost increment safe is refused by no loader (it is valid data), but the legend check
-    of the reference (tests/test_reference.py) and this test see the wrong word: the grader follows the rule."""
+    """A rule that grades a run that raised as anything but loud breaks the legend: the grader refuses it,
+    whatever the rule's order, so a scenario cannot call an error silent or safe by putting its rule first."""
     raw = _scenario("read-await-write")
     wrong = copy.deepcopy(raw.data)
-    wrong["grade"][2]["hazard"] = "safe"  # "an increment lost, no error" graded safe
-    answers = _answers(raw, {"final.n": 1, "raises": None}, {"final.n": 1, "raises": None})
-    assert scenarios.observation(raw, CAPABLE, answers).hazard == "silent"
-    assert scenarios.observation(Scenario(raw.id, raw.path, wrong), CAPABLE, answers).hazard == "safe"
+    wrong["grade"] = [{"hazard": "safe", "label": "whatever happened", "when": {"final.n": {"null": True}}}]
+    scenarios.validate(wrong, "wrong.toml")  # valid data: only grading an observation shows it wrong
+    raised = _answers(raw, {"final.n": None, "raises": "InvalidUpdateError"}, {"final.n": None, "raises": "X"})
+    assert scenarios.observation(raw, CAPABLE, raised).hazard == "loud"
+    with pytest.raises(ScenarioError, match="grade rule 1 calls order a,b safe, but the run raised InvalidUpdateError"):
+        scenarios.observation(Scenario(raw.id, raw.path, wrong), CAPABLE, raised)
 
 
 def test_an_observation_no_rule_names_is_refused_not_guessed() -> None:

@@ -371,13 +371,21 @@ def _holds(test: str, argument: Any, value: Any, order: list[str], declared: lis
 
 
 def grade(scenario: Scenario, order: list[str], observed: dict[str, Any]) -> tuple[str, str]:
-    """(hazard, label) of one order's observation: the first rule whose tests all hold."""
-    for rule in scenario.data["grade"]:
+    """(hazard, label) of one order's observation: the first rule whose tests all hold.
+
+    The legend holds whatever a rule says: a run that raised stopped, so it is loud (a rule that grades
+    it otherwise is refused, as the loader refuses a loud rule that does not test `raises`)."""
+    for number, rule in enumerate(scenario.data["grade"], 1):
         if all(
             _holds(test, argument, observed.get(field), order, scenario.branches)
             for field, tests in rule["when"].items()
             for test, argument in tests.items()
         ):
+            if observed.get("raises") is not None and rule["hazard"] != "loud":
+                raise ScenarioError(
+                    f"{scenario.id}: grade rule {number} calls order {order_key(order)} {rule['hazard']}, but the run"
+                    f" raised {observed['raises']}: the legend says loud (put the loud rule first)"
+                )
             return str(rule["hazard"]), str(rule["label"])
     raise ScenarioError(
         f"{scenario.id}: no grading rule matches order {order_key(order)}: {json.dumps(observed, sort_keys=True)}"
