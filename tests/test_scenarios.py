@@ -71,13 +71,20 @@ def _broken(change: Any) -> dict[str, Any]:
         (lambda d: d["grade"][1].update(when={"final.n": {"bigger": 1}}), "unknown test"),
         (lambda d: d.update(observe=["final.n"]), "observes `raises`"),
         (lambda d: d.update(state={"n": 0, "a": "x"}), "name both a branch and a"),
+        (lambda d: d.update(source="the seed"), "https:// address"),
     ],
 )
 def test_a_broken_scenario_is_refused_by_the_loader_and_the_schema(change: Any, said: str) -> None:
     data = _broken(change)
     with pytest.raises(ScenarioError, match=said.replace("[", r"\[").replace("]", r"\]")):
         scenarios.validate(data, "x.toml")
-    structural = said in ("missing", "two or more finish orders", "not one of the legend's", "unknown test")
+    structural = said in (
+        "missing",
+        "two or more finish orders",
+        "not one of the legend's",
+        "unknown test",
+        "https:// address",
+    )
     if structural:  # what the schema can say, it says too
         assert list(SCHEMA.iter_errors(data))
 

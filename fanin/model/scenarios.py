@@ -173,6 +173,8 @@ def validate(data: Any, where: str) -> dict[str, Any]:
     for text in ("question", "source"):
         if not isinstance(data[text], str) or not data[text].strip():
             raise _fail(where, f"{text} is a non-empty string")
+    if not data["source"].startswith("https://"):
+        raise _fail(where, "source is the https:// address of what the question rests on (a claim's source)")
     state = data["state"]
     if not isinstance(state, dict) or not state or not all(KEY.match(k) for k in state):
         raise _fail(where, "[state] names the keys (lower_case) and their values before the run")

@@ -238,7 +238,7 @@ def scenario() -> dict[str, Any]:
         "properties": {
             "id": slug,
             "question": {"type": "string", "minLength": 1},
-            "source": {"type": "string", "minLength": 1},
+            "source": {"type": "string", "pattern": "^https://"},
             "state": {
                 "type": "object",
                 "minProperties": 1,
