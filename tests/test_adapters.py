@@ -111,3 +111,22 @@ def test_the_langgraphjs_adapter_speaks_the_same_protocol_as_a_program() -> None
     assert (capabilities["framework"], capabilities["language"]) == ("langgraphjs", "javascript")
     assert capabilities["version"] == cell.version
     assert found["same-key-two-writers"].value["orders"]["a,b"]["raises"] == "InvalidUpdateError"
+
+
+def test_the_scenarios_command_prints_each_scenario_and_says_bad_input_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fanin.__main__ import main
+
+    body = (
+        f"sys.stdin.readline(); print({json.dumps(json.dumps({**json.loads(CAPABLE), 'supports': []}))}, flush=True)\n"
+    )
+    assert main(["scenarios", "--scenario", "fan-in-order", "--", *_fake(tmp_path, body)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "toy 1 (python adapter)" and "fan-in-order" in out and "n/a" in out
+    assert main(["scenarios", "--scenario", "nope", "--", "true"]) == 2
+    assert capsys.readouterr().err.startswith("fanin: error: no scenario nope in scenarios/")
+    assert main(["scenarios"]) == 2
+    assert "name the adapter's command" in capsys.readouterr().err
+    assert main(["scenarios", "--", str(tmp_path / "missing")]) == 3
+    assert capsys.readouterr().err.count("\n") == 1  # one line
