@@ -79,6 +79,19 @@ export class Script {
   }
 
   async branch(name, read, write, signal) {
+    const steps = this.walk(name, read, signal);
+    for (;;) {
+      const { value, done } = await steps.next();
+      if (done) return value;
+      await write(...value);
+    }
+  }
+
+  // The branch's steps as a generator that yields each write as [key, value] and returns what the branch
+  // hands to the join: for a framework whose branches write by yielding (ADK's events), `branch` for the rest.
+  // With `later`, a branch that ends normally hands on its turn only when the adapter calls handOn(name):
+  // once the framework has taken what it returned (ADK: the event yielded with it was consumed).
+  async *walk(name, read, signal, later = false) {
     const seen = {};
     let returned = null;
     try {
@@ -92,10 +105,8 @@ export class Script {
         }
         const [kind, argument] = Object.entries(step)[0];
         if (kind === "read") seen[argument] = await read(argument);
-        else if (kind === "write") {
-          const value = "add" in argument ? seen[argument.key] + argument.add : argument.value;
-          await write(argument.key, value);
-        } else if (kind === "raise") {
+        else if (kind === "write") yield [argument.key, "add" in argument ? seen[argument.key] + argument.add : argument.value];
+        else if (kind === "raise") {
           this.ends[name] = "raised";
           throw new BranchFailed(argument);
         } else if (kind === "return") returned = argument;
@@ -106,10 +117,15 @@ export class Script {
       if (this.ends[name] === "raised" && this.turns.order.at(-1) !== name) {
         // The next branch's turn comes once the framework has reacted to the failure (the loop settled).
         this.releases.push(settle().then(() => this.turns.done(name)));
-      } else if (!this.turns.acted.includes(name)) {
-        this.turns.done(name);
+      } else if (!(later && this.ends[name] === "done")) {
+        this.handOn(name);
       }
     }
+  }
+
+  // The next branch's turn (once per branch).
+  handOn(name) {
+    if (!this.turns.acted.includes(name)) this.turns.done(name);
   }
 
   observed(ends, raises, final, saw) {
