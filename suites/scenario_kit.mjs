@@ -190,6 +190,12 @@ export async function serve(adapter) {
   lines.close();
 }
 
+// The installed version of a package, read from node_modules in the current directory (a package whose
+// "exports" hides its package.json, as @google/adk before 2.0 does, is read as a file all the same).
+export function packageVersion(name) {
+  return JSON.parse(readFileSync(join(process.cwd(), "node_modules", name, "package.json"), "utf-8")).version;
+}
+
 // Whether a module is the program node runs (`node scenario_adapter.mjs`), not an import.
 export function isMain(url) {
   return Boolean(process.argv[1]) && url === pathToFileURL(process.argv[1]).href;

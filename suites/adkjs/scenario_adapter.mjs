@@ -7,8 +7,7 @@
 // run abandons stays `unfinished`.
 // Run as a program from a directory where @google/adk is installed: `node scenario_adapter.mjs`.
 import { BaseAgent, ParallelAgent, SequentialAgent, createEvent } from "@google/adk";
-import { installedVersion } from "../fanin_node.mjs";
-import { Script, declare, isMain, serve } from "../scenario_kit.mjs";
+import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
 import { deltaEvent, runTurn } from "./kit.mjs";
 
 // A ParallelAgent child that runs the branch's steps: each write is an event with one state delta.
@@ -70,7 +69,7 @@ async function run(scenario, order) {
 }
 
 export const adapter = {
-  capabilities: () => declare("adkjs", installedVersion("@google/adk")),
+  capabilities: () => declare("adkjs", packageVersion("@google/adk")),
   run,
 };
 

@@ -7,8 +7,7 @@
 // so `final` is what getState shows after the run, raised or not (null when getState refuses).
 // Run as a program from a directory where @langchain/langgraph is installed: `node scenario_adapter.mjs`.
 import { Annotation, END, MemorySaver, START, StateGraph } from "@langchain/langgraph";
-import { installedVersion } from "../fanin_node.mjs";
-import { Script, declare, isMain, serve } from "../scenario_kit.mjs";
+import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
 
 // The channel the branches' `return` values are appended to, for the join to read.
 const RETURNS = "fanin_returns";
@@ -62,7 +61,7 @@ async function run(scenario, order) {
 }
 
 export const adapter = {
-  capabilities: () => declare("langgraphjs", installedVersion("@langchain/langgraph")),
+  capabilities: () => declare("langgraphjs", packageVersion("@langchain/langgraph")),
   run,
 };
 
