@@ -13,6 +13,7 @@ import pytest
 
 from fanin.model import matrix, scenarios, schema
 from fanin.model.errors import FaninError
+from fanin.model.results import Observation, load
 from fanin.model.source import REPO_ROOT
 from fanin.project import audit
 from fanin.run import adapters, node_cell
@@ -38,6 +39,14 @@ def test_the_pydantic_graph_adapter_speaks_the_protocol_as_a_program() -> None:
     assert set(found) == {s.id for s in chosen}
     assert all(o.outcome == "ok" for o in found.values())  # the newest version expresses every scenario
     assert found["read-await-write"].hazard == "silent"  # one shared state object: an increment is lost
+    _same_as_the_cells(MATRIX.newest("pydantic_graph"), found)
+
+
+def _same_as_the_cells(cell: matrix.Cell, found: dict[str, Observation]) -> None:
+    """The adapter run as a program observes what the cell's probes, talking to it in process, observed."""
+    reference = load(cell.reference_path).observations
+    for scenario_id, observation in found.items():
+        assert observation.behaviour == reference[f"{cell.framework.key}/scenario/{scenario_id}"].behaviour
 
 
 def _fake(tmp_path: Path, body: str) -> list[str]:
@@ -111,6 +120,7 @@ def test_the_langgraphjs_adapter_speaks_the_same_protocol_as_a_program() -> None
     assert (capabilities["framework"], capabilities["language"]) == ("langgraphjs", "javascript")
     assert capabilities["version"] == cell.version
     assert found["same-key-two-writers"].value["orders"]["a,b"]["raises"] == "InvalidUpdateError"
+    _same_as_the_cells(cell, found)
 
 
 def test_the_scenarios_command_prints_each_scenario_and_says_bad_input_in_one_line(
