@@ -63,9 +63,13 @@ CAPABLE = json.dumps(
 @pytest.mark.parametrize(
     ("body", "said"),
     [
-        ("sys.exit(0)\n", "ended without answering 'start'"),
-        ("print('hello', flush=True)\n", "not JSON"),
-        ("print(json.dumps({'framework': 'toy'}), flush=True)\n", "capabilities name its version"),
+        # Each reads the start message first: one that exits before it would race the harness's write.
+        ("sys.stdin.readline(); sys.exit(0)\n", "ended without answering 'start'"),
+        ("sys.stdin.readline(); print('hello', flush=True)\n", "not JSON"),
+        (
+            "sys.stdin.readline(); print(json.dumps({'framework': 'toy'}), flush=True)\n",
+            "capabilities name its version",
+        ),
         (
             (
                 f"sys.stdin.readline(); print({CAPABLE!r}, flush=True); sys.stdin.readline();"
