@@ -9,6 +9,10 @@ probe({"id": "adkjs/scenario/same-key-two-writers"}, async function sameKeyTwoWr
   await observe(obs, adapter);
 });
 
+probe({"id": "adkjs/scenario/same-key-same-value"}, async function sameKeySameValue(obs) {
+  await observe(obs, adapter);
+});
+
 probe({"id": "adkjs/scenario/read-await-write"}, async function readAwaitWrite(obs) {
   await observe(obs, adapter);
 });

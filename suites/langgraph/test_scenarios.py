@@ -14,6 +14,11 @@ def test_same_key_two_writers(obs: Observer) -> None:
     observe(obs, ADAPTER)
 
 
+@scenario_probe("langgraph/scenario/same-key-same-value")
+def test_same_key_same_value(obs: Observer) -> None:
+    observe(obs, ADAPTER)
+
+
 @scenario_probe("langgraph/scenario/read-await-write")
 def test_read_await_write(obs: Observer) -> None:
     observe(obs, ADAPTER)

@@ -9,6 +9,10 @@ probe({"id": "langgraphjs/scenario/same-key-two-writers"}, async function sameKe
   await observe(obs, adapter);
 });
 
+probe({"id": "langgraphjs/scenario/same-key-same-value"}, async function sameKeySameValue(obs) {
+  await observe(obs, adapter);
+});
+
 probe({"id": "langgraphjs/scenario/read-await-write"}, async function readAwaitWrite(obs) {
   await observe(obs, adapter);
 });
