@@ -399,6 +399,25 @@ def _bisect(args: argparse.Namespace, matrix: Matrix) -> int:
     return fanin_bisect.run(args.words, matrix)
 
 
+def cmd_scenarios(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin.model import scenarios
+    from fanin.run import adapters
+
+    catalogue = scenarios.catalogue()
+    unknown = [s for s in args.scenario if s not in catalogue]
+    if unknown:
+        raise FaninError(f"no scenario {', '.join(unknown)} in scenarios/ (there are {', '.join(catalogue)})")
+    chosen = [catalogue[s] for s in args.scenario] if args.scenario else list(catalogue.values())
+    command = args.adapter[1:] if args.adapter[:1] == ["--"] else args.adapter
+    capabilities, found, _ = adapters.run(command, chosen)
+    if args.json:
+        body = {"capabilities": capabilities, "observations": {k: o.to_json() for k, o in found.items()}}
+        sys.stdout.write(json.dumps(body, indent=1, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write("\n".join(adapters.lines(capabilities, found)) + "\n")
+    return exits.SAME
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -589,6 +608,15 @@ def build_parser() -> argparse.ArgumentParser:
     rpr.add_argument("--variant", help="the dimension values, e.g. postgres,async (default: the plain id's)")
     rpr.add_argument("--out", type=Path, help="write the script to FILE (default: standard output)")
     rpr.set_defaults(func=cmd_repro)
+
+    scn = sub.add_parser(
+        "scenarios",
+        help="-- COMMAND...: the shared scenarios through an adapter program, over the protocol (docs/ADAPTERS.md)",
+    )
+    scn.add_argument("--scenario", action="append", default=[], metavar="ID", help="only this scenario (repeatable)")
+    scn.add_argument("--json", action="store_true", help="the capabilities and observations as one JSON object")
+    scn.add_argument("adapter", nargs=argparse.REMAINDER, help="the adapter's command line, after `--`")
+    scn.set_defaults(func=cmd_scenarios)
 
     cells = sub.add_parser("cells", help="list the matrix")
     cells.add_argument("--framework")

@@ -35,7 +35,13 @@ from fanin.model.results import (
 )
 from fanin.model.source import INSTALLED, REPO_ROOT, probe_source_hash
 
-__all__ = ["Claim", "Observer", "harm", "probe"]  # harm: the legend's order of harm, for kits that rank
+__all__ = [
+    "Claim",
+    "Observer",
+    "harm",
+    "probe",
+    "scenario_probe",
+]  # harm: the legend's order of harm, for kits that rank
 
 # The harness sets this to a libpq DSN (without dbname) of the PostgreSQL server it runs for the cell.
 POSTGRES_ENV = "FANIN_POSTGRES_DSN"
@@ -90,6 +96,18 @@ def probe(
         return fn
 
     return mark
+
+
+def scenario_probe(id: str) -> Callable[[F], F]:
+    """Declare the probe of one scenario (scenarios/<case>.toml) in one framework: `<framework>/scenario/<case>`.
+
+    Its title and claim are the scenario's (its question, its grading rules and source); its citation hash
+    covers the scenario file as well as the adapter code the probe runs (fanin.model.source).
+    """
+    from fanin.model import scenarios
+
+    scenario = scenarios.for_probe(id)
+    return probe(id, title=scenario.question, claim=scenarios.claim_of(scenario))
 
 
 class ProbeSignal(BaseException):
@@ -182,6 +200,21 @@ class Observer:
             detail=normalize_message(detail),
             hazard=hazard,
         )
+
+    @property
+    def scenario(self) -> Any:
+        """The scenario a scenario probe runs (`fanin.model.scenarios.Scenario`), named by its id."""
+        from fanin.model import scenarios
+
+        return scenarios.for_probe(self.info.id)
+
+    def record_scenario(self, capabilities: Any, answers: dict[str, Any]) -> None:
+        """Record a scenario probe's observation: the adapter's answers, graded by the one grader."""
+        from fanin.model import scenarios
+
+        if self.observation is not None:
+            raise RuntimeError(f"{self.info.id} recorded twice; a probe records exactly one observation")
+        self.observation = scenarios.observation(self.scenario, capabilities, answers)
 
     def raised(self, exc: BaseException, *, value: Any = None, hazard: str = "loud", detail: str | None = None) -> None:
         """Record that the framework raised: the exception class is the outcome, its text the detail."""

@@ -44,7 +44,12 @@ def result_set(
 ) -> ResultSet:
     framework, rest = cell.split("-", 1)
     version = rest.split("-py", 1)[0]
-    package = {"langgraph": "langgraph", "adk": "google-adk"}[framework]
+    package = {
+        "langgraph": "langgraph",
+        "adk": "google-adk",
+        "pydantic_graph": "pydantic-graph",
+        "agent_framework": "agent-framework-core",
+    }[framework]
     environment = {"date": DATE, "suite_commit": commit, "python": python, "packages": {package: version}}
     return ResultSet(cell, framework, version, environment, {p.id: p for p in probes}, observations)
 

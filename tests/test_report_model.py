@@ -254,3 +254,34 @@ def test_the_html_says_everything_the_markdown_says() -> None:
     assert (
         text.count("Cite as:") == page.count('class="cite-label"') == len([p for v in rep.frameworks for p in v.probes])
     )
+
+
+def test_each_scenario_is_a_comparison_row_saying_how_many_frameworks_disagree(tmp_path: Path, data: Path) -> None:
+    """Bowtie's "N of M implementations disagree": frameworks grouped by hazard at their focus version, n/a and
+    frameworks without the scenario's probe left out, the most common hazard the agreement (the least harmful
+    on a tie)."""
+    same = "same-key-two-writers"
+    ids = {fw: f"{fw}/scenario/{same}" for fw in ("langgraph", "pydantic_graph", "agent_framework", "adk")}
+    write(
+        tmp_path / "r",
+        result_set("langgraph-1.2.24", {ids["langgraph"]: obs("loud", "raises")}, [info(ids["langgraph"])]),
+        result_set(
+            "pydantic_graph-2.68.0", {ids["pydantic_graph"]: obs("silent", "one kept")}, [info(ids["pydantic_graph"])]
+        ),
+        result_set(
+            "agent_framework-1.23.0",
+            {ids["agent_framework"]: obs("silent", "one kept")},
+            [info(ids["agent_framework"])],
+        ),
+        result_set("adk-1.15.1", {ids["adk"]: obs("n/a", "n/a")}, [info(ids["adk"])]),
+    )
+    rows = {q.question.split(":")[0]: q for q in build(tmp_path / "r").comparison}
+    row = rows[f"Scenario {same}"]
+    assert (
+        row.disagreement
+        == "1 of 3 frameworks disagree (loud: LangGraph; silent: pydantic-graph, Microsoft Agent Framework)"
+    )
+    assert [a.probe_id for a in row.answers["langgraph"]] == [ids["langgraph"]]
+    assert row.answers["deepagents"] == ()  # no scenario probe: "no probe cited", never counted
+    assert rows["Scenario fan-in-order"].disagreement == ""  # nobody observed it here
+    assert f"**{row.disagreement}**" in markdown.report(build(tmp_path / "r"))

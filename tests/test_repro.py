@@ -34,7 +34,9 @@ from fanin.run import services, venvs
 from fanin.versions import repro, repro_obs
 
 MATRIX = matrix.load()
-PYTHON_PROBES = [p for p in catalog.declared() if p.file.endswith(".py")]
+# A scenario probe's reproducer is its adapter over the protocol (docs/ADAPTERS.md), not a standalone script.
+PYTHON_PROBES = [p for p in catalog.declared() if p.file.endswith(".py") and "/scenario/" not in p.id]
+SCENARIO_PROBES = [p for p in catalog.declared() if p.file.endswith(".py") and "/scenario/" in p.id]
 # One probe of every family of every Python framework: the first its suite declares.
 FAMILIES: dict[str, str] = {}
 for declared in PYTHON_PROBES:
@@ -303,3 +305,10 @@ def test_the_readmes_sample_reproducer_is_what_repro_writes_today() -> None:
     written = set(repro.script("langgraph/same-key/no-reducer", MATRIX).splitlines())
     stale = [line for line in sample if line.strip() not in ("…", "# …") and line not in written]
     assert len(sample) > 40 and stale == [], f"regenerate docs/RESULTS.md's sample (fanin repro …): {stale}"
+
+
+@pytest.mark.parametrize("declared", SCENARIO_PROBES[:1], ids=lambda p: p.id)
+def test_a_scenario_probe_names_its_adapter_instead_of_a_script(declared: catalog.DeclaredProbe) -> None:
+    with pytest.raises(repro.ReproError, match="scenario probe: its reproducer is its adapter") as raised:
+        repro.script(declared.id, MATRIX)
+    assert f"{declared.framework}/scenario_adapter.py" in str(raised.value)

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from fanin.model import js_source
+from fanin.model import js_source, scenarios
 from fanin.model.results import Claim, ProbeInfo, check_dimensions
-from fanin.model.source import REPO_ROOT, SUITES, probe_source_hash
+from fanin.model.source import REPO_ROOT, SCENARIOS, SUITES, probe_source_hash
 
 _DIMENSION_KEYWORDS = {"backends": "backend", "modes": "mode"}
+PROBE_DECORATORS = ("probe", "scenario_probe")  # fanin.probe's two ways to declare a probe
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def _dimensions(decorator: ast.Call, where: str) -> tuple[tuple[str, tuple[str, 
 
 
 def _probe_id(decorator: ast.expr) -> str | None:
-    if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "probe" and decorator.args:
+    if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) in PROBE_DECORATORS and decorator.args:
         first = decorator.args[0]
         if isinstance(first, ast.Constant) and isinstance(first.value, str):
             return first.value
@@ -64,7 +65,8 @@ def declared(suites: Path = SUITES) -> list[DeclaredProbe]:
     """Every Python probe with its citation hash, then the Node probes. Hashing reads every probe's code and the
     suite definitions it reaches (a second or so for the whole catalogue), so the Python part is kept while no
     file under `suites` changed (each one's modification time and size, as fanin.model.source caches a parse)."""
-    stamps = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(suites.rglob("*.py")))
+    files = [*sorted(suites.rglob("*.py")), *sorted(SCENARIOS.glob("*.toml"))]  # a scenario is in its probes' hash
+    stamps = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
     return [*_declared_python(suites, stamps), *declared_node(suites)]
 
 
@@ -137,6 +139,10 @@ def node_probe_info(path: Path, function: str) -> ProbeInfo:
     claim = meta.get("claim") or {}
     assert isinstance(claim, dict)
     shown = str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else path.name
+    if scenarios.scenario_id(js_probe.id) is not None:  # a scenario probe: its title and claim are the scenario's
+        scenario = scenarios.for_probe(js_probe.id)
+        meta = {**meta, "title": scenario.question}
+        claim = scenarios.claim_of(scenario).to_json()
     return ProbeInfo(
         id=js_probe.id,
         title=str(meta.get("title", "")),

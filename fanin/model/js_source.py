@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from fanin.model.source import normalise
+from fanin.model.source import normalise, scenario_data
 
 SUFFIX = ".test.mjs"
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
@@ -197,8 +197,12 @@ def _local_module(module: str, near: Path) -> Path | None:
 
 def dependencies(path: Path, function: str) -> list[tuple[tuple[str, str], str]]:
     """(where, text) of the probe statement and every suite definition it reaches, in a stable order."""
-    start = parse_file(path).function(function)
+    parsed = parse_file(path)
+    start = parsed.function(function)
     seen: dict[tuple[str, str], str] = {(path.name, f"probe {function}"): normalise(start)}
+    scenario = scenario_data(parsed.probes[function].id)  # a scenario probe runs its scenario file too
+    if scenario is not None:
+        seen[scenario[0]] = scenario[1]
     pending = [(path, name) for name in set(_IDENT.findall(start))]
     visited: set[tuple[Path, str]] = set()
     while pending:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fanin.model import results
+from fanin.model import results, scenarios
 from fanin.model.results import (
     FIXED_OUTCOMES,
     HAZARDS,
@@ -29,7 +29,13 @@ from fanin.model.results import (
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE = "https://fanin.invalid/schema/"  # an identifier, not a place: the files travel with the data
-FILES = {"result-set": "result-set.schema.json", "bisect": "bisect.schema.json", "index": "index.schema.json"}
+FILES = {
+    "result-set": "result-set.schema.json",
+    "bisect": "bisect.schema.json",
+    "index": "index.schema.json",
+    "scenario": "scenario.schema.json",
+    "adapter-protocol": "adapter-protocol.schema.json",
+}
 
 _OUTCOME = {
     "anyOf": [
@@ -193,9 +199,175 @@ def index() -> dict[str, Any]:
     }
 
 
+def _step() -> dict[str, Any]:
+    write = {
+        "type": "object",
+        "required": ["key"],
+        "properties": {"key": {"type": "string"}, "value": {}, "add": {"type": "integer"}},
+        "oneOf": [{"required": ["value"]}, {"required": ["add"]}],
+        "additionalProperties": False,
+    }
+    one = {
+        "read": {"type": "string", "description": "read a [state] key (write.add writes it plus add)"},
+        "write": write,
+        "raise": {"type": "string", "minLength": 1, "description": "raise an error with this message"},
+        "return": {"description": "the value the branch hands to the join"},
+    }
+    return {
+        "oneOf": [
+            {"const": scenarios.TURN, "description": "wait here for this branch's turn in the forced order"},
+            *(
+                {"type": "object", "required": [kind], "properties": {kind: body}, "additionalProperties": False}
+                for kind, body in one.items()
+            ),
+        ]
+    }
+
+
+def scenario() -> dict[str, Any]:
+    """A scenario file (scenarios/*.toml, read as JSON); fanin.model.scenarios.validate checks the same and more."""
+    slug = {"type": "string", "pattern": scenarios.SLUG.pattern}
+    tests = {
+        "type": "object",
+        "minProperties": 1,
+        "propertyNames": {"enum": list(scenarios.TESTS)},
+    }
+    rule = {
+        "type": "object",
+        "required": ["hazard", "label", "when"],
+        "properties": {
+            "hazard": {"enum": [h for h in HAZARDS if h != "n/a"]},
+            "label": {"type": "string", "minLength": 1, "maxLength": 40},
+            "when": {"type": "object", "minProperties": 1, "additionalProperties": tests},
+        },
+        "additionalProperties": False,
+    }
+    return {
+        "$schema": DRAFT,
+        "$id": BASE + FILES["scenario"],
+        "title": "fanin scenario: a framework-neutral fan-in case, its forced orders and how the legend grades it",
+        "type": "object",
+        "required": ["id", "question", "source", "state", "orders", "observe", "branches", "join", "grade"],
+        "properties": {
+            "id": slug,
+            "question": {"type": "string", "minLength": 1},
+            "source": {"type": "string", "pattern": "^https://"},
+            "state": {
+                "type": "object",
+                "minProperties": 1,
+                "propertyNames": {"pattern": scenarios.KEY.pattern},
+                "additionalProperties": {"type": ["string", "integer", "boolean"]},
+            },
+            "orders": {"type": "array", "minItems": 2, "items": {"type": "array", "items": slug}},
+            "observe": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "string",
+                    "pattern": r"^(raises|join\.saw|final\.[a-z][a-z0-9_]*|branch\.[a-z0-9-]+)$",
+                },
+            },
+            "branches": {
+                "type": "array",
+                "minItems": 2,
+                "items": {
+                    "type": "object",
+                    "required": ["name", "do"],
+                    "properties": {"name": slug, "do": {"type": "array", "minItems": 1, "items": _step()}},
+                    "additionalProperties": False,
+                },
+            },
+            "join": {
+                "type": "object",
+                "required": ["kind"],
+                "properties": {"kind": {"enum": list(scenarios.JOINS)}},
+                "additionalProperties": False,
+            },
+            "grade": {"type": "array", "minItems": 1, "items": rule},
+        },
+        "additionalProperties": False,
+    }
+
+
+def adapter_protocol() -> dict[str, Any]:
+    """Every message of the adapter protocol (docs/ADAPTERS.md), one JSON object a line each way."""
+    primitive = {"enum": list(scenarios.PRIMITIVES)}
+    return {
+        "$schema": DRAFT,
+        "$id": BASE + FILES["adapter-protocol"],
+        "title": "fanin adapter protocol: the harness's commands and an adapter's answers",
+        "$defs": {
+            "start": {
+                "type": "object",
+                "required": ["cmd", "protocol"],
+                "properties": {"cmd": {"const": "start"}, "protocol": {"const": scenarios.PROTOCOL}},
+                "additionalProperties": False,
+            },
+            "run": {
+                "type": "object",
+                "required": ["cmd", "scenario", "order"],
+                "properties": {
+                    "cmd": {"const": "run"},
+                    "scenario": {"type": "object", "description": f"the scenario as {FILES['scenario']} describes it"},
+                    "order": {"type": "array", "items": {"type": "string"}},
+                },
+                "additionalProperties": False,
+            },
+            "stop": {
+                "type": "object",
+                "required": ["cmd"],
+                "properties": {"cmd": {"const": "stop"}},
+                "additionalProperties": False,
+            },
+            "capabilities": {
+                "type": "object",
+                "required": ["framework", "version", "protocol", "language", "supports"],
+                "properties": {
+                    "framework": {"type": "string", "minLength": 1},
+                    "version": {"type": "string", "minLength": 1},
+                    "protocol": {"const": scenarios.PROTOCOL},
+                    "language": {"enum": list(scenarios.LANGUAGES)},
+                    "supports": {"type": "array", "items": primitive},
+                    "cannot": {
+                        "type": "object",
+                        "propertyNames": primitive,
+                        "additionalProperties": {"type": "string"},
+                    },
+                },
+                "additionalProperties": False,
+            },
+            "answer": {
+                "type": "object",
+                "properties": {
+                    "observed": {
+                        "type": "object",
+                        "description": "exactly the scenario's observe fields",
+                        "properties": {"raises": {"type": ["string", "null"]}},
+                        "required": ["raises"],
+                    },
+                    "not_applicable": {"type": "string", "minLength": 1},
+                    "vacuous": {"type": "string", "minLength": 1},
+                    "error": {"type": "string", "minLength": 1},
+                    "detail": {"type": "string"},
+                    "took_s": {"type": "number"},
+                },
+                "oneOf": [{"required": [answer]} for answer in ("observed", "not_applicable", "vacuous", "error")],
+                "additionalProperties": False,
+            },
+        },
+        "oneOf": [{"$ref": f"#/$defs/{name}"} for name in ("start", "run", "stop", "capabilities", "answer")],
+    }
+
+
 def all_schemas() -> dict[str, dict[str, Any]]:
     """File name -> schema, as reference/schema/ holds them."""
-    return {FILES["result-set"]: result_set(), FILES["bisect"]: bisect(), FILES["index"]: index()}
+    return {
+        FILES["result-set"]: result_set(),
+        FILES["bisect"]: bisect(),
+        FILES["index"]: index(),
+        FILES["scenario"]: scenario(),
+        FILES["adapter-protocol"]: adapter_protocol(),
+    }
 
 
 # --- validation -------------------------------------------------------------

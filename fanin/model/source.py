@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 import textwrap
 from collections import deque
 from dataclasses import dataclass, field
@@ -34,6 +35,9 @@ REPO_ROOT = (
 )
 INSTALLED = REPO_ROOT != _CHECKOUT
 SUITES = REPO_ROOT / "suites"
+SCENARIOS = REPO_ROOT / "scenarios"  # the scenario files (fanin.model.scenarios) a scenario probe's hash covers
+# A probe whose id's topic is `scenario` runs scenarios/<case>.toml: the id as the decorator names it.
+_SCENARIO_PROBE = re.compile(r"""^@(?:scenario_)?probe\(\s*["']([a-z0-9_-]+/scenario/[a-z0-9-]+)["']""")
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -201,11 +205,33 @@ def support_module(name: str, near: Path) -> Path | None:
     return None
 
 
+def scenario_data(probe_id: str) -> tuple[tuple[str, str], str] | None:
+    """(where, text) of the scenario file a scenario probe runs (its id `<framework>/scenario/<case>`), if it is one.
+
+    The scenario is data the probe's code reads, so it is part of what the probe runs: editing its steps,
+    orders or grading rules moves the citation as editing the probe's code would (Python and Node probes)."""
+    parts = probe_id.split("/")
+    if len(parts) != 3 or parts[1] != "scenario":
+        return None
+    path = SCENARIOS / f"{parts[2]}.toml"
+    text = normalise(path.read_text(encoding="utf-8")) if path.is_file() else "(no such scenario)\n"
+    return (f"scenarios/{path.name}", "data"), text
+
+
+def scenario_text(probe_text: str) -> tuple[tuple[str, str], str] | None:
+    """`scenario_data` of a Python probe function's text, whose decorator names its id."""
+    found = _SCENARIO_PROBE.match(probe_text.lstrip())
+    return scenario_data(found.group(1)) if found else None
+
+
 def dependencies(path: Path, function: str) -> list[tuple[tuple[str, str], str]]:
     """(where, text) of the probe function and every suite definition it reaches, in a stable order."""
     parsed = parse_file(path)
     start = parsed.function(function)
     seen: dict[tuple[str, str], str] = {(path.name, f"def {function}"): normalise(start)}
+    scenario = scenario_text(start)
+    if scenario is not None:
+        seen[scenario[0]] = scenario[1]
     pending: list[tuple[Path, str]] = []
 
     def follow(where: Path, imports: tuple[tuple[str, str], ...]) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fanin.model import compare
+from fanin.model import compare, scenarios
 from fanin.model.matrix import Matrix
 from fanin.model.results import (
     HARMFUL,
@@ -333,6 +333,28 @@ def run_pages(cells: list[str], pages: Path, relative_to: Path) -> tuple[tuple[s
 
 
 @while_paused
+def scenario_questions(views: Sequence[FrameworkView]) -> list[Question]:
+    """One comparison row per scenario (scenarios/*.toml): each framework's scenario probe at its focus version,
+    and how many of the frameworks that observed it disagree with the most common hazard (the least harmful
+    one on a tie), Bowtie's "N of M implementations disagree"."""
+    rows = []
+    for scenario in scenarios.catalogue().values():
+        answers: dict[str, tuple[Answer, ...]] = {}
+        groups: dict[str, list[str]] = {}
+        for view in views:
+            probe_id = f"{view.key}/{scenarios.TOPIC}/{scenario.id}"
+            answers[view.key] = answers_at(view, [probe_id], view.focus) if view.probe(probe_id) else ()
+            for answer in answers[view.key]:
+                if answer.observation is not None and answer.observation.hazard != "n/a":
+                    groups.setdefault(answer.observation.hazard, []).append(view.name)
+        observed = sum(len(names) for names in groups.values())
+        common = max(sorted(groups, key=compare.harm), key=lambda hazard: len(groups[hazard]), default="")
+        shown = "; ".join(f"{hazard}: {', '.join(groups[hazard])}" for hazard in sorted(groups, key=compare.harm))
+        said = f"{observed - len(groups.get(common, []))} of {observed} frameworks disagree ({shown})" if groups else ""
+        rows.append(Question(f"Scenario {scenario.id}: {scenario.question}", answers, disagreement=said))
+    return rows
+
+
 def build(
     source: Path,
     matrix: Matrix,
@@ -395,6 +417,7 @@ def _build(
     for row in read_toml("comparison.toml").get("question", []):
         answers = {v.key: answers_at(v, list(row.get(v.key, [])), v.focus) for v in views}
         comparison.append(Question(row["question"], answers))
+    comparison += scenario_questions(views)
     checklist = []
     asked = [v for v in views if focus and v.key in focus]
     for section in read_toml("checklist.toml").get("section", []):

@@ -282,7 +282,8 @@ def comparison(rep: Report, source: str) -> str:
             + "</td>"
             for v in views
         )
-        rows.append(f'<tr><th scope="row">{escape(q.question)}</th>{cells}</tr>')
+        said = f'<br><strong class="disagree">{escape(q.disagreement)}</strong>' if q.disagreement else ""
+        rows.append(f'<tr><th scope="row">{escape(q.question)}{said}</th>{cells}</tr>')
     return (
         f'<div class="wrap"><table><thead><tr><th scope="col">question</th>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"

@@ -203,7 +203,7 @@ def _comparison(rep: Report, source: str) -> str:
         headers = ["question", *(f"{v.name} {v.focus.label}" for v in views if v.focus)]
         rows = [
             [
-                escape(q.question),
+                escape(q.question) + (f"<br>**{escape(q.disagreement)}**" if q.disagreement else ""),
                 *(
                     "<br>".join(answer_text(rep, a, source) for a in q.answers.get(v.key, ())) or "no probe cited"
                     for v in views

@@ -338,6 +338,7 @@ class Question:
     question: str
     answers: Mapping[str, tuple[Answer, ...]]  # framework key -> answers
     verdict: str = ""  # only on a compare page between two frameworks
+    disagreement: str = ""  # a scenario's row: "2 of 4 frameworks disagree (silent: …; loud: …)"
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from fanin.model import catalog, compare, markers
+from fanin.model import catalog, compare, markers, scenarios
 from fanin.model.errors import EnvironmentFault
 from fanin.model.js_source import SUFFIX
 from fanin.model.results import (
@@ -52,6 +52,7 @@ from fanin.model.results import (
     normalize_message,
     save,
 )
+from fanin.model.scenarios import ScenarioError
 from fanin.model.source import INSTALLED, REPO_ROOT, SUITES, shown
 from fanin.run import isolation
 from fanin.run.environment import file_sha256, suite_commit
@@ -65,7 +66,6 @@ NODE_DIRS = Path(
 )
 NPM_CACHE = NODE_DIRS.parent / "npm-cache"
 STAMP = ".fanin-stamp.json"
-KIT = "fanin_node.mjs"
 PER_PROBE_SECONDS = 60
 
 
@@ -235,11 +235,16 @@ def _copy_suite(directory: Path, framework: str) -> Path:
     target = directory / "suites"
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(SUITES / framework, target / framework, ignore=shutil.ignore_patterns("node_modules"))
-    shutil.copy(SUITES / KIT, target / KIT)
+    for kit in sorted(SUITES.glob("*.mjs")):  # fanin_node.mjs, scenario_kit.mjs
+        shutil.copy(kit, target / kit.name)
+    # The scenarios as JSON for scenario_kit.mjs (Node reads no TOML): each with the primitives it needs.
+    catalogue = {s.id: {"scenario": s.data, "primitives": s.primitives()} for s in scenarios.catalogue().values()}
+    (target / SCENARIOS_JSON).write_text(json.dumps(catalogue, sort_keys=True), encoding="utf-8")
     return target
 
 
 ENTRY = "cell.test.mjs"
+SCENARIOS_JSON = "scenarios.json"
 
 
 def _entry(suite: Path, files: list[Path]) -> Path:
@@ -260,6 +265,14 @@ def _declared(framework: str) -> dict[str, ProbeInfo]:
 
 
 def _observation(raw: dict[str, Any]) -> Observation:
+    if "scenario" in raw:  # a scenario probe's answers (suites/scenario_kit.mjs): the harness grades them
+        try:
+            answers = raw["scenario"]
+            return scenarios.observation(
+                scenarios.for_probe(str(raw["id"])), answers["capabilities"], answers["answers"]
+            )
+        except (ScenarioError, KeyError, TypeError) as exc:
+            return _error(f"scenario answers not graded: {exc}")
     return Observation(
         outcome=str(raw["outcome"]),
         value=canonical(raw.get("value")),

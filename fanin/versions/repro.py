@@ -26,7 +26,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from fanin.model import catalog
+from fanin.model import catalog, scenarios
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Cell, Matrix
 from fanin.model.names import canonicalize_name
@@ -71,6 +71,12 @@ def find(probe_id: str, variant: str | None = None) -> tuple[catalog.DeclaredPro
         raise ReproError(f"no probe {match['probe']!r} in suites/{did_you_mean(match['probe'], known, LIST_PROBES)}")
     if not found.file.endswith(".py"):
         raise ReproError(f"{found.id} is a Node probe: its reproducer is {found.file} with the suite's kit.mjs")
+    if scenarios.scenario_id(found.id) is not None:
+        adapter = Path(found.file).with_name("scenario_adapter.py")
+        raise ReproError(
+            f"{found.id} is a scenario probe: its reproducer is its adapter, run over the protocol"
+            f" (docs/ADAPTERS.md): PYTHONPATH=suites:. python {adapter} with scenarios/{scenarios.scenario_id(found.id)}.toml"
+        )
     info = ProbeInfo(found.id, "", Claim("", ""), dimensions=found.dimensions)
     wanted = set(filter(None, (match["variant"] or variant or "").split(",")))
     for candidate in info.variants():

@@ -1,0 +1,76 @@
+// ADK for JavaScript's scenario adapter (docs/ADAPTERS.md): a scenario as a ParallelAgent of custom agents.
+// Every branch is a BaseAgent child of one ParallelAgent, followed by a `join` agent (a SequentialAgent of the
+// two), run through ADK's Runner on an InMemorySessionService. A branch reads the session state (or what it
+// wrote itself) and writes by yielding an event with a state delta; its `return` value is an event's text,
+// and `join.saw` is those texts in the order the join finds them in the session's events. `final` is the
+// state the session service stores after the run, raised or not. ADK cannot cancel a child: a sibling the
+// run abandons stays `unfinished`.
+// Run as a program from a directory where @google/adk is installed: `node scenario_adapter.mjs`.
+import { BaseAgent, ParallelAgent, SequentialAgent, createEvent } from "@google/adk";
+import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
+import { deltaEvent, runTurn } from "./kit.mjs";
+
+// A ParallelAgent child that runs the branch's steps: each write is an event with one state delta.
+class Branch extends BaseAgent {
+  constructor(name, script) {
+    super({ name });
+    this.script = script;
+  }
+  async *runAsyncImpl(ctx) {
+    const own = {};
+    const read = (key) => (key in own ? own[key] : ctx.session?.state?.[key] ?? null);
+    const steps = this.script.walk(this.name, read, undefined, true);
+    for (;;) {
+      const { value, done } = await steps.next();
+      if (done) {
+        if (value !== null) {
+          const content = { role: "model", parts: [{ text: JSON.stringify(value) }] };
+          yield createEvent({ author: this.name, invocationId: ctx.invocationId, branch: ctx.branch, content });
+        }
+        // Resumed: ADK has taken the branch's last event, so the branch has finished as far as ADK can tell.
+        this.script.handOn(this.name);
+        return;
+      }
+      const [key, written] = value;
+      own[key] = written;
+      yield deltaEvent(this, ctx, { [key]: written });
+    }
+  }
+  async *runLiveImpl() {
+    throw new Error("no live runs in scenarios");
+  }
+}
+
+// After the ParallelAgent: what the branches handed on, in the order the session's events hold them.
+class Join extends BaseAgent {
+  constructor(branches, joined) {
+    super({ name: "join" });
+    Object.assign(this, { branches, joined });
+  }
+  async *runAsyncImpl(ctx) {
+    const texts = (ctx.session?.events ?? [])
+      .filter((e) => this.branches.includes(e.author) && e.content?.parts?.[0]?.text !== undefined)
+      .map((e) => JSON.parse(e.content.parts[0].text));
+    this.joined.saw = texts;
+  }
+  async *runLiveImpl() {
+    throw new Error("no live runs in scenarios");
+  }
+}
+
+async function run(scenario, order) {
+  const script = new Script(scenario, order);
+  const joined = {};
+  const fanout = new ParallelAgent({ name: "fanout", subAgents: script.branches.map((name) => new Branch(name, script)) });
+  const root = new SequentialAgent({ name: "scenario", subAgents: [fanout, new Join(script.branches, joined)] });
+  const { error, storedState } = await runTurn(root, { state: script.state });
+  const raises = error ? (error.name && error.name !== "Error" ? error.name : error.constructor?.name ?? "Error") : null;
+  return script.answer({ raises, final: storedState, saw: joined.saw ?? null });
+}
+
+export const adapter = {
+  capabilities: () => declare("adkjs", packageVersion("@google/adk")),
+  run,
+};
+
+if (isMain(import.meta.url)) await serve(adapter);

@@ -1,0 +1,86 @@
+"""LangGraph's scenario adapter (docs/ADAPTERS.md): a scenario as a StateGraph of async nodes under `ainvoke`.
+
+Every scenario key is a plain channel (no reducer), every branch a node fanned out from START, all
+joined by one node (`add_edge([...branches], "join")`: it waits for all of them). A branch reads its
+input state (or what it wrote itself) and writes by returning an update at its end; its `return`
+value goes to an appending channel (`operator.add`) the join reads, `join.saw`. The graph runs with a
+MemorySaver, so `final` is what `aget_state` shows after the run, raised or not (null when it refuses).
+
+Run as a program: `PYTHONPATH=suites:. python suites/langgraph/scenario_adapter.py`.
+"""
+
+from __future__ import annotations
+
+import operator
+from importlib.metadata import version
+from typing import Annotated, Any
+
+import scenario_kit
+from langgraph.checkpoint.memory import MemorySaver
+from langgraph.graph import END, START, StateGraph
+from typing_extensions import TypedDict
+
+RETURNS = "fanin_returns"  # the channel the branches' `return` values are appended to, for the join to read
+
+
+def capabilities() -> dict[str, Any]:
+    return scenario_kit.declare("langgraph", version("langgraph"))
+
+
+async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
+    script = scenario_kit.Script(scenario, order)
+    initial = script.state
+    fields: dict[str, Any] = {key: Any for key in initial}
+    fields[RETURNS] = Annotated[list, operator.add]
+    State = TypedDict("State", fields)  # type: ignore[misc]
+    joined: dict[str, Any] = {}
+
+    def node_of(name: str) -> Any:
+        async def node(state: dict[str, Any]) -> dict[str, Any]:
+            update: dict[str, Any] = {}
+
+            def write(key: str, value: Any) -> None:
+                update[key] = value
+
+            returned = await script.branch(name, read=lambda key: update.get(key, state[key]), write=write)
+            if returned is not None:
+                update[RETURNS] = [returned]
+            return update
+
+        return node
+
+    async def join(state: dict[str, Any]) -> dict[str, Any]:
+        joined["saw"] = list(state[RETURNS])
+        return {}
+
+    builder = StateGraph(State)
+    for name in script.branches:
+        builder.add_node(name, node_of(name))
+        builder.add_edge(START, name)
+    builder.add_node("join", join)
+    builder.add_edge(list(script.branches), "join")
+    builder.add_edge("join", END)
+    graph = builder.compile(checkpointer=MemorySaver())
+    config = {"configurable": {"thread_id": "scenario"}}
+    raises = None
+    try:
+        await graph.ainvoke({**initial, RETURNS: []}, config)
+    except Exception as exc:
+        raises = type(exc).__name__
+    snapshot: list[Any] = []
+    try:
+        snapshot.append(await graph.aget_state(config))
+    except Exception:
+        pass  # the caller can read no state: final is null
+
+    def final() -> dict[str, Any] | None:
+        values = {k: v for k, v in (snapshot[0].values if snapshot else {}).items() if k != RETURNS}
+        return values or None
+
+    return await script.answer(raises=raises, final=final, saw=joined.get("saw"))
+
+
+ADAPTER = scenario_kit.Adapter(capabilities=capabilities, run=run)
+
+if __name__ == "__main__":
+    scenario_kit.serve(ADAPTER)

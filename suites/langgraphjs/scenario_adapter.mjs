@@ -1,0 +1,68 @@
+// LangGraph.js's scenario adapter (docs/ADAPTERS.md): a scenario as a StateGraph.
+// Every scenario key is a plain channel (`Annotation()`: no reducer), every branch a node fanned out from
+// START, all joined by one node (`addEdge([...branches], "join")`: it waits for all). A branch reads its
+// input state (or what it wrote itself) and writes by returning an update at its end; its `return` value
+// goes to an appending channel the join reads (`join.saw`). A node that throws aborts its siblings through
+// config.signal: a sibling waiting for its turn stops there (`cancelled`). The graph runs with a MemorySaver,
+// so `final` is what getState shows after the run, raised or not (null when getState refuses).
+// Run as a program from a directory where @langchain/langgraph is installed: `node scenario_adapter.mjs`.
+import { Annotation, END, MemorySaver, START, StateGraph } from "@langchain/langgraph";
+import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
+
+// The channel the branches' `return` values are appended to, for the join to read.
+const RETURNS = "fanin_returns";
+
+async function run(scenario, order) {
+  const script = new Script(scenario, order);
+  const initial = script.state;
+  const channels = Object.fromEntries(Object.keys(initial).map((key) => [key, Annotation()]));
+  channels[RETURNS] = Annotation({ reducer: (left, right) => left.concat(right), default: () => [] });
+  const State = Annotation.Root(channels);
+  let saw = null;
+  const branchNode = (name) => async (state, config) => {
+    const update = {};
+    const read = (key) => (key in update ? update[key] : state[key]);
+    const write = (key, value) => {
+      update[key] = value;
+    };
+    const returned = await script.branch(name, read, write, config?.signal);
+    if (returned !== null) update[RETURNS] = [returned];
+    return update;
+  };
+  let builder = new StateGraph(State);
+  for (const name of script.branches) builder = builder.addNode(name, branchNode(name));
+  builder = builder.addNode("join", async (state) => {
+    saw = [...state[RETURNS]];
+    return {};
+  });
+  for (const name of script.branches) builder = builder.addEdge(START, name);
+  builder = builder.addEdge(script.branches, "join").addEdge("join", END);
+  const graph = builder.compile({ checkpointer: new MemorySaver() });
+  const config = { configurable: { thread_id: "scenario" } };
+  let raises = null;
+  try {
+    await graph.invoke(initial, config);
+  } catch (error) {
+    raises = error?.name && error.name !== "Error" ? error.name : error?.constructor?.name ?? "Error";
+  }
+  // The state the caller can read after the run; null when getState itself refuses (it raises again what
+  // the failed step's writes raised).
+  const final = async () => {
+    let snapshot;
+    try {
+      snapshot = await graph.getState(config);
+    } catch {
+      return null;
+    }
+    const { [RETURNS]: _, ...values } = snapshot.values ?? {};
+    return Object.keys(values).length ? values : null;
+  };
+  return script.answer({ raises, final, saw });
+}
+
+export const adapter = {
+  capabilities: () => declare("langgraphjs", packageVersion("@langchain/langgraph")),
+  run,
+};
+
+if (isMain(import.meta.url)) await serve(adapter);

@@ -1,0 +1,26 @@
+// The shared scenarios (scenarios/*.toml) in LangGraph.js, through its adapter and the protocol's messages.
+// One probe per scenario, each the same line: the scenario is data, the adapter builds it, the harness grades
+// (its title and claim are the scenario's: fanin.model.catalog.node_probe_info).
+import { probe } from "../fanin_node.mjs";
+import { observe } from "../scenario_kit.mjs";
+import { adapter } from "./scenario_adapter.mjs";
+
+probe({"id": "langgraphjs/scenario/same-key-two-writers"}, async function sameKeyTwoWriters(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "langgraphjs/scenario/same-key-same-value"}, async function sameKeySameValue(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "langgraphjs/scenario/read-await-write"}, async function readAwaitWrite(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "langgraphjs/scenario/fan-in-order"}, async function fanInOrder(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "langgraphjs/scenario/failing-branch"}, async function failingBranch(obs) {
+  await observe(obs, adapter);
+});

@@ -1,0 +1,65 @@
+"""pydantic-graph's scenario adapter (docs/ADAPTERS.md): a scenario built with the parallel GraphBuilder.
+
+Every branch is a step broadcast from the start; the join is `g.join(reduce_list_append)`, so
+`join.saw` is the list of the steps' return values as the join received them. State is the graph's
+one mutable state object (a dataclass of the scenario's keys): `read` and `write` are attribute
+reads and assignments on `ctx.state`, which every step shares. After a run, raised or not, the
+caller still holds that object: it is the `final` state. Versions without the parallel API answer
+n/a with pg_kit's reason.
+
+Run as a program: `PYTHONPATH=suites:. python suites/pydantic_graph/scenario_adapter.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import field, make_dataclass
+from importlib.metadata import version
+from typing import Any
+
+import pg_kit
+import scenario_kit
+
+
+class _Refuse:
+    """pg_kit.api's `obs`: a version without the parallel API cannot express any scenario."""
+
+    def not_applicable(self, reason: str) -> None:
+        raise scenario_kit.NotExpressible(reason)
+
+
+def capabilities() -> dict[str, Any]:
+    return scenario_kit.declare("pydantic_graph", version("pydantic-graph"))
+
+
+async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
+    pg = pg_kit.api(_Refuse())
+    script = scenario_kit.Script(scenario, order)
+    initial = script.state
+    State = make_dataclass("State", [(key, Any, field(default=value)) for key, value in initial.items()])
+
+    def step_of(name: str) -> Any:
+        async def step(ctx: Any) -> Any:
+            return await script.branch(
+                name, read=lambda key: getattr(ctx.state, key), write=lambda key, value: setattr(ctx.state, key, value)
+            )
+
+        return step
+
+    g = pg.GraphBuilder(state_type=State, output_type=list)
+    steps = [g.step(step_of(name), node_id=name) for name in script.branches]
+    collect = g.join(pg.reduce_list_append, initial_factory=list)
+    g.add(g.edge_from(g.start_node).to(*steps), g.edge_from(*steps).to(collect), g.edge_from(collect).to(g.end_node))
+    graph = g.build()
+    state = State()
+    raises, saw = None, None
+    try:
+        saw = await graph.run(state=state)
+    except Exception as exc:
+        raises = type(exc).__name__
+    return await script.answer(raises=raises, final=lambda: {key: getattr(state, key) for key in initial}, saw=saw)
+
+
+ADAPTER = scenario_kit.Adapter(capabilities=capabilities, run=run)
+
+if __name__ == "__main__":
+    scenario_kit.serve(ADAPTER)

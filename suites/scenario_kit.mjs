@@ -1,0 +1,227 @@
+// The Node side of the scenario protocol (docs/ADAPTERS.md), the counterpart of suites/scenario_kit.py:
+// `Script` runs a scenario's branch steps inside a framework's branches with the forced order, `handle`
+// and `serve` speak the messages (one JSON object a line), `observe` is a scenario probe's body.
+// An adapter only builds and observes; the harness grades (fanin.model.scenarios, from node_cell).
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { dirname, join } from "node:path";
+import { Gate, settle } from "./fanin_node.mjs";
+
+export const PROTOCOL = 1;
+export const PRIMITIVES = ["turn", "read", "write", "write.add", "raise", "return", "join.all"];
+// A deadlock breaker only (the branches were never in flight together): it decides no order.
+const PATIENCE_MS = 10000;
+
+// The error a `raise` step throws: one name in every adapter, so `raises` compares across frameworks.
+export class BranchFailed extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "BranchFailed";
+  }
+}
+
+// gates.Turns: every branch waits at its turn until all are in flight, then they go one at a time in `order`.
+export class Turns {
+  constructor(order) {
+    this.order = [...order];
+    this.arrived = [];
+    this.acted = [];
+    this.vacuous = null;
+    this.gates = Object.fromEntries(this.order.map((name) => [name, new Gate()]));
+  }
+
+  async wait(name, signal) {
+    this.arrived.push(name);
+    if (this.order.every((n) => this.arrived.includes(n))) this.gates[this.order[0]].open();
+    let timer;
+    const patience = new Promise((resolve) => {
+      timer = setTimeout(() => resolve("patience"), PATIENCE_MS);
+    });
+    const aborted = new Promise((resolve) => {
+      if (signal?.aborted) resolve("aborted");
+      signal?.addEventListener("abort", () => resolve("aborted"));
+    });
+    const why = await Promise.race([this.gates[name].wait().then(() => "turn"), patience, aborted]);
+    clearTimeout(timer);
+    if (why === "patience") {
+      const missing = this.order.filter((n) => !this.arrived.includes(n));
+      this.vacuous = missing.length
+        ? `branches ${JSON.stringify(missing)} were never in flight while ${name} waited`
+        : `every branch was in flight, but ${name}'s predecessors never finished`;
+      this.gates[name].open();
+    }
+    return why;
+  }
+
+  done(name) {
+    this.acted.push(name);
+    const next = this.order[this.order.indexOf(name) + 1];
+    if (next !== undefined) this.gates[next].open();
+  }
+}
+
+// One run of a scenario in one forced order. `branch(name, read, write, signal)` runs a branch's steps:
+// `read(key)` and `write(key, value)` are the framework's (they may return promises); a branch whose
+// `signal` (the framework's AbortSignal) aborts while it waits for its turn stops there: `cancelled`.
+export class Script {
+  constructor(scenario, order) {
+    this.scenario = scenario;
+    this.steps = Object.fromEntries(scenario.branches.map((b) => [b.name, b.do]));
+    this.branches = scenario.branches.map((b) => b.name);
+    this.turns = new Turns(order);
+    this.ends = Object.fromEntries(this.branches.map((name) => [name, "unfinished"]));
+    this.releases = [];
+  }
+
+  get state() {
+    return JSON.parse(JSON.stringify(this.scenario.state));
+  }
+
+  async branch(name, read, write, signal) {
+    const steps = this.walk(name, read, signal);
+    for (;;) {
+      const { value, done } = await steps.next();
+      if (done) return value;
+      await write(...value);
+    }
+  }
+
+  // The branch's steps as a generator that yields each write as [key, value] and returns what the branch
+  // hands to the join: for a framework whose branches write by yielding (ADK's events), `branch` for the rest.
+  // With `later`, a branch that ends normally hands on its turn only when the adapter calls handOn(name):
+  // once the framework has taken what it returned (ADK: the event yielded with it was consumed).
+  async *walk(name, read, signal, later = false) {
+    const seen = {};
+    let returned = null;
+    try {
+      for (const step of this.steps[name]) {
+        if (step === "turn") {
+          if ((await this.turns.wait(name, signal)) === "aborted") {
+            this.ends[name] = "cancelled";
+            throw signal.reason ?? new Error("aborted");
+          }
+          continue;
+        }
+        const [kind, argument] = Object.entries(step)[0];
+        if (kind === "read") seen[argument] = await read(argument);
+        else if (kind === "write") yield [argument.key, "add" in argument ? seen[argument.key] + argument.add : argument.value];
+        else if (kind === "raise") {
+          this.ends[name] = "raised";
+          throw new BranchFailed(argument);
+        } else if (kind === "return") returned = argument;
+      }
+      this.ends[name] = "done";
+      return returned;
+    } finally {
+      if (this.ends[name] === "raised" && this.turns.order.at(-1) !== name) {
+        // The next branch's turn comes once the framework has reacted to the failure (the loop settled).
+        this.releases.push(settle().then(() => this.turns.done(name)));
+      } else if (!(later && this.ends[name] === "done")) {
+        this.handOn(name);
+      }
+    }
+  }
+
+  // The next branch's turn (once per branch).
+  handOn(name) {
+    if (!this.turns.acted.includes(name)) this.turns.done(name);
+  }
+
+  observed(ends, raises, final, saw) {
+    const found = {};
+    for (const field of this.scenario.observe) {
+      const [head, ...rest] = field.split(".");
+      const key = rest.join(".");
+      if (field === "raises") found[field] = raises;
+      else if (field === "join.saw") found[field] = saw ?? null;
+      else if (head === "final") found[field] = final === null || final === undefined ? null : (final[key] ?? null);
+      else if (head === "branch") found[field] = ends[key];
+    }
+    return found;
+  }
+
+  // The run's answer, called as the run returns: branch ends as they were then, `final()` read once the
+  // loop has settled; vacuous when the gate could not force the order.
+  async answer({ raises, final, saw }) {
+    const ends = { ...this.ends };
+    await Promise.all(this.releases);
+    await settle();
+    if (this.turns.vacuous) return { vacuous: this.turns.vacuous };
+    return { observed: this.observed(ends, raises, await final(), saw) };
+  }
+}
+
+// A Node adapter's answer to start: every primitive but those it names with the reason it cannot.
+export function declare(framework, version, cannot = {}) {
+  const answer = { framework, version, protocol: PROTOCOL, language: "javascript", supports: PRIMITIVES.filter((p) => !(p in cannot)) };
+  if (Object.keys(cannot).length) answer.cannot = cannot;
+  return answer;
+}
+
+// An adapter is { capabilities(), run(scenario, order) }; the answer to one message (null for stop).
+export async function handle(adapter, message) {
+  if (message.cmd === "start") {
+    if (message.protocol !== PROTOCOL) return { error: `this adapter speaks protocol ${PROTOCOL}, not ${message.protocol}` };
+    return adapter.capabilities();
+  }
+  if (message.cmd === "stop") return null;
+  if (message.cmd !== "run") return { error: `unknown command ${JSON.stringify(message.cmd)}` };
+  const started = performance.now();
+  let reply;
+  try {
+    reply = await adapter.run(message.scenario, [...message.order]);
+  } catch (error) {
+    reply = { error: `${error?.name ?? "Error"}: ${error?.message ?? error}` };
+  }
+  await settle();
+  return { ...reply, took_s: Math.round(performance.now() - started) / 1000 };
+}
+
+// The adapter as a program: one JSON message a line on stdin, one answer a line on stdout, until stop.
+export async function serve(adapter) {
+  const lines = createInterface({ input: process.stdin });
+  for await (const line of lines) {
+    if (!line.trim()) continue;
+    const reply = await handle(adapter, JSON.parse(line));
+    if (reply === null) break;
+    process.stdout.write(JSON.stringify(reply) + "\n");
+  }
+  lines.close();
+}
+
+// The installed version of a package, read from node_modules in the current directory (a package whose
+// "exports" hides its package.json, as @google/adk before 2.0 does, is read as a file all the same).
+export function packageVersion(name) {
+  return JSON.parse(readFileSync(join(process.cwd(), "node_modules", name, "package.json"), "utf-8")).version;
+}
+
+// Whether a module is the program node runs (`node scenario_adapter.mjs`), not an import.
+export function isMain(url) {
+  return Boolean(process.argv[1]) && url === pathToFileURL(process.argv[1]).href;
+}
+
+// The scenarios, as the harness wrote them beside the copied suite (fanin.run.node_cell: scenarios.json).
+function catalogue() {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return JSON.parse(readFileSync(join(here, "scenarios.json"), "utf-8"));
+}
+
+// A message and its answer as the protocol carries them: JSON text both ways.
+async function exchange(adapter, message) {
+  const reply = await handle(adapter, JSON.parse(JSON.stringify(message)));
+  return reply === null ? null : JSON.parse(JSON.stringify(reply));
+}
+
+// A scenario probe: start, every forced order the adapter can express, stop; node_cell grades the answers.
+export async function observe(obs, adapter) {
+  const { scenario, primitives } = catalogue()[obs.id.split("/")[2]];
+  const capable = await exchange(adapter, { cmd: "start", protocol: PROTOCOL });
+  const answers = {};
+  if (primitives.every((p) => (capable?.supports ?? []).includes(p))) {
+    for (const order of scenario.orders) answers[order.join(",")] = await exchange(adapter, { cmd: "run", scenario, order });
+  }
+  await exchange(adapter, { cmd: "stop" });
+  if (obs.observation !== null) throw new Error(`${obs.id} recorded twice; a probe records exactly one observation`);
+  obs.observation = { scenario: { capabilities: capable, answers } };
+}

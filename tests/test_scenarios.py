@@ -1,0 +1,239 @@
+"""Scenarios as data (scenarios/*.toml): every file follows the schema and the loader, and the one grader
+grades hand-made observations by the legend (fanin.model.scenarios)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from fanin.model import catalog, scenarios, schema, source
+from fanin.model.scenarios import SCENARIOS, Scenario, ScenarioError
+from fanin.model.source import REPO_ROOT
+
+FILES = sorted(SCENARIOS.glob("*.toml"))
+SCHEMA = jsonschema.Draft202012Validator(schema.scenario())
+CAPABLE = {
+    "framework": "toy",
+    "version": "1.0",
+    "protocol": scenarios.PROTOCOL,
+    "language": "python",
+    "supports": list(scenarios.PRIMITIVES),
+}
+
+
+def _scenario(name: str) -> Scenario:
+    return scenarios.catalogue()[name]
+
+
+def _answers(scenario: Scenario, *observed: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {scenarios.order_key(o): {"observed": seen} for o, seen in zip(scenario.orders, observed, strict=True)}
+
+
+def test_the_catalogue_has_the_first_four_scenarios_each_with_two_orders() -> None:
+    found = scenarios.catalogue()
+    assert {"same-key-two-writers", "read-await-write", "fan-in-order", "failing-branch"} <= set(found)
+    assert all(len(s.orders) >= 2 for s in found.values())
+    fan_in = found["fan-in-order"]
+    assert all(order != fan_in.branches for order in fan_in.orders)  # every forced order differs from declaration
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_every_scenario_file_follows_the_schema_and_the_loader(path: Path) -> None:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    errors = sorted(SCHEMA.iter_errors(data), key=str)
+    assert not errors, "\n".join(f"{'/'.join(map(str, e.path))}: {e.message}" for e in errors[:5])
+    assert scenarios.load(path).id == path.stem
+
+
+def _broken(change: Any) -> dict[str, Any]:
+    data = copy.deepcopy(_scenario("read-await-write").data)
+    change(data)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda d: d.pop("grade"), "missing"),
+        (lambda d: d.update(orders=[["a", "b"]]), "two or more finish orders"),
+        (lambda d: d.update(orders=[["a", "b"], ["a", "a"]]), "names every branch once"),
+        (lambda d: d["branches"][0].update(do=[{"read": "n"}]), "exactly one 'turn'"),
+        (lambda d: d["branches"][0]["do"].append({"write": {"key": "zz", "value": 1}}), "a key of [state]"),
+        (lambda d: d["grade"][0].update(when={"final.n": {"null": False}}), "loud means an error"),
+        (lambda d: d["grade"][1].update(hazard="fine"), "not one of the legend's"),
+        (lambda d: d["grade"][1].update(when={"final.m": {"equals": 1}}), "does not observe"),
+        (lambda d: d["grade"][1].update(when={"final.n": {"bigger": 1}}), "unknown test"),
+        (lambda d: d.update(observe=["final.n"]), "observes `raises`"),
+        (lambda d: d.update(state={"n": 0, "a": "x"}), "name both a branch and a"),
+        (lambda d: d.update(source="the seed"), "https:// address"),
+    ],
+)
+def test_a_broken_scenario_is_refused_by_the_loader_and_the_schema(change: Any, said: str) -> None:
+    data = _broken(change)
+    with pytest.raises(ScenarioError, match=said.replace("[", r"\[").replace("]", r"\]")):
+        scenarios.validate(data, "x.toml")
+    structural = said in (
+        "missing",
+        "two or more finish orders",
+        "not one of the legend's",
+        "unknown test",
+        "https:// address",
+    )
+    if structural:  # what the schema can say, it says too
+        assert list(SCHEMA.iter_errors(data))
+
+
+def test_a_file_whose_id_is_not_its_name_is_refused(tmp_path: Path) -> None:
+    text = _scenario("same-key-two-writers").path.read_text(encoding="utf-8")
+    (tmp_path / "other.toml").write_text(text, encoding="utf-8")
+    with pytest.raises(ScenarioError, match="not the file's name"):
+        scenarios.catalogue(tmp_path)
+    (tmp_path / "other.toml").write_text("id = ", encoding="utf-8")
+    with pytest.raises(ScenarioError, match="not valid TOML"):
+        scenarios.catalogue(tmp_path)
+
+
+def test_the_primitives_come_from_the_steps() -> None:
+    assert _scenario("read-await-write").primitives() == ["turn", "read", "write.add", "join.all"]
+    assert _scenario("failing-branch").primitives() == ["turn", "write", "raise", "join.all"]
+
+
+def test_the_grader_grades_by_the_legend() -> None:
+    same = _scenario("same-key-two-writers")
+    lost = scenarios.observation(
+        same, CAPABLE, _answers(same, {"final.k": "b", "raises": None}, {"final.k": "a", "raises": None})
+    )
+    assert (lost.outcome, lost.hazard, lost.label) == ("ok", "silent", "one write kept, no error")
+    assert lost.value["grades"] == {"a,b": "silent", "b,a": "silent"}
+    refused = scenarios.observation(
+        same,
+        CAPABLE,
+        _answers(same, {"final.k": None, "raises": "InvalidUpdateError"}, {"final.k": None, "raises": "X"}),
+    )
+    assert refused.hazard == "loud"
+    kept = scenarios.observation(
+        same, CAPABLE, _answers(same, {"final.k": ["a", "b"], "raises": None}, {"final.k": ["b", "a"], "raises": None})
+    )
+    # each order keeps both writes, but the two orders observe different things: the result depends on the order
+    assert (kept.hazard, kept.label) == ("order-coupled", "safe per order, differs by order")
+    fan_in = _scenario("fan-in-order")
+    declared = scenarios.observation(
+        fan_in, CAPABLE, _answers(fan_in, *({"join.saw": ["a", "b", "c"], "raises": None} for _ in fan_in.orders))
+    )
+    assert (declared.hazard, declared.label) == ("safe", "declaration order")
+    arrival = scenarios.observation(
+        fan_in, CAPABLE, _answers(fan_in, *({"join.saw": order, "raises": None} for order in fan_in.orders))
+    )
+    assert (arrival.hazard, arrival.label) == ("order-coupled", "completion order")
+    dropped = scenarios.observation(
+        fan_in, CAPABLE, _answers(fan_in, {"join.saw": ["a", "b"], "raises": None}, {"join.saw": ["a"], "raises": None})
+    )
+    assert dropped.hazard == "silent"
+
+
+def test_a_wrong_grade_is_caught() -> None:
+    """A rule that grades a run that raised as anything but loud breaks the legend: the grader refuses it,
+    whatever the rule's order, so a scenario cannot call an error silent or safe by putting its rule first."""
+    raw = _scenario("read-await-write")
+    wrong = copy.deepcopy(raw.data)
+    wrong["grade"] = [{"hazard": "safe", "label": "whatever happened", "when": {"final.n": {"null": True}}}]
+    scenarios.validate(wrong, "wrong.toml")  # valid data: only grading an observation shows it wrong
+    raised = _answers(raw, {"final.n": None, "raises": "InvalidUpdateError"}, {"final.n": None, "raises": "X"})
+    assert scenarios.observation(raw, CAPABLE, raised).hazard == "loud"
+    with pytest.raises(ScenarioError, match="grade rule 1 calls order a,b safe, but the run raised InvalidUpdateError"):
+        scenarios.observation(Scenario(raw.id, raw.path, wrong), CAPABLE, raised)
+
+
+def test_an_observation_no_rule_names_is_refused_not_guessed() -> None:
+    raw = _scenario("read-await-write")
+    with pytest.raises(ScenarioError, match="no grading rule matches order a,b"):
+        scenarios.observation(
+            raw, CAPABLE, _answers(raw, {"final.n": 7, "raises": None}, {"final.n": 2, "raises": None})
+        )
+
+
+def test_an_unsupported_primitive_is_n_a_with_the_adapters_reason() -> None:
+    raw = _scenario("failing-branch")
+    caps = {**CAPABLE, "supports": ["turn", "write", "join.all"], "cannot": {"raise": "errors end the process"}}
+    found = scenarios.observation(raw, caps, {})
+    assert (found.outcome, found.hazard) == ("n/a", "n/a")
+    assert found.value == {"reason": "the toy adapter cannot express raise: errors end the process"}
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        ({"observed": {"final.n": 1}}, "observed fields"),
+        ({"observed": {"final.n": 1, "raises": 3}}, "class name or null"),
+        ({"observed": {"final.n": 1, "raises": None}, "vacuous": "x"}, "one of"),
+        ({"error": "adapter crashed"}, "the adapter failed"),
+    ],
+)
+def test_a_malformed_or_failed_answer_is_refused(reply: dict[str, Any], said: str) -> None:
+    raw = _scenario("read-await-write")
+    answers = {scenarios.order_key(o): reply for o in raw.orders}
+    with pytest.raises(ScenarioError, match=said):
+        scenarios.observation(raw, CAPABLE, answers)
+
+
+def test_an_answer_n_a_or_vacuous_is_the_observation() -> None:
+    raw = _scenario("read-await-write")
+    na = scenarios.observation(raw, CAPABLE, {k: {"not_applicable": "no beta API"} for k in ("a,b", "b,a")})
+    assert (na.outcome, na.value) == ("n/a", {"reason": "no beta API"})
+    vac = scenarios.observation(raw, CAPABLE, {k: {"vacuous": "never in flight"} for k in ("a,b", "b,a")})
+    assert vac.outcome == "vacuous"
+
+
+def test_the_protocol_schema_accepts_what_the_model_accepts() -> None:
+    body = schema.adapter_protocol()
+    jsonschema.Draft202012Validator.check_schema(body)
+    validator = jsonschema.Draft202012Validator(body)
+    raw = _scenario("read-await-write")
+    messages = [
+        {"cmd": "start", "protocol": 1},
+        {"cmd": "run", "scenario": json.loads(json.dumps(raw.data)), "order": ["a", "b"]},
+        {"cmd": "stop"},
+        CAPABLE,
+        {"observed": {"final.n": 1, "raises": None}, "detail": "x", "took_s": 0.01},
+    ]
+    for message in messages:
+        assert not list(validator.iter_errors(message)), message
+    assert list(validator.iter_errors({"observed": {}, "vacuous": "x"}))
+
+
+def test_a_scenario_probes_hash_covers_its_scenario_file_and_its_adapter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probes = REPO_ROOT / "suites" / "pydantic_graph" / "test_scenarios.py"
+    covered = dict(source.dependencies(probes, "test_read_await_write"))
+    assert covered[("scenarios/read-await-write.toml", "data")].startswith("# Two branches")
+    assert ("scenarios/fan-in-order.toml", "data") not in covered  # only the scenario it runs
+    files = {where for where, _ in covered}
+    assert {"scenario_adapter.py", "scenario_kit.py", "pg_kit.py", "gates.py"} <= files  # the adapter and its kits
+    before = {name: source.probe_source_hash(probes, name) for name in ("test_read_await_write", "test_fan_in_order")}
+    for path in SCENARIOS.glob("*.toml"):
+        (tmp_path / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(source, "SCENARIOS", tmp_path)
+    blank = tmp_path / "read-await-write.toml"
+    blank.write_text(blank.read_text(encoding="utf-8") + "\n\n", encoding="utf-8")  # blank lines do not count
+    assert source.probe_source_hash(probes, "test_read_await_write") == before["test_read_await_write"]
+    edited = blank.read_text(encoding="utf-8").replace("equals = 2", "equals = 3")
+    blank.write_text(edited, encoding="utf-8")
+    assert source.probe_source_hash(probes, "test_read_await_write") != before["test_read_await_write"]
+    assert source.probe_source_hash(probes, "test_fan_in_order") == before["test_fan_in_order"]
+
+
+def test_every_framework_with_an_adapter_observes_every_scenario() -> None:
+    """A scenario is never skipped: a framework that cannot express it records n/a with the reason."""
+    adapters = {p.parent.name for p in (REPO_ROOT / "suites").glob("*/scenario_adapter.*")}
+    assert "pydantic_graph" in adapters
+    declared = {p.id for p in catalog.declared()}
+    wanted = {f"{fw}/{scenarios.TOPIC}/{sid}" for fw in adapters for sid in scenarios.catalogue()}
+    assert sorted(wanted - declared) == []
+    assert all(scenarios.scenario_id(p) in scenarios.catalogue() for p in declared if "/scenario/" in p)
