@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 import shutil
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,10 @@ def _mutations(name: str) -> list[tuple[str, Any]]:
         real = json.loads((REPO_ROOT / "reference" / "results" / f"{MATRIX.newest('langgraph').id}.json").read_text())
     elif name == "bisect":
         real = json.loads((REPO_ROOT / "reference" / "bisect.json").read_text())
+    elif name == "scenario":
+        real = tomllib.loads((REPO_ROOT / "scenarios" / "same-key-two-writers.toml").read_text())
+    elif name == "adapter-protocol":
+        real = {"framework": "x", "version": "1", "protocol": 1, "language": "python", "supports": []}
     else:
         real = data.index(MATRIX, [load(p) for p in sorted((REPO_ROOT / "reference" / "results").glob("adk-*.json"))])
 
@@ -118,6 +123,19 @@ def _mutations(name: str) -> list[tuple[str, Any]]:
             ("first_changed a number", edit(lambda d: step(d).update(first_changed=5))),
             ("yanked numbers", edit(lambda d: step(d).update(skipped_yanked=[1]))),
             ("steps an object", edit(lambda d: d.update({first(d): {}}))),
+        ]
+    elif name == "scenario":
+        cases += [
+            ("no id", edit(lambda d: d.pop("id"))),
+            ("orders a string", edit(lambda d: d.update(orders="a,b"))),
+            ("no branches", edit(lambda d: d.update(branches=[]))),
+        ]
+    elif name == "adapter-protocol":
+        cases += [
+            ("another protocol", edit(lambda d: d.update(protocol=2))),
+            ("no version", edit(lambda d: d.pop("version"))),
+            ("an unknown command", {"cmd": "dance"}),
+            ("an answer with two verdicts", {"observed": {"raises": None}, "error": "x"}),
         ]
     else:
         cases += [

@@ -375,10 +375,10 @@ def all_schemas() -> dict[str, dict[str, Any]]:
 # `report --out` publishes) without a JSON Schema library: jsonschema is only a test dependency, and
 # the schemas above use a handful of keywords, all of which this validator knows. tests/test_schema.py
 # holds it to jsonschema's verdicts and fails if a schema gains a keyword it does not know.
-ANNOTATIONS = frozenset({"$schema", "$id", "title", "description"})
+ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "$defs"})  # $defs: what a local $ref names
 KEYWORDS = frozenset(
     {"type", "required", "properties", "additionalProperties", "propertyNames", "items", "pattern", "minLength"}
-    | {"enum", "const", "anyOf"}
+    | {"enum", "const", "anyOf", "oneOf", "minProperties", "minItems", "maxLength", "$ref"}
 )
 _TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
@@ -400,17 +400,26 @@ def problem(instance: Any, node: dict[str, Any] | str) -> str | None:
 
     The first only: fanin's data is used whole or refused in one line.
     """
-    checker = _checker(node) if isinstance(node, str) else _compile(node)
+    checker = _checker(node) if isinstance(node, str) else _compile(node, node)
     found = checker(instance) if checker is not None else None
     return None if found is None else f"at /{'/'.join(reversed(found[0]))}: {found[1]}"
 
 
-def _compile(node: dict[str, Any]) -> Checker | None:
-    """The schema as one function (None: anything goes), so a result set's 60,000 nodes cost no dict lookups."""
+def _compile(node: dict[str, Any], root: dict[str, Any] | None = None) -> Checker | None:
+    """The schema as one function (None: anything goes), so a result set's 60,000 nodes cost no dict lookups.
+    `root` is the whole schema, which a local `$ref` (`#/$defs/NAME`) is read from."""
+    root = node if root is None else root
     unknown = set(node) - KEYWORDS - ANNOTATIONS
     if unknown:
         raise ValueError(f"fanin.model.schema cannot check the keyword(s) {', '.join(sorted(unknown))}")
     checks: list[Checker] = []
+    if "$ref" in node:
+        target: Any = root
+        for part in str(node["$ref"]).removeprefix("#/").split("/"):
+            target = target[part]
+        referred = _compile(target, root)
+        if referred is not None:
+            checks.append(referred)
     if "type" in node:
         names = [node["type"]] if isinstance(node["type"], str) else list(node["type"])
         wanted = tuple(t for name in names for t in _TYPES[name])
@@ -428,8 +437,34 @@ def _compile(node: dict[str, Any]) -> Checker | None:
     if "enum" in node:
         enum = node["enum"]
         checks.append(lambda instance: None if instance in enum else ([], f"{instance!r:.60} is not one of {enum}"))
+    if "oneOf" in node:
+        alternatives = [_compile(sub, root) for sub in node["oneOf"]]
+
+        def one_of(instance: Any) -> Found:
+            matched = sum(1 for form in alternatives if form is None or form(instance) is None)
+            return None if matched == 1 else ([], f"{instance!r:.60} matches {matched} of the forms, not exactly one")
+
+        checks.append(one_of)
+    if "minItems" in node:
+        least = node["minItems"]
+        checks.append(
+            lambda instance: (
+                None
+                if not isinstance(instance, list) or len(instance) >= least
+                else ([], f"{instance!r:.60} has fewer than {least} items")
+            )
+        )
+    if "minProperties" in node:
+        fewest = node["minProperties"]
+        checks.append(
+            lambda instance: (
+                None
+                if not isinstance(instance, dict) or len(instance) >= fewest
+                else ([], f"{instance!r:.60} has fewer than {fewest} properties")
+            )
+        )
     if "anyOf" in node:
-        forms = [_compile(sub) for sub in node["anyOf"]]
+        forms = [_compile(sub, root) for sub in node["anyOf"]]
 
         def any_of(instance: Any) -> Found:
             if any(form is None or form(instance) is None for form in forms):
@@ -437,25 +472,28 @@ def _compile(node: dict[str, Any]) -> Checker | None:
             return [], f"{instance!r:.60} matches none of the allowed forms"
 
         checks.append(any_of)
-    if "minLength" in node or "pattern" in node:
+    if "minLength" in node or "maxLength" in node or "pattern" in node:
         shortest, pattern = node.get("minLength", 0), re.compile(node.get("pattern", ""))
+        longest = node.get("maxLength")
 
         def text(instance: Any) -> Found:
             if not isinstance(instance, str):
                 return None
             if len(instance) < shortest:
                 return [], f"{instance!r:.60} is shorter than {shortest}"
+            if longest is not None and len(instance) > longest:
+                return [], f"{instance!r:.60} is longer than {longest}"
             if not pattern.search(instance):
                 return [], f"{instance!r:.60} does not match {pattern.pattern!r}"
             return None
 
         checks.append(text)
     if "items" in node:
-        item = _compile(node["items"])
+        item = _compile(node["items"], root)
         if item is not None:
             checks.append(functools.partial(_items, item))
     if {"required", "properties", "additionalProperties", "propertyNames"} & set(node):
-        checks.append(functools.partial(_object, *_object_parts(node)))
+        checks.append(functools.partial(_object, *_object_parts(node, root)))
     if not checks:
         return None
     if len(checks) == 1:
@@ -482,16 +520,16 @@ def _items(item: Checker, instance: Any) -> Found:
 
 
 def _object_parts(
-    node: dict[str, Any],
+    node: dict[str, Any], root: dict[str, Any]
 ) -> tuple[tuple[str, ...], dict[str, Checker | None], Checker | None, bool, Checker | None]:
     extra = node.get("additionalProperties", True)
     names = node.get("propertyNames")
     return (
         tuple(node.get("required", ())),
-        {key: _compile(sub) for key, sub in node.get("properties", {}).items()},
-        _compile(extra) if isinstance(extra, dict) else None,
+        {key: _compile(sub, root) for key, sub in node.get("properties", {}).items()},
+        _compile(extra, root) if isinstance(extra, dict) else None,
         extra is False,
-        _compile(names) if names is not None else None,
+        _compile(names, root) if names is not None else None,
     )
 
 
