@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import tomllib
 import shutil
+import tomllib
 from pathlib import Path
 from typing import Any
 
