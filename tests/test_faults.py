@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -276,6 +277,59 @@ def test_a_signal_mid_cell_keeps_the_previous_result_set_and_says_why(tmp_path: 
     assert reason.endswith("(previous result set kept)")
     assert not psutil.pid_exists(pytest_pid) or psutil.Process(pytest_pid).status() == psutil.STATUS_ZOMBIE
     assert sorted(p.name for p in results.parent.iterdir()) == ["langgraph-0.0.1.error", "langgraph-0.0.1.json"]
+
+
+# The probe waits; at the runner's SIGTERM (its teardown) it says so and ends only when the test releases it.
+HANGS_THROUGH_TEARDOWN = """
+@probe("langgraph/dummy/hang", title="waits until killed", claim=CLAIM)
+def test_hang(obs):
+    here = Path(os.environ["FANIN_TEST_STARTED"]).parent
+
+    def teardown(signum, frame):
+        (here / "terminating").write_text("yes")
+        while not (here / "release").exists():
+            select.select([], [], [], 0.05)
+        signal.signal(signal.SIGTERM, plugins)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    plugins = signal.signal(signal.SIGTERM, teardown)
+    Path(os.environ["FANIN_TEST_STARTED"]).write_text(str(os.getpid()))
+    threading.Event().wait()
+"""
+
+
+def _pending(pid: int, signum: int) -> bool:
+    """Whether `signum` sent to `pid` still waits for delivery (its handler runs once it is delivered)."""
+    with open(f"/proc/{pid}/status") as status:
+        masks = [int(line.split()[1], 16) for line in status if line.startswith(("SigPnd:", "ShdPnd:"))]
+    return any(mask & (1 << (signum - 1)) for mask in masks)
+
+
+@pytest.mark.parametrize("second", [signal.SIGINT, signal.SIGTERM])
+def test_a_second_signal_during_the_teardown_is_the_same_interrupt(tmp_path: Path, second: int) -> None:
+    """Issue 30 case 1: a repeat (./noxw passing on a group's signal, uv's second SIGINT, a second Ctrl-C) raised
+    again inside the first one's teardown: run_cell never wrote its marker. Now the repeat changes nothing."""
+    module = probe_module(tmp_path, HANGS_THROUGH_TEARDOWN)
+    results = tmp_path / "results" / "langgraph-0.0.1.json"
+    results.parent.mkdir()
+    results.write_text('{"previous": "run"}\n')
+    started = tmp_path / "started"
+    process = start_driver(tmp_path, DRIVER, started, str(results), str(module))
+    try:
+        _wait_until(lambda: started.exists() and started.read_text(), "the probe never started", seconds=60)
+        process.send_signal(signal.SIGINT)
+        _wait_until(lambda: (tmp_path / "terminating").exists(), "the runner never ended pytest")
+        process.send_signal(second)  # lands while the runner waits for pytest to end
+        _wait_until(lambda: not _pending(process.pid, second), "the second signal was never delivered")
+        (tmp_path / "release").write_text("go")
+        out, _ = process.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == one_cell.INTERRUPTED, out
+    assert "OUTCOME 130 interrupted by SIGINT while langgraph/dummy/hang ran" in out, out
+    assert results.read_text() == '{"previous": "run"}\n'
+    assert markers.reason(results) == "interrupted by SIGINT while langgraph/dummy/hang ran (previous result set kept)"
 
 
 def test_sigterm_to_the_matrix_parent_ends_every_cell_it_started(tmp_path: Path) -> None:
@@ -714,7 +768,7 @@ def test_a_stale_marker_beside_a_later_result_set_is_ignored(tmp_path: Path) -> 
     assert markers.reason(results) is None
 
 
-# --- ./noxw passes SIGTERM on (so `timeout ./noxw …` works) -----------------------------
+# --- ./noxw passes a signal on and ends after everything it started --------------------
 
 FAKE_NOX = """#!{python}
 import subprocess, sys
@@ -734,20 +788,29 @@ threading.Event().wait()
 """
 
 
-def test_sigterm_to_noxw_itself_reaches_the_session_and_exits_130(tmp_path: Path) -> None:
-    """Issue 21 case 6: the shell deferred its trap until nox ended; SIGTERM to noxw's own pid is now passed on."""
+def noxw_checkout(tmp_path: Path, tools: dict[str, str]) -> Path:
+    """A checkout for the real ./noxw: its supervisor (fanin/), the noxfile, and .fanin/tools as bootstrapped,
+    its bin/ holding `tools` (name: script) instead of the pinned nox and uv."""
     (tmp_path / "requirements").mkdir()
     (tmp_path / "requirements" / "bootstrap.txt").write_text("nox\n")
-    tools = tmp_path / ".fanin" / "tools"
-    (tools / "bin").mkdir(parents=True)
-    (tools / "bootstrap.txt").write_text("nox\n")
-    (tools / "bin" / "python").symlink_to(sys.executable)
-    nox = tools / "bin" / "nox"
-    nox.write_text(FAKE_NOX.format(python=sys.executable, session=FAKE_SESSION))
-    nox.chmod(0o755)
+    bin_dir = tmp_path / ".fanin" / "tools" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir.parent / "bootstrap.txt").write_text("nox\n")
+    (bin_dir / "python").symlink_to(sys.executable)
+    for name, script in tools.items():
+        (bin_dir / name).write_text(script)
+        (bin_dir / name).chmod(0o755)
+    (tmp_path / "fanin").symlink_to(REPO_ROOT / "fanin")
+    (tmp_path / "noxfile.py").symlink_to(REPO_ROOT / "noxfile.py")
     wrapper = tmp_path / "noxw"
     wrapper.write_text((REPO_ROOT / "noxw").read_text())
     wrapper.chmod(0o755)
+    return wrapper
+
+
+def test_sigterm_to_noxw_itself_reaches_the_session_and_exits_130(tmp_path: Path) -> None:
+    """Issue 21 case 6: the shell deferred its trap until nox ended; SIGTERM to noxw's own pid is now passed on."""
+    wrapper = noxw_checkout(tmp_path, {"nox": FAKE_NOX.format(python=sys.executable, session=FAKE_SESSION)})
     process = subprocess.Popen(
         [str(wrapper), "-s", "matrix"],
         start_new_session=True,
@@ -761,6 +824,148 @@ def test_sigterm_to_noxw_itself_reaches_the_session_and_exits_130(tmp_path: Path
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
+
+
+# The real nox (the tests' environment has it), and a `uv` for the real noxfile: `fanin cells --json` lists one
+# cell; its probe session is the real `uv run` of the runner driver (one_cell on the probe that waits).
+REAL_NOX = """#!{python}
+import sys
+from nox.__main__ import main
+sys.exit(main())
+"""
+
+CELL_UV = """#!{python}
+import json, os, sys
+if sys.argv[sys.argv.index("fanin") + 1 :][:1] == ["cells"]:
+    print(json.dumps([{{"id": "langgraph-0.0.1", "framework": "langgraph", "smoke": False}}]))
+    sys.exit(0)
+os.execv({uv!r}, [{uv!r}, "run", "--quiet", "--frozen", "--project", {root!r}, "python", *{driver!r}])
+"""
+
+
+def _controlling_terminal() -> None:
+    """In the child (a new session, its stdin a pty): make the pty its terminal, as a shell's job has one."""
+    import fcntl
+    import termios
+
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def _alive(processes: list[psutil.Process]) -> list[str]:
+    found = []
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                found.append(f"{process.pid} {' '.join(process.cmdline())[:120]}")
+    return found
+
+
+# The probe waits; at the runner's SIGTERM its teardown outlasts nox (nox kills `uv run` 0.25 s after a Ctrl-C and
+# ends): it ends only once nox has, then as the plugin ends it.
+HANGS_PAST_NOX = """
+@probe("langgraph/dummy/hang", title="waits until killed", claim=CLAIM)
+def test_hang(obs):
+    def ended(pid):
+        try:
+            return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            return True
+
+    def end_after_nox(signum, frame):
+        nox = Path(os.environ["FANIN_TEST_NOX"]).read_text()
+        while not ended(nox):
+            select.select([], [], [], 0.05)
+        signal.signal(signal.SIGTERM, plugins)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    plugins = signal.signal(signal.SIGTERM, end_after_nox)
+    Path(os.environ["FANIN_TEST_STARTED"]).write_text(str(os.getpid()))
+    threading.Event().wait()
+"""
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "kill-group", "kill-noxw-alone"])
+def test_an_interrupted_noxw_ends_after_everything_it_started_and_keeps_the_previous_set(
+    tmp_path: Path, how: str
+) -> None:
+    """Issue 30 case 1: at Ctrl-C nox kills `uv run` after 0.25 s and noxw exited 130 while fanin and pytest still
+    ran (a marker read then was the previous run's); `kill -INT <noxw pid>` was never passed on (the run went on).
+    Now noxw is the subreaper of all it starts and exits once none is alive; SIGINT to it alone is passed on, and
+    a Ctrl-C the terminal sent to the whole group, or a group kill, is taken once (fanin ignores the repeat)."""
+    module = probe_module(tmp_path, HANGS_PAST_NOX)
+    results = tmp_path / "results" / "langgraph-0.0.1.json"
+    results.parent.mkdir()
+    results.write_text('{"previous": "run"}\n')
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER)
+    uv = REPO_ROOT / ".fanin" / "tools" / "bin" / "uv"
+    assert uv.exists(), "run the tests through ./noxw: it brings uv"
+    wrapper = noxw_checkout(
+        tmp_path,
+        {
+            "nox": REAL_NOX.format(python=sys.executable),
+            "uv": CELL_UV.format(
+                python=sys.executable, uv=str(uv), root=str(REPO_ROOT), driver=[str(driver), str(results), str(module)]
+            ),
+        },
+    )
+    started = tmp_path / "started"
+    terminal, pty = os.openpty()
+    process = subprocess.Popen(
+        [str(wrapper), "-s", "probe(langgraph-0.0.1)"],
+        cwd=tmp_path,
+        stdin=pty,
+        stdout=pty,
+        stderr=pty,
+        start_new_session=True,
+        preexec_fn=_controlling_terminal,
+        env={
+            **os.environ,
+            "FANIN_PYTHON": sys.executable,
+            "FANIN_TEST_STARTED": str(started),
+            "FANIN_TEST_NOX": str(tmp_path / "nox.pid"),
+            "PYTHONPATH": str(REPO_ROOT),
+        },
+    )
+    os.close(pty)
+    output: list[bytes] = []
+
+    def read() -> None:
+        with contextlib.suppress(OSError):  # EIO once every process holding the pty has ended
+            while chunk := os.read(terminal, 4096):
+                output.append(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    below: list[psutil.Process] = []
+    try:
+        _wait_until(lambda: started.exists() and started.read_text(), "the probe never started", seconds=120)
+        below = psutil.Process(process.pid).children(recursive=True)  # nox, uv, the runner, its pytest
+        assert int(started.read_text()) in {p.pid for p in below}
+        (nox,) = psutil.Process(process.pid).children()
+        (tmp_path / "nox.pid").write_text(str(nox.pid))
+        if how == "ctrl-c":
+            os.write(terminal, b"\x03")  # the terminal's Ctrl-C: the kernel signals the foreground group
+        elif how == "kill-group":
+            os.killpg(process.pid, signal.SIGINT)
+        else:
+            os.kill(process.pid, signal.SIGINT)
+        code = process.wait(timeout=90)
+        left = _alive(below)  # at the moment noxw has exited
+        reason = markers.reason(results) or ""
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        for leftover in below:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                leftover.kill()
+        os.close(terminal)
+        reader.join(timeout=10)
+    shown = b"".join(output).decode(errors="replace")[-3000:]
+    assert left == [], shown
+    assert code == 130, shown
+    assert results.read_text() == '{"previous": "run"}\n'
+    assert reason == "interrupted by SIGINT while langgraph/dummy/hang ran (previous result set kept)", shown
 
 
 SIGNAL_INSIDE_ADD = """

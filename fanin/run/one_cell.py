@@ -113,13 +113,23 @@ CHILDREN = _Children()
 
 @contextmanager
 def signals_end_children() -> Iterator[None]:
-    """Within the block, SIGINT/SIGTERM stop every cell's pytest and then raise KeyboardInterrupt."""
+    """Within the block, SIGINT/SIGTERM stop every cell's pytest and then raise KeyboardInterrupt.
+
+    Only the first: a repeat (./noxw passing on a signal the whole group also got, uv forwarding a
+    second SIGINT, a second Ctrl-C) is the same interrupt. Raised again it landed in the teardown the
+    first one started (ending pytest, writing the marker) and broke it; that teardown is bounded
+    (`_end`, `stop_all`: SIGKILL after the grace) without it."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
+    came: list[str] = []
+
     def handler(signum: int, frame: object) -> None:
         name = signal.Signals(signum).name
+        if came:
+            return
+        came.append(name)
         CHILDREN.stopping = name
         CHILDREN.kill_all(signal.SIGTERM)
         raise KeyboardInterrupt(name)
