@@ -826,6 +826,34 @@ def test_sigterm_to_noxw_itself_reaches_the_session_and_exits_130(tmp_path: Path
             os.killpg(process.pid, signal.SIGKILL)
 
 
+NOX_THAT_SAYS_IT_RAN = """#!{python}
+from pathlib import Path
+Path({ran!r}).write_text("ran")
+"""
+
+
+@pytest.mark.parametrize("tmpdir", ["missing", "a-file"])
+def test_a_tmpdir_that_is_no_directory_is_bad_input_before_anything_runs(tmp_path: Path, tmpdir: str) -> None:
+    """Issue 30 case 2: `mktemp` under `set -e` ended noxw with exit 1 ("behaviour changed") and mktemp's words."""
+    ran = tmp_path / "nox-ran"
+    wrapper = noxw_checkout(tmp_path, {"nox": NOX_THAT_SAYS_IT_RAN.format(python=sys.executable, ran=str(ran))})
+    where = tmp_path / tmpdir
+    if tmpdir == "a-file":
+        where.write_text("not a directory")
+    before = sorted(tmp_path.rglob("*"))
+    done = subprocess.run(
+        [str(wrapper), "-s", "matrix"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "FANIN_PYTHON": sys.executable, "TMPDIR": str(where)},
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"fanin: error: TMPDIR={where} is not a directory\n"
+    assert done.stdout == "" and not ran.exists()
+    assert sorted(tmp_path.rglob("*")) == before  # nothing written
+
+
 # The real nox (the tests' environment has it), and a `uv` for the real noxfile: `fanin cells --json` lists one
 # cell; its probe session is the real `uv run` of the runner driver (one_cell on the probe that waits).
 REAL_NOX = """#!{python}
