@@ -5,7 +5,8 @@ Exit codes, the same for every command:
   1    a behaviour changed, or a probe is new or broken: read the table
   2    bad input: a malformed argument or file; nothing ran, nothing was written
   3    could not run: an install, an import, a service, the disk; the cell's marker says why
-  130  interrupted (Ctrl-C, SIGTERM): every previous result set is as it was
+  130  interrupted (Ctrl-C, SIGTERM): every previous result set is as it was, but those the last line
+       names as written before the signal
 """
 
 from __future__ import annotations
@@ -577,8 +578,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"fanin: error: cannot write or read{where}: {exc.strerror or exc}; nothing was committed\n")
         return exits.NOT_RUN
     except KeyboardInterrupt as exc:
-        sys.stderr.write(f"fanin: interrupted ({exc or 'SIGINT'}); every cell's previous result set is as it was\n")
+        sys.stderr.write(interrupted(exc) + "\n")
         return exits.INTERRUPTED
+
+
+def interrupted(exc: KeyboardInterrupt) -> str:
+    """The last line after a signal: what is true of the result sets (a run names the new ones written before it)."""
+    written: tuple[str, ...] = getattr(exc, "written", ())  # fanin.run.all_cells.Interrupted
+    kept = "every cell's previous result set is as it was"
+    if written:
+        kept = f"new result sets were written before it for {', '.join(written)}; every other cell's previous result set is as it was"
+    return f"fanin: interrupted ({exc or 'SIGINT'}); {kept}"
 
 
 if __name__ == "__main__":

@@ -405,6 +405,41 @@ def test_a_cell_queued_behind_a_signal_never_starts(monkeypatch: pytest.MonkeyPa
     assert list(tmp_path.iterdir()) == []  # no marker, no result set: every previous one is as it was
 
 
+def test_the_last_line_after_a_signal_names_the_result_sets_written_before_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30 case 3: a Ctrl-C once a cell's every probe was observed (its new set written) ended with "every
+    cell's previous result set is as it was". Now the line names the cells whose new set was written."""
+    import fanin.__main__ as cli
+    from fanin.model import matrix as matrix_model
+    from fanin.run import all_cells
+
+    monkeypatch.setattr(all_cells, "REPORTS", tmp_path)  # no junit times: the cells run in the matrix's order
+    monkeypatch.setattr(one_cell.CHILDREN, "stopping", None)
+    first, second = matrix_model.load().cells[:2]
+    written = threading.Event()
+
+    def run_one(cell: matrix_model.Cell, matrix: object, options: all_cells.Options) -> all_cells.Result:
+        if cell.id == first.id:  # the signal came in its teardown, after the plugin wrote the set
+            reason = "interrupted by SIGINT after every probe was observed; the new result set was written"
+            outcome = one_cell.CellOutcome(cell.id, one_cell.INTERRUPTED, reason, 1, "", written=True)
+            written.set()
+        else:
+            assert written.wait(timeout=60), "the first cell never ended"
+            os.kill(os.getpid(), signal.SIGINT)  # to this process: the handler runs in the main thread
+            _wait_until(lambda: one_cell.CHILDREN.stopping is not None, "the signal never reached the handler")
+            outcome = one_cell.CellOutcome(cell.id, one_cell.INTERRUPTED, "interrupted by SIGINT (kept)", 1, "")
+        return all_cells.Result(cell, outcome, 0.0, tmp_path / "log", tmp_path / f"{cell.id}.json", tmp_path / "j.xml")
+
+    monkeypatch.setattr(all_cells, "run_one", run_one)
+    assert cli.main(["probe", first.id, second.id, "--jobs", "2"]) == one_cell.INTERRUPTED
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last == (
+        f"fanin: interrupted (SIGINT); new result sets were written before it for {first.id}; "
+        "every other cell's previous result set is as it was"
+    )
+
+
 # --- `fanin repeat`: a signal while runs are queued ends them all -------------------------
 
 HANGS_ON_SEED_1 = """

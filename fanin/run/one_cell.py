@@ -78,6 +78,7 @@ class CellOutcome:
     reason: str | None  # why the cell did not run (NOT_RUN / INTERRUPTED)
     attempts: int
     isolation: str
+    written: bool = False  # this run wrote the cell's new result set (even if a signal came after it)
 
 
 class _Children:
@@ -283,7 +284,7 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     if state.saved:  # the plugin wrote a complete set before the signal could land
                         markers.clear_marker(run.results)
                         reason = f"interrupted by {CHILDREN.stopping} after every probe was observed; the new result set was written"
-                        return CellOutcome(run.cell_id, INTERRUPTED, reason, attempts, mode)
+                        return CellOutcome(run.cell_id, INTERRUPTED, reason, attempts, mode, written=True)
                     where = f" while {state.running} ran" if state.running else ""
                     return _not_run(run, INTERRUPTED, f"interrupted by {CHILDREN.stopping}{where}", attempts, mode)
                 failure = service.failure()
@@ -324,7 +325,7 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     return _not_run(run, NOT_RUN, _cannot_write(run.results), attempts, mode)
                 if state.saved and code in (0, 1):
                     markers.clear_marker(run.results)
-                    return CellOutcome(run.cell_id, SAME if code == 0 else CHANGED, None, attempts, mode)
+                    return CellOutcome(run.cell_id, SAME if code == 0 else CHANGED, None, attempts, mode, written=True)
                 how = _signal_name(code) if code < 0 else f"exit {code}"
                 if state.running:
                     observation = Observation(
