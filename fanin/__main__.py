@@ -405,7 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --here: keep the result set and log in this directory "
         "(default: the user cache, e.g. ~/.cache/fanin/here; never the current directory)",
     )
-    probe.set_defaults(func=cmd_probe, pytest_args=[])
+    probe.set_defaults(func=cmd_probe, pytest_args=[], runs_cells=True)
 
     rep = sub.add_parser(
         "report",
@@ -457,7 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
     upg.add_argument(
         "--python", metavar="X.Y", help="both versions on this Python (a twin cell where the matrix has one)"
     )
-    upg.set_defaults(func=cmd_upgrade)
+    upg.set_defaults(func=cmd_upgrade, runs_cells=True)
 
     bless = sub.add_parser("bless", help="promote reviewed local results into reference/results (all or nothing)")
     bless.add_argument("cells", nargs="*", help="cell ids (default: every cell with a local result)")
@@ -481,7 +481,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=REPORTS / "watch" / "pull-request.md",
         help="where the pull request's body (the upgrade tables) is written (default reports/watch/pull-request.md)",
     )
-    watch.set_defaults(func=cmd_watch)
+    watch.set_defaults(func=cmd_watch, runs_cells=True)
 
     lock = sub.add_parser("lock", help="(re)resolve cell locks with uv")
     lock.add_argument("cells", nargs="*", help="cell ids (default: all)")
@@ -494,7 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="every change between adjacent reference cells not yet pinned (optionally: FRAMEWORK)",
     )
-    bis.set_defaults(func=_bisect)
+    bis.set_defaults(func=_bisect, runs_cells=True)
 
     sen = sub.add_parser(
         "sensitivity",
@@ -503,12 +503,12 @@ def build_parser() -> argparse.ArgumentParser:
     sen.add_argument("--patch", action="append", metavar="ID", help="only this patch (repeatable)")
     sen.add_argument("--jobs", type=int, help="cells side by side (default: FANIN_JOBS or the number of cores)")
     sen.add_argument("--table", action="store_true", help="print the README's table of what each probe is sensitive to")
-    sen.set_defaults(func=cmd_sensitivity)
+    sen.set_defaults(func=cmd_sensitivity, runs_cells=True)
 
     rpt = sub.add_parser("repeat", help="run one cell N times with different hash seeds (then `stability`)")
     rpt.add_argument("cell")
     rpt.add_argument("runs", nargs="?", type=int, default=5)
-    rpt.set_defaults(func=cmd_repeat)
+    rpt.set_defaults(func=cmd_repeat, runs_cells=True)
 
     stable = sub.add_parser("stability", help="compare repeated runs of cells; exit 1 if any probe is flaky")
     stable.add_argument("dirs", nargs="*", type=Path, help="default: every cell under reports/repeat/")
@@ -563,6 +563,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if passed:
         args.pytest_args = passed
     try:
+        if getattr(args, "runs_cells", False):  # the settings a cell run reads: bad input before any cell runs
+            from fanin.run import services
+
+            services.start_seconds()
         from fanin.versions import bless as fanin_bless
 
         for (
