@@ -1207,6 +1207,56 @@ def test_a_probes_scratch_is_under_the_scratch_root(tmp_path: Path, monkeypatch:
     assert Path(written.read_text()).is_relative_to(root)
 
 
+def test_every_run_removes_its_scratch_however_it_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30 case 7: pytest's numbered basetemps (three kept per root, more under parallel cells) piled up in
+    /dev/shm. Each run's scratch is its own directory, gone when it ends: finished, crashed, or signalled."""
+    from fanin.run import memory
+
+    root = tmp_path / "root"
+    root.mkdir()
+    monkeypatch.setenv(memory.ENV, str(root))
+    written = tmp_path / "scratch"
+    for _ in range(2):
+        outcome, log = run(tmp_path, WRITES_SCRATCH, env={"FANIN_TEST_SCRATCH": str(written)})
+        assert outcome.code == one_cell.SAME, log
+        assert Path(written.read_text()).is_relative_to(root) and not Path(written.read_text()).exists()
+        assert list(root.iterdir()) == []
+    crashing = tmp_path / "crashing"
+    crashing.mkdir()
+    outcome, log = run(crashing, CRASHES)  # two processes die outright; pytest starts three times
+    assert outcome.code == one_cell.CHANGED and outcome.attempts == 3, log
+    assert list(root.iterdir()) == []
+    signalled = tmp_path / "signalled"
+    signalled.mkdir()
+    process, _, _ = start_hanging_cell(signalled)
+    assert [p.name.startswith(memory.SCRATCH_PREFIX) for p in root.iterdir()] == [True]  # in use while it runs
+    process.send_signal(signal.SIGINT)
+    out, _ = process.communicate(timeout=60)
+    assert process.returncode == one_cell.INTERRUPTED, out
+    assert list(root.iterdir()) == []
+
+
+def test_the_scratch_a_killed_harness_left_is_removed_by_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kill -9 of the harness runs no clean-up; the next run removes the directory once its process is gone."""
+    from fanin.run import memory
+
+    root = tmp_path / "root"
+    root.mkdir()
+    monkeypatch.setenv(memory.ENV, str(root))
+    process, _, started = start_hanging_cell(tmp_path)
+    pytest_pid = int(started.read_text())
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=60)
+    _wait_until(lambda: _gone(pytest_pid), "pytest outlived the runner killed with -9")
+    assert [p.name.startswith(f"{memory.SCRATCH_PREFIX}{process.pid}-") for p in root.iterdir()] == [True]
+    (tmp_path / "next").mkdir()
+    outcome, log = run(tmp_path / "next", WRITES_SCRATCH, env={"FANIN_TEST_SCRATCH": str(tmp_path / "written")})
+    assert outcome.code == one_cell.SAME, log
+    assert list(root.iterdir()) == []
+
+
 # --- the PostgreSQL server starts while pytest starts ---------------------------------------
 
 USES_POSTGRES = """

@@ -147,7 +147,7 @@ def journal_path(results: Path) -> Path:
     return results.parent / f".{results.stem}.journal"
 
 
-def pytest_command(run: CellRun, journal: Path, resume: bool) -> list[str]:
+def pytest_command(run: CellRun, journal: Path, resume: bool, basetemp: Path | None = None) -> list[str]:
     command = [
         str(run.python),
         "-m",
@@ -191,6 +191,8 @@ def pytest_command(run: CellRun, journal: Path, resume: bool) -> list[str]:
         command.append("--fanin-accept-new")
     if resume:
         command.append("--fanin-resume")
+    if basetemp is not None:  # the probes' scratch (tmp_path), inside the run's own directory (fanin.run.memory)
+        command.append(f"--basetemp={basetemp}")
     return [*command, *run.pytest_args]
 
 
@@ -243,18 +245,22 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
     attempts, mode = 0, isolation.IN_PROCESS
     try:
         cancelled = lambda: CHILDREN.stopping is not None  # noqa: E731
-        with services.for_cell(run.framework, run.targets, cancelled, run.postgres) as service:
+        with (
+            memory.scratch(run.cell_id) as scratch,
+            services.for_cell(run.framework, run.targets, cancelled, run.postgres) as service,
+        ):
             while True:
                 attempts += 1
-                command, mode = isolation.wrap(pytest_command(run, journal, resume=attempts > 1), run.isolate)
+                resume = attempts > 1
+                command, mode = isolation.wrap(pytest_command(run, journal, resume, scratch / "pytest"), run.isolate)
                 env = {
                     **os.environ,
                     "PYTHONPATH": str(REPO_ROOT),
                     "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
                     "FANIN_FAST_EXIT": "1",  # fanin.plugin: no interpreter teardown once every file is written
-                    # The probes' scratch (tmp_path: SQLite files) in memory where there is room (fanin.run.memory);
-                    # pytest keeps its last three runs' directories there, as it does in the temporary directory.
-                    "PYTEST_DEBUG_TEMPROOT": str(memory.root()),
+                    # The probes' scratch (tmp_path: SQLite files) is the run's own directory in memory where there
+                    # is room (--basetemp above); anything else pytest puts in its temporary root goes there too.
+                    "PYTEST_DEBUG_TEMPROOT": str(scratch),
                     isolation.ENV: mode,
                     **service.env,
                     **run.env,
