@@ -861,6 +861,58 @@ def test_sigterm_to_noxw_itself_reaches_the_session_and_exits_130(tmp_path: Path
             os.killpg(process.pid, signal.SIGKILL)
 
 
+# A nox that leaves a process behind: a double fork (the grandchild is orphaned, so the supervisor adopts it),
+# which writes its pid and ignores SIGTERM; nox itself then ends with 0.
+NOX_THAT_LEAVES_A_PROCESS = """
+import os, signal, sys, threading
+from pathlib import Path
+if os.fork() == 0:
+    if os.fork() == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        Path(sys.argv[1]).write_text(str(os.getpid()))
+        threading.Event().wait()
+    os._exit(0)
+os.wait()
+while not Path(sys.argv[1]).exists() or not Path(sys.argv[1]).read_text():
+    pass
+"""
+
+SUPERVISED = """
+import sys
+from fanin.run import supervisor
+supervisor.GRACE = float(sys.argv[1])
+sys.exit(supervisor.main(sys.argv[2:]))
+"""
+
+
+def test_a_process_still_running_after_the_grace_is_killed_and_named_before_noxw_exits(tmp_path: Path) -> None:
+    """noxw waits for every descendant (it adopts orphans); one that would outlive it is killed after the grace."""
+    left = tmp_path / "left.pid"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            SUPERVISED,
+            "0.5",
+            str(tmp_path / "exit"),
+            sys.executable,
+            "-c",
+            NOX_THAT_LEAVES_A_PROCESS,
+            str(left),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        timeout=60,
+    )
+    pid = int(left.read_text())
+    assert done.returncode == 0, done.stderr
+    assert _gone(pid)
+    assert re.fullmatch(
+        rf"fanin: still running 0.5 s after nox ended, killed: {pid} \([^\n]*python[^\n]*\)\n", done.stderr
+    )
+
+
 NOX_THAT_SAYS_IT_RAN = """#!{python}
 from pathlib import Path
 Path({ran!r}).write_text("ran")

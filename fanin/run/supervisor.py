@@ -96,7 +96,7 @@ def _reap() -> tuple[dict[int, int], bool]:
 def _name(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read().replace(b"\0", b" ").decode(errors="replace").strip()[:80] or str(pid)
+            return " ".join(handle.read().replace(b"\0", b" ").decode(errors="replace").split())[:80] or str(pid)
     except OSError:
         return str(pid)
 
@@ -131,7 +131,7 @@ def _kill_left(grace: float) -> None:
     """What is still below after the grace: SIGKILL, named on stderr (it would have outlived noxw)."""
     left = descendants(os.getpid())
     names = ", ".join(f"{pid} ({_name(pid)})" for pid in left)
-    sys.stderr.write(f"fanin: still running {grace:.0f} s after nox ended, killed: {names}\n")
+    sys.stderr.write(f"fanin: still running {grace:g} s after nox ended, killed: {names}\n")
     for pid in left:
         try:
             os.kill(pid, signal.SIGKILL)
@@ -168,7 +168,7 @@ def main(argv: list[str]) -> int:
         except OSError as exc:
             sys.stderr.write(f"fanin: error: cannot run {command[0]}: {exc.strerror or exc}\n")
             return NOT_RUN
-        code, signalled = supervise(nox, next_signal)
+        code, signalled = supervise(nox, next_signal, GRACE)
         return _exit_code(exit_file, code, signalled)
     finally:
         try:
