@@ -5,7 +5,8 @@ Exit codes, the same for every command:
   1    a behaviour changed, or a probe is new or broken: read the table
   2    bad input: a malformed argument or file; nothing ran, nothing was written
   3    could not run: an install, an import, a service, the disk; the cell's marker says why
-  130  interrupted (Ctrl-C, SIGTERM): every previous result set is as it was
+  130  interrupted (Ctrl-C, SIGTERM): every previous result set is as it was, but those the last line
+       names as written before the signal
 """
 
 from __future__ import annotations
@@ -443,7 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: a new directory for each run in the user cache, e.g. ~/.cache/fanin/here/<UTC start>-<random>/;"
         " never the current directory)",
     )
-    probe.set_defaults(func=cmd_probe, pytest_args=[])
+    probe.set_defaults(func=cmd_probe, pytest_args=[], runs_cells=True)
 
     rep = sub.add_parser(
         "report",
@@ -506,7 +507,7 @@ def build_parser() -> argparse.ArgumentParser:
     upg.add_argument(
         "--python", metavar="X.Y", help="both versions on this Python (a twin cell where the matrix has one)"
     )
-    upg.set_defaults(func=cmd_upgrade)
+    upg.set_defaults(func=cmd_upgrade, runs_cells=True)
 
     bless = sub.add_parser("bless", help="promote reviewed local results into reference/results (all or nothing)")
     bless.add_argument("cells", nargs="*", help="cell ids (default: every cell with a local result)")
@@ -536,7 +537,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write what is due, per framework, as JSON here (newest cell, newest release, due releases, index"
         " freshness): the release-watch workflow opens a pull request only when `due` is true",
     )
-    watch.set_defaults(func=cmd_watch)
+    watch.set_defaults(func=cmd_watch, runs_cells=True)
 
     lock = sub.add_parser("lock", help="(re)resolve cell locks with uv")
     lock.add_argument("cells", nargs="*", help="cell ids (default: all)")
@@ -549,7 +550,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="every change between adjacent reference cells not yet pinned (optionally: FRAMEWORK)",
     )
-    bis.set_defaults(func=_bisect)
+    bis.set_defaults(func=_bisect, runs_cells=True)
 
     sen = sub.add_parser(
         "sensitivity",
@@ -560,12 +561,12 @@ def build_parser() -> argparse.ArgumentParser:
     sen.add_argument(
         "--table", action="store_true", help="print docs/PROBES.md's table of what each probe is sensitive to"
     )
-    sen.set_defaults(func=cmd_sensitivity)
+    sen.set_defaults(func=cmd_sensitivity, runs_cells=True)
 
     rpt = sub.add_parser("repeat", help="run one cell N times with different hash seeds (then `stability`)")
     rpt.add_argument("cell")
     rpt.add_argument("runs", nargs="?", type=int, default=5)
-    rpt.set_defaults(func=cmd_repeat)
+    rpt.set_defaults(func=cmd_repeat, runs_cells=True)
 
     stable = sub.add_parser("stability", help="compare repeated runs of cells; exit 1 if any probe is flaky")
     stable.add_argument("dirs", nargs="*", type=Path, help="default: every cell under reports/repeat/")
@@ -636,6 +637,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if passed:
         args.pytest_args = passed
     try:
+        if getattr(args, "runs_cells", False):  # the settings a cell run reads: bad input before any cell runs
+            from fanin.run import services
+
+            services.start_seconds()
         from fanin.versions import bless as fanin_bless
 
         for (
@@ -651,8 +656,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"fanin: error: cannot write or read{where}: {exc.strerror or exc}; nothing was committed\n")
         return exits.NOT_RUN
     except KeyboardInterrupt as exc:
-        sys.stderr.write(f"fanin: interrupted ({exc or 'SIGINT'}); every cell's previous result set is as it was\n")
+        sys.stderr.write(interrupted(exc) + "\n")
         return exits.INTERRUPTED
+
+
+def interrupted(exc: KeyboardInterrupt) -> str:
+    """The last line after a signal: what is true of the result sets (a run names the new ones written before it)."""
+    written: tuple[str, ...] = getattr(exc, "written", ())  # fanin.run.all_cells.Interrupted
+    kept = "every cell's previous result set is as it was"
+    if written:
+        kept = f"new result sets were written before it for {', '.join(written)}; every other cell's previous result set is as it was"
+    return f"fanin: interrupted ({exc or 'SIGINT'}); {kept}"
 
 
 if __name__ == "__main__":

@@ -90,6 +90,24 @@ def test_bad_environment_variables(env: dict[str, str], message: str, code: int)
     assert done.returncode == code and message in one_line(done)
 
 
+@pytest.mark.parametrize("value", ["abc", "0", "nan"])
+@pytest.mark.parametrize("command", [("probe", "langgraph-1.2.24"), ("repeat", "langgraph-1.2.24", "2")])
+def test_a_malformed_postgres_start_bound_is_bad_input_before_any_cell_runs(
+    tmp_path: Path, value: str, command: tuple[str, ...]
+) -> None:
+    """Issue 30 case 5: FANIN_PG_START_SECONDS=abc surfaced inside the cell's run: exit 3 and a `.error` marker."""
+    earlier = tmp_path / "repeat" / "langgraph-1.2.24" / "run-000" / "langgraph-1.2.24.json"
+    earlier.parent.mkdir(parents=True)
+    earlier.write_text("an earlier repeat")
+    before = sorted(tmp_path.rglob("*"))
+    done = fanin(*command, env={"FANIN_PG_START_SECONDS": value, "FANIN_REPORTS": str(tmp_path)})
+    assert done.returncode == 2, done.stderr
+    assert one_line(done) == (
+        f"fanin: error: FANIN_PG_START_SECONDS={value!r} is not a number of seconds (e.g. FANIN_PG_START_SECONDS=60)"
+    )
+    assert sorted(tmp_path.rglob("*")) == before and earlier.read_text() == "an earlier repeat"  # nothing written
+
+
 def test_a_matrix_that_is_not_utf8_or_is_a_directory(tmp_path: Path) -> None:
     binary = tmp_path / "matrix.toml"
     binary.write_bytes(b'[defaults]\npython = "3.11"\n\xff\xfe')

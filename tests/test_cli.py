@@ -439,3 +439,41 @@ def test_an_oversized_observation_is_refused_naming_it(
         " the limit of 1,000,000 bytes for one observation; record less in the probe"
     )
     assert not out.exists()
+
+
+def test_every_directory_a_bless_stages_into_is_checked_for_strays(
+    sandbox: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30 case 4: a bless killed while staging (before its journal) left staging files in probes/ and
+    schema/ beside REPORT.md, which the next command never named. Every one it leaves is now counted by folder."""
+    import os
+
+    from fanin.model import staging
+
+    location = _declared_location()
+    monkeypatch.setattr(catalog, "declared", lambda: [catalog.DeclaredProbe(PID, *location)])
+    for cell in ("langgraph-1.2.9", "langgraph-1.2.18"):
+        write(sandbox / "run", cell, SILENT)
+        write(sandbox / "reference", cell, LOUD)
+
+    def die(journal: object, entries: object) -> None:
+        os._exit(9)  # as kill -9 would, with every file staged and no journal yet
+
+    pid = os.fork()
+    if pid == 0:
+        monkeypatch.setattr(staging, "_write_journal", die)
+        try:
+            cli.main(["bless", "langgraph-1.2.9", "langgraph-1.2.18"])
+        finally:
+            os._exit(1)  # never reached if the kill happened
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 9
+    left: dict[Path, int] = {}
+    for stray in sandbox.rglob(".*.tmp"):
+        left[stray.parent] = left.get(stray.parent, 0) + 1
+    assert {sandbox / "probes", sandbox / "schema", sandbox / "reference", sandbox} <= set(left)
+    capsys.readouterr()
+    assert cli.main(["cells"]) == 0
+    err = capsys.readouterr().err
+    for directory, count in left.items():
+        assert f"{count} in {directory} (" in err, err

@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -278,6 +279,59 @@ def test_a_signal_mid_cell_keeps_the_previous_result_set_and_says_why(tmp_path: 
     assert sorted(p.name for p in results.parent.iterdir()) == ["langgraph-0.0.1.error", "langgraph-0.0.1.json"]
 
 
+# The probe waits; at the runner's SIGTERM (its teardown) it says so and ends only when the test releases it.
+HANGS_THROUGH_TEARDOWN = """
+@probe("langgraph/dummy/hang", title="waits until killed", claim=CLAIM)
+def test_hang(obs):
+    here = Path(os.environ["FANIN_TEST_STARTED"]).parent
+
+    def teardown(signum, frame):
+        (here / "terminating").write_text("yes")
+        while not (here / "release").exists():
+            select.select([], [], [], 0.05)
+        signal.signal(signal.SIGTERM, plugins)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    plugins = signal.signal(signal.SIGTERM, teardown)
+    Path(os.environ["FANIN_TEST_STARTED"]).write_text(str(os.getpid()))
+    threading.Event().wait()
+"""
+
+
+def _pending(pid: int, signum: int) -> bool:
+    """Whether `signum` sent to `pid` still waits for delivery (its handler runs once it is delivered)."""
+    with open(f"/proc/{pid}/status") as status:
+        masks = [int(line.split()[1], 16) for line in status if line.startswith(("SigPnd:", "ShdPnd:"))]
+    return any(mask & (1 << (signum - 1)) for mask in masks)
+
+
+@pytest.mark.parametrize("second", [signal.SIGINT, signal.SIGTERM])
+def test_a_second_signal_during_the_teardown_is_the_same_interrupt(tmp_path: Path, second: int) -> None:
+    """Issue 30 case 1: a repeat (./noxw passing on a group's signal, uv's second SIGINT, a second Ctrl-C) raised
+    again inside the first one's teardown: run_cell never wrote its marker. Now the repeat changes nothing."""
+    module = probe_module(tmp_path, HANGS_THROUGH_TEARDOWN)
+    results = tmp_path / "results" / "langgraph-0.0.1.json"
+    results.parent.mkdir()
+    results.write_text('{"previous": "run"}\n')
+    started = tmp_path / "started"
+    process = start_driver(tmp_path, DRIVER, started, str(results), str(module))
+    try:
+        _wait_until(lambda: started.exists() and started.read_text(), "the probe never started", seconds=60)
+        process.send_signal(signal.SIGINT)
+        _wait_until(lambda: (tmp_path / "terminating").exists(), "the runner never ended pytest")
+        process.send_signal(second)  # lands while the runner waits for pytest to end
+        _wait_until(lambda: not _pending(process.pid, second), "the second signal was never delivered")
+        (tmp_path / "release").write_text("go")
+        out, _ = process.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == one_cell.INTERRUPTED, out
+    assert "OUTCOME 130 interrupted by SIGINT while langgraph/dummy/hang ran" in out, out
+    assert results.read_text() == '{"previous": "run"}\n'
+    assert markers.reason(results) == "interrupted by SIGINT while langgraph/dummy/hang ran (previous result set kept)"
+
+
 def test_sigterm_to_the_matrix_parent_ends_every_cell_it_started(tmp_path: Path) -> None:
     """Two cells in threads of one parent; SIGTERM to the parent ends both pytest runs, and neither writes later."""
     cells = []
@@ -349,6 +403,41 @@ def test_a_cell_queued_behind_a_signal_never_starts(monkeypatch: pytest.MonkeyPa
     assert [r.code for r in results] == [one_cell.INTERRUPTED] * 3
     assert all("not started: SIGTERM came first" in (r.outcome.reason or "") for r in results)
     assert list(tmp_path.iterdir()) == []  # no marker, no result set: every previous one is as it was
+
+
+def test_the_last_line_after_a_signal_names_the_result_sets_written_before_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30 case 3: a Ctrl-C once a cell's every probe was observed (its new set written) ended with "every
+    cell's previous result set is as it was". Now the line names the cells whose new set was written."""
+    import fanin.__main__ as cli
+    from fanin.model import matrix as matrix_model
+    from fanin.run import all_cells
+
+    monkeypatch.setattr(all_cells, "REPORTS", tmp_path)  # no junit times: the cells run in the matrix's order
+    monkeypatch.setattr(one_cell.CHILDREN, "stopping", None)
+    first, second = matrix_model.load().cells[:2]
+    written = threading.Event()
+
+    def run_one(cell: matrix_model.Cell, matrix: object, options: all_cells.Options) -> all_cells.Result:
+        if cell.id == first.id:  # the signal came in its teardown, after the plugin wrote the set
+            reason = "interrupted by SIGINT after every probe was observed; the new result set was written"
+            outcome = one_cell.CellOutcome(cell.id, one_cell.INTERRUPTED, reason, 1, "", written=True)
+            written.set()
+        else:
+            assert written.wait(timeout=60), "the first cell never ended"
+            os.kill(os.getpid(), signal.SIGINT)  # to this process: the handler runs in the main thread
+            _wait_until(lambda: one_cell.CHILDREN.stopping is not None, "the signal never reached the handler")
+            outcome = one_cell.CellOutcome(cell.id, one_cell.INTERRUPTED, "interrupted by SIGINT (kept)", 1, "")
+        return all_cells.Result(cell, outcome, 0.0, tmp_path / "log", tmp_path / f"{cell.id}.json", tmp_path / "j.xml")
+
+    monkeypatch.setattr(all_cells, "run_one", run_one)
+    assert cli.main(["probe", first.id, second.id, "--jobs", "2"]) == one_cell.INTERRUPTED
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last == (
+        f"fanin: interrupted (SIGINT); new result sets were written before it for {first.id}; "
+        "every other cell's previous result set is as it was"
+    )
 
 
 # --- `fanin repeat`: a signal while runs are queued ends them all -------------------------
@@ -714,7 +803,7 @@ def test_a_stale_marker_beside_a_later_result_set_is_ignored(tmp_path: Path) -> 
     assert markers.reason(results) is None
 
 
-# --- ./noxw passes SIGTERM on (so `timeout ./noxw …` works) -----------------------------
+# --- ./noxw passes a signal on and ends after everything it started --------------------
 
 FAKE_NOX = """#!{python}
 import subprocess, sys
@@ -734,20 +823,29 @@ threading.Event().wait()
 """
 
 
-def test_sigterm_to_noxw_itself_reaches_the_session_and_exits_130(tmp_path: Path) -> None:
-    """Issue 21 case 6: the shell deferred its trap until nox ended; SIGTERM to noxw's own pid is now passed on."""
+def noxw_checkout(tmp_path: Path, tools: dict[str, str]) -> Path:
+    """A checkout for the real ./noxw: its supervisor (fanin/), the noxfile, and .fanin/tools as bootstrapped,
+    its bin/ holding `tools` (name: script) instead of the pinned nox and uv."""
     (tmp_path / "requirements").mkdir()
     (tmp_path / "requirements" / "bootstrap.txt").write_text("nox\n")
-    tools = tmp_path / ".fanin" / "tools"
-    (tools / "bin").mkdir(parents=True)
-    (tools / "bootstrap.txt").write_text("nox\n")
-    (tools / "bin" / "python").symlink_to(sys.executable)
-    nox = tools / "bin" / "nox"
-    nox.write_text(FAKE_NOX.format(python=sys.executable, session=FAKE_SESSION))
-    nox.chmod(0o755)
+    bin_dir = tmp_path / ".fanin" / "tools" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir.parent / "bootstrap.txt").write_text("nox\n")
+    (bin_dir / "python").symlink_to(sys.executable)
+    for name, script in tools.items():
+        (bin_dir / name).write_text(script)
+        (bin_dir / name).chmod(0o755)
+    (tmp_path / "fanin").symlink_to(REPO_ROOT / "fanin")
+    (tmp_path / "noxfile.py").symlink_to(REPO_ROOT / "noxfile.py")
     wrapper = tmp_path / "noxw"
     wrapper.write_text((REPO_ROOT / "noxw").read_text())
     wrapper.chmod(0o755)
+    return wrapper
+
+
+def test_sigterm_to_noxw_itself_reaches_the_session_and_exits_130(tmp_path: Path) -> None:
+    """Issue 21 case 6: the shell deferred its trap until nox ended; SIGTERM to noxw's own pid is now passed on."""
+    wrapper = noxw_checkout(tmp_path, {"nox": FAKE_NOX.format(python=sys.executable, session=FAKE_SESSION)})
     process = subprocess.Popen(
         [str(wrapper), "-s", "matrix"],
         start_new_session=True,
@@ -761,6 +859,228 @@ def test_sigterm_to_noxw_itself_reaches_the_session_and_exits_130(tmp_path: Path
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
+
+
+# A nox that leaves a process behind: a double fork (the grandchild is orphaned, so the supervisor adopts it),
+# which writes its pid and ignores SIGTERM; nox itself then ends with 0.
+NOX_THAT_LEAVES_A_PROCESS = """
+import os, signal, sys, threading
+from pathlib import Path
+if os.fork() == 0:
+    if os.fork() == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        Path(sys.argv[1]).write_text(str(os.getpid()))
+        threading.Event().wait()
+    os._exit(0)
+os.wait()
+while not Path(sys.argv[1]).exists() or not Path(sys.argv[1]).read_text():
+    pass
+"""
+
+SUPERVISED = """
+import sys
+from fanin.run import supervisor
+supervisor.GRACE = float(sys.argv[1])
+sys.exit(supervisor.main(sys.argv[2:]))
+"""
+
+
+def test_a_process_still_running_after_the_grace_is_killed_and_named_before_noxw_exits(tmp_path: Path) -> None:
+    """noxw waits for every descendant (it adopts orphans); one that would outlive it is killed after the grace."""
+    left = tmp_path / "left.pid"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            SUPERVISED,
+            "0.5",
+            str(tmp_path / "exit"),
+            sys.executable,
+            "-c",
+            NOX_THAT_LEAVES_A_PROCESS,
+            str(left),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        timeout=60,
+    )
+    pid = int(left.read_text())
+    assert done.returncode == 0, done.stderr
+    assert _gone(pid)
+    assert re.fullmatch(
+        rf"fanin: still running 0.5 s after nox ended, killed: {pid} \([^\n]*python[^\n]*\)\n", done.stderr
+    )
+
+
+NOX_THAT_SAYS_IT_RAN = """#!{python}
+from pathlib import Path
+Path({ran!r}).write_text("ran")
+"""
+
+
+@pytest.mark.parametrize("tmpdir", ["missing", "a-file"])
+def test_a_tmpdir_that_is_no_directory_is_bad_input_before_anything_runs(tmp_path: Path, tmpdir: str) -> None:
+    """Issue 30 case 2: `mktemp` under `set -e` ended noxw with exit 1 ("behaviour changed") and mktemp's words."""
+    ran = tmp_path / "nox-ran"
+    wrapper = noxw_checkout(tmp_path, {"nox": NOX_THAT_SAYS_IT_RAN.format(python=sys.executable, ran=str(ran))})
+    where = tmp_path / tmpdir
+    if tmpdir == "a-file":
+        where.write_text("not a directory")
+    before = sorted(tmp_path.rglob("*"))
+    done = subprocess.run(
+        [str(wrapper), "-s", "matrix"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "FANIN_PYTHON": sys.executable, "TMPDIR": str(where)},
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"fanin: error: TMPDIR={where} is not a directory\n"
+    assert done.stdout == "" and not ran.exists()
+    assert sorted(tmp_path.rglob("*")) == before  # nothing written
+
+
+# The real nox (the tests' environment has it), and a `uv` for the real noxfile: `fanin cells --json` lists one
+# cell; its probe session is the real `uv run` of the runner driver (one_cell on the probe that waits).
+REAL_NOX = """#!{python}
+import sys
+from nox.__main__ import main
+sys.exit(main())
+"""
+
+CELL_UV = """#!{python}
+import json, os, sys
+if sys.argv[sys.argv.index("fanin") + 1 :][:1] == ["cells"]:
+    print(json.dumps([{{"id": "langgraph-0.0.1", "framework": "langgraph", "smoke": False}}]))
+    sys.exit(0)
+os.execv({uv!r}, [{uv!r}, "run", "--quiet", "--frozen", "--project", {root!r}, "python", *{driver!r}])
+"""
+
+
+def _controlling_terminal() -> None:
+    """In the child (a new session, its stdin a pty): make the pty its terminal, as a shell's job has one."""
+    import fcntl
+    import termios
+
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def _alive(processes: list[psutil.Process]) -> list[str]:
+    found = []
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                found.append(f"{process.pid} {' '.join(process.cmdline())[:120]}")
+    return found
+
+
+# The probe waits; at the runner's SIGTERM its teardown outlasts nox (nox kills `uv run` 0.25 s after a Ctrl-C and
+# ends): it ends only once nox has, then as the plugin ends it.
+HANGS_PAST_NOX = """
+@probe("langgraph/dummy/hang", title="waits until killed", claim=CLAIM)
+def test_hang(obs):
+    def ended(pid):
+        try:
+            return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            return True
+
+    def end_after_nox(signum, frame):
+        nox = Path(os.environ["FANIN_TEST_NOX"]).read_text()
+        while not ended(nox):
+            select.select([], [], [], 0.05)
+        signal.signal(signal.SIGTERM, plugins)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    plugins = signal.signal(signal.SIGTERM, end_after_nox)
+    Path(os.environ["FANIN_TEST_STARTED"]).write_text(str(os.getpid()))
+    threading.Event().wait()
+"""
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "kill-group", "kill-noxw-alone"])
+def test_an_interrupted_noxw_ends_after_everything_it_started_and_keeps_the_previous_set(
+    tmp_path: Path, how: str
+) -> None:
+    """Issue 30 case 1: at Ctrl-C nox kills `uv run` after 0.25 s and noxw exited 130 while fanin and pytest still
+    ran (a marker read then was the previous run's); `kill -INT <noxw pid>` was never passed on (the run went on).
+    Now noxw is the subreaper of all it starts and exits once none is alive; SIGINT to it alone is passed on, and
+    a Ctrl-C the terminal sent to the whole group, or a group kill, is taken once (fanin ignores the repeat)."""
+    module = probe_module(tmp_path, HANGS_PAST_NOX)
+    results = tmp_path / "results" / "langgraph-0.0.1.json"
+    results.parent.mkdir()
+    results.write_text('{"previous": "run"}\n')
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER)
+    uv = REPO_ROOT / ".fanin" / "tools" / "bin" / "uv"
+    assert uv.exists(), "run the tests through ./noxw: it brings uv"
+    wrapper = noxw_checkout(
+        tmp_path,
+        {
+            "nox": REAL_NOX.format(python=sys.executable),
+            "uv": CELL_UV.format(
+                python=sys.executable, uv=str(uv), root=str(REPO_ROOT), driver=[str(driver), str(results), str(module)]
+            ),
+        },
+    )
+    started = tmp_path / "started"
+    terminal, pty = os.openpty()
+    process = subprocess.Popen(
+        [str(wrapper), "-s", "probe(langgraph-0.0.1)"],
+        cwd=tmp_path,
+        stdin=pty,
+        stdout=pty,
+        stderr=pty,
+        start_new_session=True,
+        preexec_fn=_controlling_terminal,
+        env={
+            **os.environ,
+            "FANIN_PYTHON": sys.executable,
+            "FANIN_TEST_STARTED": str(started),
+            "FANIN_TEST_NOX": str(tmp_path / "nox.pid"),
+            "PYTHONPATH": str(REPO_ROOT),
+        },
+    )
+    os.close(pty)
+    output: list[bytes] = []
+
+    def read() -> None:
+        with contextlib.suppress(OSError):  # EIO once every process holding the pty has ended
+            while chunk := os.read(terminal, 4096):
+                output.append(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    below: list[psutil.Process] = []
+    try:
+        _wait_until(lambda: started.exists() and started.read_text(), "the probe never started", seconds=120)
+        below = psutil.Process(process.pid).children(recursive=True)  # nox, uv, the runner, its pytest
+        assert int(started.read_text()) in {p.pid for p in below}
+        (nox,) = psutil.Process(process.pid).children()
+        (tmp_path / "nox.pid").write_text(str(nox.pid))
+        if how == "ctrl-c":
+            os.write(terminal, b"\x03")  # the terminal's Ctrl-C: the kernel signals the foreground group
+        elif how == "kill-group":
+            os.killpg(process.pid, signal.SIGINT)
+        else:
+            os.kill(process.pid, signal.SIGINT)
+        code = process.wait(timeout=90)
+        left = _alive(below)  # at the moment noxw has exited
+        reason = markers.reason(results) or ""
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        for leftover in below:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                leftover.kill()
+        os.close(terminal)
+        reader.join(timeout=10)
+    shown = b"".join(output).decode(errors="replace")[-3000:]
+    assert left == [], shown
+    assert code == 130, shown
+    assert results.read_text() == '{"previous": "run"}\n'
+    assert reason == "interrupted by SIGINT while langgraph/dummy/hang ran (previous result set kept)", shown
 
 
 SIGNAL_INSIDE_ADD = """
@@ -937,6 +1257,56 @@ def test_a_probes_scratch_is_under_the_scratch_root(tmp_path: Path, monkeypatch:
     outcome, log = run(tmp_path, WRITES_SCRATCH, env={"FANIN_TEST_SCRATCH": str(written)})
     assert outcome.code == one_cell.SAME, log
     assert Path(written.read_text()).is_relative_to(root)
+
+
+def test_every_run_removes_its_scratch_however_it_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30 case 7: pytest's numbered basetemps (three kept per root, more under parallel cells) piled up in
+    /dev/shm. Each run's scratch is its own directory, gone when it ends: finished, crashed, or signalled."""
+    from fanin.run import memory
+
+    root = tmp_path / "root"
+    root.mkdir()
+    monkeypatch.setenv(memory.ENV, str(root))
+    written = tmp_path / "scratch"
+    for _ in range(2):
+        outcome, log = run(tmp_path, WRITES_SCRATCH, env={"FANIN_TEST_SCRATCH": str(written)})
+        assert outcome.code == one_cell.SAME, log
+        assert Path(written.read_text()).is_relative_to(root) and not Path(written.read_text()).exists()
+        assert list(root.iterdir()) == []
+    crashing = tmp_path / "crashing"
+    crashing.mkdir()
+    outcome, log = run(crashing, CRASHES)  # two processes die outright; pytest starts three times
+    assert outcome.code == one_cell.CHANGED and outcome.attempts == 3, log
+    assert list(root.iterdir()) == []
+    signalled = tmp_path / "signalled"
+    signalled.mkdir()
+    process, _, _ = start_hanging_cell(signalled)
+    assert [p.name.startswith(memory.SCRATCH_PREFIX) for p in root.iterdir()] == [True]  # in use while it runs
+    process.send_signal(signal.SIGINT)
+    out, _ = process.communicate(timeout=60)
+    assert process.returncode == one_cell.INTERRUPTED, out
+    assert list(root.iterdir()) == []
+
+
+def test_the_scratch_a_killed_harness_left_is_removed_by_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kill -9 of the harness runs no clean-up; the next run removes the directory once its process is gone."""
+    from fanin.run import memory
+
+    root = tmp_path / "root"
+    root.mkdir()
+    monkeypatch.setenv(memory.ENV, str(root))
+    process, _, started = start_hanging_cell(tmp_path)
+    pytest_pid = int(started.read_text())
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=60)
+    _wait_until(lambda: _gone(pytest_pid), "pytest outlived the runner killed with -9")
+    assert [p.name.startswith(f"{memory.SCRATCH_PREFIX}{process.pid}-") for p in root.iterdir()] == [True]
+    (tmp_path / "next").mkdir()
+    outcome, log = run(tmp_path / "next", WRITES_SCRATCH, env={"FANIN_TEST_SCRATCH": str(tmp_path / "written")})
+    assert outcome.code == one_cell.SAME, log
+    assert list(root.iterdir()) == []
 
 
 # --- the PostgreSQL server starts while pytest starts ---------------------------------------

@@ -216,3 +216,27 @@ def test_a_lock_moment_in_the_future_is_refused_before_uv_runs() -> None:
         locking.resolve(dataclasses.replace(cell, exclude_newer=ahead), real, uv="/nonexistent/uv")
     tomorrow = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=20)).strftime("%Y-%m-%dT%H:%M:%SZ")
     locking.check_moment(dataclasses.replace(cell, exclude_newer=tomorrow))  # an upload of today, plus a day
+
+
+def test_a_clock_behind_a_committed_lock_moment_is_named_not_the_matrix(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 30 case 6: a machine whose clock is a month behind said "fix it in reference/matrix.toml" of a moment
+    its committed lock and reference were made after. The reference's recorded day is later than the clock's."""
+    import datetime as dt
+
+    from fanin.model.errors import EnvironmentFault
+    from fanin.versions import locking
+
+    cell = matrix.load().newest("langgraph")
+    moment = dt.datetime.fromisoformat(cell.exclude_newer.replace("Z", "+00:00"))
+    behind = moment - dt.timedelta(days=30)
+    with pytest.raises(EnvironmentFault) as caught:
+        locking.check_moment(cell, now=behind)
+    said = str(caught.value)
+    assert caught.value.exit_code == 3 and "matrix.toml" not in said
+    assert said.startswith(f"this machine's clock says {behind:%Y-%m-%dT%H:%M:%SZ}, before {cell.id}'s lock moment")
+    assert f"exclude_newer {cell.exclude_newer}" in said and "the clock looks behind" in said
+    monkeypatch.setattr(matrix, "REFERENCE_RESULTS", tmp_path)  # nothing recorded after the clock: the file's moment
+    with pytest.raises(FaninError, match=r"is in the future \(this machine's clock says .*matrix\.toml"):
+        locking.check_moment(cell, now=behind)

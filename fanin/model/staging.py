@@ -112,16 +112,18 @@ def recover(journal: Path, directories: tuple[Path, ...] = ()) -> list[str]:
                 target = Path(move["target"])
                 for backup in target.parent.glob(f".{target.name}.*.bak"):
                     backup.unlink(missing_ok=True)
-    strays = sorted(
-        str(path)
-        for directory in directories
-        if directory.is_dir()
-        for pattern in (".*.tmp", ".*.bak")
-        for path in directory.glob(pattern)
-        if path.is_file()
-    )
-    if strays:
-        said.append(f"stray staging file(s) from an interrupted write: {', '.join(strays[:5])}")
+    places = []
+    for directory in directories:
+        strays = (
+            sorted(p.name for pattern in (".*.tmp", ".*.bak") for p in directory.glob(pattern) if p.is_file())
+            if directory.is_dir()
+            else []
+        )
+        if strays:
+            more = f", and {len(strays) - 3} more" if len(strays) > 3 else ""
+            places.append(f"{len(strays)} in {directory} ({', '.join(strays[:3])}{more})")
+    if places:
+        said.append(f"stray staging file(s) from an interrupted write, safe to remove: {'; '.join(places)}")
     return said
 
 

@@ -50,6 +50,13 @@ def framework_html(framework: str) -> str:
     return f"{PROBES_DIR}/{framework}.html"
 
 
+SCHEMA_DIR = "schema"  # the committed JSON Schemas of the result sets, beside REPORT.md (the site has its own copy)
+
+# The folders beside REPORT.md a bless writes into (with the reference's result sets): a kill while it staged
+# leaves its staging files there, and the next command names them (fanin.versions.bless.recover).
+COMMITTED_DIRS = ("", PROBES_DIR, SCHEMA_DIR)
+
+
 @lru_cache(maxsize=65536)
 def fragment(anchor: str) -> str:
     """An anchor as a URL fragment: ids keep their slashes; brackets and other signs are escaped."""

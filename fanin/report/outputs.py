@@ -124,7 +124,9 @@ def reference(
     }
     files.update(_probe_pages(committed, paths.REFERENCE_REPORT.parent))
     files.update(_compare_files(published, paths.REPORTS / "compare", published.compare_pages))
-    files.update(data.schemas(paths.REFERENCE_REPORT.parent / "schema"))  # committed, kept current like REPORT.md
+    files.update(
+        data.schemas(paths.REFERENCE_REPORT.parent / links.SCHEMA_DIR)
+    )  # committed, kept current like REPORT.md
     return files, rep.unreadable
 
 
@@ -132,8 +134,7 @@ def committed(path: Path) -> bool:
     """Is this rendered file part of the reference (REPORT.md, CHECKLIST.md, probes/, schema/), not a local page?"""
     home = paths.REFERENCE_REPORT.parent
     return path in (paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST) or path.parent in (
-        home / links.PROBES_DIR,
-        home / "schema",
+        home / name for name in links.COMMITTED_DIRS if name
     )
 
 

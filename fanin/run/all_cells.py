@@ -38,6 +38,15 @@ class Options:
     postgres: services.Shared | None = None  # set by run_cells: one server for the run's cells
 
 
+class Interrupted(KeyboardInterrupt):
+    """A signal ended the run after every cell's thread did: the cells whose new result set was written before it
+    (they finished, or the signal came once every probe was observed); every other cell's previous set is kept."""
+
+    def __init__(self, signal_name: str, written: tuple[str, ...]) -> None:
+        super().__init__(signal_name)
+        self.written = written
+
+
 @dataclass(frozen=True)
 class Result:
     cell: Cell
@@ -292,10 +301,11 @@ def run_cells(cells: list[Cell], matrix: Matrix, options: Options) -> list[Resul
             futures = [pool.submit(one, cell) for cell in order]
             for future in futures:
                 future.result()
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             one_cell.stop_all()
             pool.shutdown(wait=True, cancel_futures=True)
-            raise
+            written = tuple(r.cell.id for r in sorted(done, key=lambda r: order.index(r.cell)) if r.outcome.written)
+            raise Interrupted(str(exc) or "SIGINT", written) from None
         finally:
             shown.close()
         pool.shutdown(wait=True)

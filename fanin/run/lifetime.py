@@ -49,7 +49,7 @@ PR_SET_CHILD_SUBREAPER = 36
 
 
 def adopt_orphans() -> bool:
-    """Make this process (a cell's pytest) the reaper of its descendants' orphans.
+    """Make this process the reaper of its descendants' orphans (a cell's pytest; ./noxw's supervisor).
 
     A daemon a probe forks (double fork, setsid) is reparented here instead of to init, so
     `end_children` at the end of the run finds it: nothing a probe starts outlives its cell.
@@ -57,8 +57,11 @@ def adopt_orphans() -> bool:
     return _prctl is not None and _prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
 
 
-def _children(parent: int) -> list[int]:
-    found = []
+def children(parent: int) -> list[int]:
+    """The processes whose parent is `parent`, read from /proc (none where there is no /proc)."""
+    found: list[int] = []
+    if not os.path.isdir("/proc"):
+        return found
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -78,7 +81,7 @@ def end_children() -> list[int]:
         return []
     ended: list[int] = []
     for _ in range(5):  # a killed child's own children are reparented here next
-        pids = _children(os.getpid())
+        pids = children(os.getpid())
         if not pids:
             break
         for pid in pids:

@@ -11,6 +11,10 @@ disk's latency, so what it observes does not depend on where they live.
 
 `FANIN_SCRATCH_ROOT` chooses the directory; without it, /dev/shm when it is writable and has
 `ROOM` free, else the temporary directory.
+
+Each cell run's scratch is a directory of its own there (`scratch`: pytest's --basetemp), removed when
+the run ends however it ends; pytest's own numbered directories (it keeps three of each) piled up in
+/dev/shm, a run at a time. One a killed harness left is removed by the next run, once its process is gone.
 """
 
 from __future__ import annotations
@@ -18,11 +22,14 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ENV = "FANIN_SCRATCH_ROOT"
 MEMORY_DIR = Path("/dev/shm")
 ROOM = 1 << 30  # bytes free: the server's WAL (kept small, see fanin.run.services), a few databases, SQLite files
+SCRATCH_PREFIX = "fanin-scratch-"  # then the harness's pid: a directory whose process is gone is a leftover
 
 
 def root() -> Path:
@@ -36,3 +43,37 @@ def root() -> Path:
     except OSError:
         pass
     return Path(tempfile.gettempdir())
+
+
+@contextmanager
+def scratch(tag: str) -> Iterator[Path]:
+    """A directory under `root()` for one run's throwaway files, removed when the block ends, however it ends."""
+    base = root()
+    base.mkdir(parents=True, exist_ok=True)
+    sweep(base)
+    path = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-{tag}-", dir=base))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def sweep(base: Path) -> list[Path]:
+    """Remove the scratch directories under `base` whose harness process is gone (killed with -9): their paths."""
+    removed = []
+    for stale in base.glob(f"{SCRATCH_PREFIX}*"):
+        owner = stale.name[len(SCRATCH_PREFIX) :].split("-", 1)[0]
+        if owner.isdigit() and int(owner) != os.getpid() and not _alive(int(owner)):
+            shutil.rmtree(stale, ignore_errors=True)
+            removed.append(stale)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True

@@ -404,4 +404,4 @@ def run_cell(run: NodeRun, log: IO[str]) -> CellOutcome:
     save(result_set, run.results)
     markers.clear_marker(run.results)
     log.write(f"fanin: {len(observations)} observations of {run.cell_id} -> {shown(run.results)}\n")
-    return CellOutcome(run.cell_id, CHANGED if failed else SAME, None, 1, mode)
+    return CellOutcome(run.cell_id, CHANGED if failed else SAME, None, 1, mode, written=True)

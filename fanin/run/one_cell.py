@@ -78,6 +78,7 @@ class CellOutcome:
     reason: str | None  # why the cell did not run (NOT_RUN / INTERRUPTED)
     attempts: int
     isolation: str
+    written: bool = False  # this run wrote the cell's new result set (even if a signal came after it)
 
 
 class _Children:
@@ -113,13 +114,23 @@ CHILDREN = _Children()
 
 @contextmanager
 def signals_end_children() -> Iterator[None]:
-    """Within the block, SIGINT/SIGTERM stop every cell's pytest and then raise KeyboardInterrupt."""
+    """Within the block, SIGINT/SIGTERM stop every cell's pytest and then raise KeyboardInterrupt.
+
+    Only the first: a repeat (./noxw passing on a signal the whole group also got, uv forwarding a
+    second SIGINT, a second Ctrl-C) is the same interrupt. Raised again it landed in the teardown the
+    first one started (ending pytest, writing the marker) and broke it; that teardown is bounded
+    (`_end`, `stop_all`: SIGKILL after the grace) without it."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
+    came: list[str] = []
+
     def handler(signum: int, frame: object) -> None:
         name = signal.Signals(signum).name
+        if came:
+            return
+        came.append(name)
         CHILDREN.stopping = name
         CHILDREN.kill_all(signal.SIGTERM)
         raise KeyboardInterrupt(name)
@@ -136,7 +147,7 @@ def journal_path(results: Path) -> Path:
     return results.parent / f".{results.stem}.journal"
 
 
-def pytest_command(run: CellRun, journal: Path, resume: bool) -> list[str]:
+def pytest_command(run: CellRun, journal: Path, resume: bool, basetemp: Path | None = None) -> list[str]:
     command = [
         str(run.python),
         "-m",
@@ -180,6 +191,8 @@ def pytest_command(run: CellRun, journal: Path, resume: bool) -> list[str]:
         command.append("--fanin-accept-new")
     if resume:
         command.append("--fanin-resume")
+    if basetemp is not None:  # the probes' scratch (tmp_path), inside the run's own directory (fanin.run.memory)
+        command.append(f"--basetemp={basetemp}")
     return [*command, *run.pytest_args]
 
 
@@ -232,21 +245,25 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
     attempts, mode = 0, isolation.IN_PROCESS
     try:
         cancelled = lambda: CHILDREN.stopping is not None  # noqa: E731
-        with services.for_cell(run.framework, run.targets, cancelled, run.postgres) as service:
+        with (
+            memory.scratch(run.cell_id) as scratch,
+            services.for_cell(run.framework, run.targets, cancelled, run.postgres) as service,
+        ):
             known = service.failure()  # the matrix run's one server already failed: no pytest to start and end
             if known is not None:
                 return _not_run(run, NOT_RUN, known, attempts, mode)
             while True:
                 attempts += 1
-                command, mode = isolation.wrap(pytest_command(run, journal, resume=attempts > 1), run.isolate)
+                resume = attempts > 1
+                command, mode = isolation.wrap(pytest_command(run, journal, resume, scratch / "pytest"), run.isolate)
                 env = {
                     **os.environ,
                     "PYTHONPATH": str(REPO_ROOT),
                     "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
                     "FANIN_FAST_EXIT": "1",  # fanin.plugin: no interpreter teardown once every file is written
-                    # The probes' scratch (tmp_path: SQLite files) in memory where there is room (fanin.run.memory);
-                    # pytest keeps its last three runs' directories there, as it does in the temporary directory.
-                    "PYTEST_DEBUG_TEMPROOT": str(memory.root()),
+                    # The probes' scratch (tmp_path: SQLite files) is the run's own directory in memory where there
+                    # is room (--basetemp above); anything else pytest puts in its temporary root goes there too.
+                    "PYTEST_DEBUG_TEMPROOT": str(scratch),
                     isolation.ENV: mode,
                     **service.env,
                     **run.env,
@@ -276,7 +293,7 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     if state.saved:  # the plugin wrote a complete set before the signal could land
                         markers.clear_marker(run.results)
                         reason = f"interrupted by {CHILDREN.stopping} after every probe was observed; the new result set was written"
-                        return CellOutcome(run.cell_id, INTERRUPTED, reason, attempts, mode)
+                        return CellOutcome(run.cell_id, INTERRUPTED, reason, attempts, mode, written=True)
                     where = f" while {state.running} ran" if state.running else ""
                     return _not_run(run, INTERRUPTED, f"interrupted by {CHILDREN.stopping}{where}", attempts, mode)
                 failure = service.failure()
@@ -317,7 +334,7 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     return _not_run(run, NOT_RUN, _cannot_write(run.results), attempts, mode)
                 if state.saved and code in (0, 1):
                     markers.clear_marker(run.results)
-                    return CellOutcome(run.cell_id, SAME if code == 0 else CHANGED, None, attempts, mode)
+                    return CellOutcome(run.cell_id, SAME if code == 0 else CHANGED, None, attempts, mode, written=True)
                 how = _signal_name(code) if code < 0 else f"exit {code}"
                 if state.running:
                     observation = Observation(

@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from fanin.model.errors import EnvironmentFault
+from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.run import memory
 from fanin.run.environment import POSTGRES_VERSION
 from fanin.run.lifetime import Guardian
@@ -79,11 +79,16 @@ SETTINGS = ("fsync=off", "max_wal_size=64MB", "min_wal_size=32MB")
 
 
 def start_seconds() -> float:
+    """How long PostgreSQL may take to start; a malformed value is bad input (the CLI checks it before any cell
+    runs, so it is one line and exit 2, never a cell's `.error` marker)."""
     raw = os.environ.get("FANIN_PG_START_SECONDS", "60")
     try:
-        return float(raw)
+        seconds = float(raw)
     except ValueError:
-        raise ServiceError(f"FANIN_PG_START_SECONDS={raw!r} is not a number of seconds") from None
+        seconds = float("nan")
+    if not 0 < seconds < float("inf"):
+        raise FaninError(f"FANIN_PG_START_SECONDS={raw!r} is not a number of seconds (e.g. FANIN_PG_START_SECONDS=60)")
+    return seconds
 
 
 def _bin() -> Path:

@@ -20,6 +20,7 @@ from fanin.model.matrix import Cell, Matrix
 from fanin.model.results import PROBE_ERROR, ResultFileError, ResultSet, dumps, load
 from fanin.model.source import shown
 from fanin.model.staging import write_all
+from fanin.report import links
 
 if TYPE_CHECKING:  # every command imports this module for recover(); the catalogue only bless reads
     from fanin.model import catalog
@@ -32,7 +33,8 @@ def journal() -> Path:
 
 def recover() -> list[str]:
     """Complete a bless a kill cut short (every fanin command calls this first); name stray staging files."""
-    return staging.recover(journal(), (paths.REFERENCE_REPORT.parent, paths.REFERENCE_RESULTS))
+    home = paths.REFERENCE_REPORT.parent
+    return staging.recover(journal(), (*(home / name for name in links.COMMITTED_DIRS), paths.REFERENCE_RESULTS))
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,12 @@ gives the packages the reference was made with.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import subprocess
 import tempfile
 from pathlib import Path
 
+from fanin.model import matrix as paths
 from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.model.matrix import Cell, Matrix
 from fanin.model.staging import write_all, write_atomic
@@ -51,14 +53,38 @@ def compile_command(cell: Cell, output: Path, uv: str = "uv") -> list[str]:
 def check_moment(cell: Cell, now: _dt.datetime | None = None) -> None:
     """A lock says what was installable at its moment: a moment in the future would move as time passes.
 
-    As-released moments are an upload plus one day, so up to a day ahead is allowed.
+    As-released moments are an upload plus one day, so up to a day ahead is allowed. A moment ahead of a
+    clock that is itself behind (a reference result set is dated later than the clock's today) is the
+    clock's fault, not matrix.toml's: said so, with both, as could-not-run.
     """
+    clock = now or _dt.datetime.now(_dt.UTC)
     moment = _dt.datetime.fromisoformat(cell.exclude_newer.replace("Z", "+00:00"))
-    if moment > (now or _dt.datetime.now(_dt.UTC)) + _dt.timedelta(days=1):
-        raise FaninError(
-            f"{cell.id}: exclude_newer {cell.exclude_newer} is in the future; a lock is resolved as of a moment"
-            " that has passed (fix it in reference/matrix.toml)"
+    if moment <= clock + _dt.timedelta(days=1):
+        return
+    said = clock.strftime("%Y-%m-%dT%H:%M:%SZ")
+    recorded = latest_record()
+    if recorded is not None and recorded[0] > clock.date().isoformat():
+        raise EnvironmentFault(
+            f"this machine's clock says {said}, before {cell.id}'s lock moment (exclude_newer {cell.exclude_newer}) "
+            f"and before {recorded[1]} was recorded ({recorded[0]}): the clock looks behind; set it right and run again"
         )
+    raise FaninError(
+        f"{cell.id}: exclude_newer {cell.exclude_newer} is in the future (this machine's clock says {said}); "
+        "a lock is resolved as of a moment that has passed (fix it in reference/matrix.toml)"
+    )
+
+
+def latest_record(directory: Path | None = None) -> tuple[str, str] | None:
+    """The newest day a reference result set was recorded on, and its file's name: a clock must be past it."""
+    newest: tuple[str, str] | None = None
+    for path in sorted((directory or paths.REFERENCE_RESULTS).glob("*.json")):
+        try:
+            day = json.loads(path.read_text(encoding="utf-8"))["environment"]["date"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(day, str) and (newest is None or day > newest[0]):
+            newest = (day, path.name)
+    return newest
 
 
 def resolve(cell: Cell, matrix: Matrix, uv: str | None = None) -> str:
