@@ -59,6 +59,7 @@ class Pass:
     gid: int
     lines: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    began: float = field(default_factory=time.time)  # the wall clock: what the pass left is newer than this
 
     @property
     def _switch(self) -> bool:
@@ -202,9 +203,11 @@ def _leftovers(one: Pass) -> list[str]:
         if alive:
             found.append(f"processes still running: {alive}")
     for root in (Path("/dev/shm"), one.tmp):
-        for entry in root.glob("fanin-pg-*") if root.exists() else ():
-            if entry.stat().st_uid == one.uid:
-                found.append(f"a server directory left behind: {entry}")
+        for pattern, what in (("fanin-pg-*", "a server directory"), ("fanin-scratch-*", "a cell's scratch")):
+            for entry in root.glob(pattern) if root.exists() else ():
+                made = entry.stat()
+                if made.st_uid == one.uid and made.st_mtime >= one.began:  # this pass's, not another run's beside it
+                    found.append(f"{what} left behind: {entry}")
     return found
 
 
