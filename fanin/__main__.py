@@ -365,7 +365,7 @@ def cmd_sensitivity(args: argparse.Namespace, matrix: Matrix) -> int:
     """Each patch of reference/sensitivity.toml must move its probes' hazard or label (see fanin.run.sensitivity)."""
     from fanin.model import sensitivity as data
     from fanin.report import sensitivity as table
-    from fanin.run import all_cells, one_cell, sensitivity
+    from fanin.run import all_cells, sensitivity
 
     patches = data.load()
     if args.table:
@@ -386,7 +386,7 @@ def cmd_sensitivity(args: argparse.Namespace, matrix: Matrix) -> int:
     )
     for move in missed:
         print(f"fanin: NOT SENSITIVE: {move.probe} under {move.patch}: {move.why}")
-    return one_cell.SAME if outcome.ok else one_cell.CHANGED
+    return exits.SAME if outcome.ok else exits.CHANGED
 
 
 def _bisect(args: argparse.Namespace, matrix: Matrix) -> int:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from fanin.model import schema
+from fanin.model import exits, schema
 from fanin.model.errors import FaninError
 from fanin.model.matrix import REPORTS, Cell, Matrix
 from fanin.model.results import ResultFileError, load
@@ -150,7 +150,7 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
         if unusable is not None:  # before the venv, npm or pytest: nothing is spent on a run that cannot compare
             handle.write(f"fanin: error: unusable reference: {unusable}\n")
             reason = f"unusable reference: {unusable}; nothing ran"
-            outcome = one_cell.not_run(cell.id, results, one_cell.NOT_RUN, reason)
+            outcome = one_cell.not_run(cell.id, results, exits.NOT_RUN, reason)
             return Result(cell, outcome, time.monotonic() - started, log, results, junit)
         if cell.framework.runtime == "node":  # npm ci + node --test: fanin.run.node_cell
             return _run_node(cell, options, results, log, junit, lock, handle, started)
@@ -159,7 +159,7 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
             outcome = one_cell.not_run(
                 cell.id,
                 results,
-                one_cell.NOT_RUN,
+                exits.NOT_RUN,
                 f"Python {cell.python} is not installed (looked in pyenv and on PATH)",
             )
             return Result(cell, outcome, time.monotonic() - started, log, results, junit)
@@ -170,7 +170,7 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
             outcome = one_cell.not_run(
                 cell.id,
                 results,
-                one_cell.NOT_RUN,
+                exits.NOT_RUN,
                 venvs.install_reason(exc),
             )
             return Result(cell, outcome, time.monotonic() - started, log, results, junit)
@@ -221,21 +221,21 @@ def _new_count(result: Result, reference: Path) -> int:
 
 def describe(result: Result, reference: Path | None = None) -> str:
     verdict = {
-        one_cell.SAME: "same as the reference",
-        one_cell.CHANGED: "CHANGED (see the log)"
+        exits.SAME: "same as the reference",
+        exits.CHANGED: "CHANGED (see the log)"
         if result.outcome.reason is None
         else f"NOT RUN: {result.outcome.reason}",
     }.get(result.code, f"NOT RUN: {result.outcome.reason}")
     reference = reference or result.cell.reference_path
-    if result.refused and result.code == one_cell.CHANGED:
+    if result.refused and result.code == exits.CHANGED:
         verdict = f"REFERENCE REFUSED ({result.refused}); every probe was observed"
-    if result.code == one_cell.SAME:
+    if result.code == exits.SAME:
         new = _new_count(result, reference) if reference.exists() else None
         if new is None:
             verdict = "observed (no reference to compare with)"
         elif new:
             verdict = f"same as the reference, and {new} new observation(s) accepted"
-    summary = junit_summary(result.junit) if result.code in (one_cell.SAME, one_cell.CHANGED) else None
+    summary = junit_summary(result.junit) if result.code in (exits.SAME, exits.CHANGED) else None
     return f"fanin: {result.cell.id}: {verdict} in {result.seconds:.1f} s" + (f" ({summary})" if summary else "")
 
 
@@ -258,7 +258,7 @@ def run_cells(cells: list[Cell], matrix: Matrix, options: Options) -> list[Resul
         results = (options.results_dir or (REPORTS / "results")) / f"{cell.id}.json"
         stopping = one_cell.CHILDREN.stopping
         if stopping is not None:  # a signal came while an earlier cell ran: this one never starts, nothing is touched
-            outcome = one_cell.CellOutcome(cell.id, one_cell.INTERRUPTED, f"not started: {stopping} came first", 0, "")
+            outcome = one_cell.CellOutcome(cell.id, exits.INTERRUPTED, f"not started: {stopping} came first", 0, "")
             result = Result(
                 cell, outcome, 0.0, REPORTS / "logs" / f"{cell.id}.log", results, REPORTS / "junit" / f"{cell.id}.xml"
             )
@@ -272,14 +272,14 @@ def run_cells(cells: list[Cell], matrix: Matrix, options: Options) -> list[Resul
             reason = f"harness error: {type(exc).__name__}: {exc}"
             result = Result(
                 cell,
-                one_cell.not_run(cell.id, results, one_cell.NOT_RUN, reason),
+                one_cell.not_run(cell.id, results, exits.NOT_RUN, reason),
                 0.0,
                 REPORTS / "logs" / f"{cell.id}.log",
                 results,
                 REPORTS / "junit" / f"{cell.id}.xml",
             )
         text = describe(result)
-        if result.code not in (one_cell.SAME, one_cell.INTERRUPTED) and not options.quiet and result.log.exists():
+        if result.code not in (exits.SAME, exits.INTERRUPTED) and not options.quiet and result.log.exists():
             tail = result.log.read_text(encoding="utf-8", errors="replace").splitlines()[-12:]
             text += "\n" + "\n".join(f"    {line}" for line in tail)
         shown.finished(cell.id, text)
@@ -324,7 +324,7 @@ def expected_seconds(cells: list[Cell], options: Options) -> dict[str, float]:
 
 def exit_code(results: list[Result]) -> int:
     codes = {r.code for r in results}
-    for code in (one_cell.INTERRUPTED, one_cell.NOT_RUN, one_cell.CHANGED):
+    for code in (exits.INTERRUPTED, exits.NOT_RUN, exits.CHANGED):
         if code in codes:
             return code
-    return one_cell.SAME
+    return exits.SAME

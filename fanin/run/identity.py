@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fanin.model.identity import check, packages
+from fanin.model.identity import check as check  # re-exported: the reference's check, then the lock's
+from fanin.model.identity import packages
 from fanin.model.matrix import Cell, Matrix
 from fanin.model.names import canonicalize_name
 from fanin.model.results import ResultFileError, ResultSet, load

@@ -40,6 +40,7 @@ from typing import IO, Any
 
 from fanin.model import catalog, compare, markers, scenarios
 from fanin.model.errors import EnvironmentFault
+from fanin.model.exits import CHANGED, NOT_RUN, SAME
 from fanin.model.js_source import SUFFIX
 from fanin.model.results import (
     PROBE_ERROR,
@@ -56,7 +57,7 @@ from fanin.model.scenarios import ScenarioError
 from fanin.model.source import INSTALLED, REPO_ROOT, SUITES, shown
 from fanin.run import isolation
 from fanin.run.environment import file_sha256, suite_commit
-from fanin.run.one_cell import CHANGED, NOT_RUN, SAME, CellOutcome, not_run
+from fanin.run.one_cell import CellOutcome, not_run
 from fanin.run.venvs import install_reason, other_cells_lock
 
 NODE_DIRS = Path(

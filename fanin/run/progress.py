@@ -112,7 +112,7 @@ class Progress:
         now = self.clock()
         waiting = sum(self.seconds.get(c, 0.0) for c in self.cells if c not in self.done and c not in self.running)
         running = sum(max(0.0, self.seconds.get(c, 0.0) - (now - began)) for c, began in self.running.items())
-        return (waiting + running) / self.jobs
+        return float((waiting + running) / self.jobs)
 
     def line(self) -> str:
         running = ", ".join(sorted(self.running)) or "none"

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from fanin.model import catalog
+from fanin.model import catalog, exits
 from fanin.model.errors import FaninError
 from fanin.model.matrix import REPORTS, Cell, Matrix
 from fanin.model.results import Observation, ResultFileError, load
@@ -172,7 +172,7 @@ class CellCopies:
             else:
                 with patched(copy, original, patch):
                     outcome = one_cell.run_cell(run, log)
-        if outcome.code not in (one_cell.SAME, one_cell.CHANGED):
+        if outcome.code not in (exits.SAME, exits.CHANGED):
             raise FaninError(f"{cell.id} ({name}) did not run: {outcome.reason}")
         try:
             return load(results, expect_cell=cell.id).observations

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
@@ -25,6 +26,9 @@ from fanin.model.errors import FaninError
 from fanin.model.matrix import Cell, Framework, Matrix
 from fanin.model.names import canonicalize_name
 from fanin.versions import pypi, registry
+
+if TYPE_CHECKING:  # imported where the gate runs: a short command's start does not pay for it
+    from fanin.model import compare
 
 
 @dataclass(frozen=True)
@@ -209,7 +213,7 @@ def run(args: list[str], matrix: Matrix) -> int:
     return gate(header, changes, len(target.observations), details=True)
 
 
-def gate(header: str, changes: list, observed: int, details: bool = False) -> int:
+def gate(header: str, changes: list[compare.Change], observed: int, details: bool = False) -> int:
     """Print the gate's verdict (counts per kind of change, the table, optionally each before/after); its exit code."""
     from fanin.model import compare
     from fanin.report.gate_table import changes_table
