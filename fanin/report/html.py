@@ -198,6 +198,17 @@ def summary_table(view: FrameworkView) -> str:
     )
 
 
+def not_run(view: FrameworkView) -> str:
+    """The line naming a framework's cells that did not run, and why ("" when every cell ran)."""
+    if not view.missing:
+        return ""
+    return (
+        "<p>Not run: "
+        + "; ".join(f"<code>{escape(cell)}</code> not run: {escape(reason)}" for cell, reason in view.missing)
+        + "</p>"
+    )
+
+
 def _summary(rep: Report) -> str:
     return "".join(summary_table(view) for view in rep.frameworks_with_columns)
 
@@ -520,13 +531,7 @@ def page(rep: Report, source: str = MATRIX_HTML) -> str:
         ),
     ]
     for view in rep.frameworks:
-        missing = (
-            "<p>Not run: "
-            + "; ".join(f"<code>{escape(cell)}</code> not run: {escape(reason)}" for cell, reason in view.missing)
-            + "</p>"
-            if view.missing
-            else ""
-        )
+        missing = not_run(view)
         body.append(
             f'<section id="{escape(view.anchor)}" class="framework"><h2>{escape(view.name)}</h2>{missing}'
             "<p>A cell spans the neighbouring versions that observed the same. ↳ rows are variants (backend, mode)"

@@ -179,13 +179,7 @@ def framework_page(rep: Report, view: FrameworkView) -> str:
         + (f': <span class="topics">{topics}</span>' if topics else "")
         + '</li><li><a href="#probes">Probes</a></li></ul></nav>'
     )
-    missing = (
-        "<p>Not run: "
-        + "; ".join(f"<code>{escape(cell)}</code> not run: {escape(reason)}" for cell, reason in view.missing)
-        + "</p>"
-        if view.missing
-        else ""
-    )
+    missing = html.not_run(view)
     body = [
         contents,
         "</header>",
