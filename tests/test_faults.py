@@ -1335,9 +1335,11 @@ def test_a_probe_waits_for_the_server_that_starts_beside_pytest(
 
 
 OWN_DATABASES = """
-import pgserver
+import importlib.util
 
-PSQL = str(Path(pgserver.__file__).parent / "pginstall" / "bin" / "psql")
+# pgserver's psql, found without importing pgserver: its import asks platformdirs for a runtime directory,
+# which in an unprivileged run's user namespace (uid 0 there, every parent owned by nobody) raises PermissionError.
+PSQL = str(Path(importlib.util.find_spec("pgserver").submodule_search_locations[0]) / "pginstall" / "bin" / "psql")
 
 
 def sql(dsn, statement):
