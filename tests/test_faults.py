@@ -1448,25 +1448,3 @@ def test_a_signal_while_the_server_starts_is_interrupted_not_could_not_run(
     assert outcome.code == one_cell.INTERRUPTED, (outcome, log)
     assert outcome.reason is not None and outcome.reason.startswith("interrupted by SIGTERM"), outcome.reason
     assert previous.read_text() == "the previous result set"
-
-
-RUNTIME_DIR = """
-@probe("langgraph/dummy/runtime-dir", title="a probe that asks for a runtime directory", claim=CLAIM)
-def test_runtime_dir(obs):
-    where = os.environ.get("XDG_RUNTIME_DIR")
-    owned = where is not None and Path(where).is_dir() and Path(where).stat().st_uid == os.getuid()
-    obs.record({"set": where is not None, "owned": owned}, label="asked", detail="asked", hazard="safe")
-"""
-
-
-def test_a_probe_without_a_runtime_directory_gets_one_of_its_own(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With no XDG_RUNTIME_DIR (`su` to a user, CI), an unprivileged run's probes are uid 0 in their user namespace,
-    where platformdirs' fallback ($TMPDIR/runtime-0) belongs to nobody: pgserver's import raised PermissionError
-    there (found running .ci/run as an unprivileged user). The run gives them one of its own, removed with it."""
-    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    outcome, log = run(tmp_path, RUNTIME_DIR)
-    assert outcome.code == one_cell.SAME, log
-    observed = load(tmp_path / "results" / "langgraph-0.0.1.json").observations["langgraph/dummy/runtime-dir"]
-    assert observed.value == {"set": True, "owned": True}, log

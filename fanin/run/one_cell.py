@@ -237,19 +237,6 @@ def _watch(
             return process.returncode, stalled or ""
 
 
-def _runtime_dir(scratch: Path) -> dict[str, str]:
-    """XDG_RUNTIME_DIR for the probes when the harness has none: the run's own directory in its scratch.
-
-    An unprivileged run isolates pytest in a user namespace (`unshare --user --map-root-user`), where the
-    probes are uid 0 and platformdirs' fallback, $TMPDIR/runtime-0, belongs to nobody: anything that asks for
-    a runtime directory there (pgserver does on import) raised PermissionError, a broken probe file."""
-    if os.environ.get("XDG_RUNTIME_DIR"):
-        return {}
-    runtime = scratch / "runtime"
-    runtime.mkdir(mode=0o700, exist_ok=True)
-    return {"XDG_RUNTIME_DIR": str(runtime)}
-
-
 def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
     """Run the cell to completion (resuming past hangs and crashes); write its result set or its marker."""
     journal = journal_path(run.results)
@@ -277,7 +264,6 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     # The probes' scratch (tmp_path: SQLite files) is the run's own directory in memory where there
                     # is room (--basetemp above); anything else pytest puts in its temporary root goes there too.
                     "PYTEST_DEBUG_TEMPROOT": str(scratch),
-                    **_runtime_dir(scratch),
                     isolation.ENV: mode,
                     **service.env,
                     **run.env,
