@@ -150,15 +150,19 @@ class Pass:
 
 
 def _git(*args: str, cwd: Path = ROOT) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:  # git's own reason, in the one line the check's caller reads
+        raise OSError(f"git {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()[-300:]}")
+    return done.stdout.strip()
 
 
 def _commit_under_test() -> tuple[str, str]:
     """The commit to clone: HEAD, or the work tree's tracked changes on top of it (`git stash create`)."""
-    stashed = _git("stash", "create")
-    if stashed:
-        return stashed, "the work tree's tracked changes on HEAD (untracked files are not part of it)"
-    return _git("rev-parse", "HEAD"), "HEAD"
+    clean = subprocess.run(["git", "diff", "--quiet", "HEAD", "--"], cwd=ROOT, capture_output=True).returncode == 0
+    if clean:
+        return _git("rev-parse", "HEAD"), "HEAD"
+    stashed = _git("-c", "user.name=fanin", "-c", "user.email=fanin@localhost", "stash", "create")
+    return stashed, "the work tree's tracked changes on HEAD (untracked files are not part of it)"
 
 
 def _unprivileged() -> tuple[int, int]:
@@ -259,7 +263,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the directories (their path is printed)")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _interrupted)  # SIGTERM ends what runs as Ctrl-C does, then cleans up
-    commit, what = _commit_under_test()
+    try:
+        commit, what = _commit_under_test()
+    except OSError as exc:
+        print(f"fanin: error: could not name the commit under test: {exc}", file=sys.stderr)
+        return 3
     top = Path(tempfile.mkdtemp(prefix="fanin-fresh-"))
     top.chmod(0o755)  # the unprivileged pass must reach its own directory inside
     print(f"fanin: fresh machine: {what} ({commit[:12]}) in {top}", flush=True)
