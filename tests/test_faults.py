@@ -736,7 +736,11 @@ def test_a_collection_error_is_a_broken_probe_with_its_error_not_an_interrupt(
 
 
 def _gone(pid: int) -> bool:
-    return not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    """Ended, or a zombie; a process that ends between the two questions is gone too (psutil raises then)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 def _wait_until(condition: object, what: str, seconds: float = 30) -> None:
