@@ -136,11 +136,7 @@ def matrix(rep: Report, view: FrameworkView, source: str) -> str:
                 rows.append(f'<tr{css}><th scope="row">{name}</th>{"".join(cells)}</tr>')
         bodies.append(f'<tbody id="{escape(topic.anchor)}">' + "".join(rows) + "</tbody>")
     table_id = f"table-{view.key}"
-    spanning = [
-        p
-        for p in rep.compare_pages
-        if p.a.framework == p.b.framework == view.key and not any(p is step for step in view.steps)
-    ]
+    spanning = _spanning(rep, view)
     pages = "".join(
         f' · <a href="{escape(_page_href(rep, p, source))}">{escape(p.a.label)} → {escape(p.b.label)}</a>'
         for p in spanning
@@ -209,6 +205,15 @@ def not_run(view: FrameworkView) -> str:
     )
 
 
+def _spanning(rep: Report, view: FrameworkView) -> list[ComparePage]:
+    """The framework's compare pages that are not between neighbouring versions (oldest to newest, twins)."""
+    return [
+        p
+        for p in rep.compare_pages
+        if p.a.framework == p.b.framework == view.key and not any(p is step for step in view.steps)
+    ]
+
+
 def _summary(rep: Report) -> str:
     return "".join(summary_table(view) for view in rep.frameworks_with_columns)
 
@@ -234,11 +239,7 @@ def changes_of(rep: Report, view: FrameworkView, source: str) -> str:
         f"<td>{escape(p.counts_text)}</td><td>{_step_list(rep, p, source)}</td></tr>"
         for p in view.steps
     )
-    others = [
-        p
-        for p in rep.compare_pages
-        if p.a.framework == p.b.framework == view.key and not any(p is step for step in view.steps)
-    ]
+    others = _spanning(rep, view)
     extra = "".join(
         f'<li><a href="{escape(_page_href(rep, p, source))}">{escape(p.title)}</a>: {escape(p.summary)}</li>'
         for p in others
