@@ -85,7 +85,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 recorder_key = pytest.StashKey[Recorder]()
 
 
-_failed_imports = companions.FailedImports()
 attempts_key = pytest.StashKey[netblock.Attempts]()
 change_key = pytest.StashKey[compare.Change]()
 
@@ -124,8 +123,7 @@ def pytest_configure(config: pytest.Config) -> None:
     registered = config.getoption("fanin_companions")
     if registered is not None:
         recorder.companions = {companions.canonical_name(c): c.strip() for c in registered.split(",") if c.strip()}
-        if _failed_imports not in sys.meta_path:
-            sys.meta_path.append(_failed_imports)
+        sys.meta_path.append(recorder.failed_imports)
     if recorder.journal is not None:
         if config.getoption("fanin_resume"):
             recorder.resumed = journal_log.read(recorder.journal)
@@ -134,18 +132,16 @@ def pytest_configure(config: pytest.Config) -> None:
             recorder.journal.unlink(missing_ok=True)
     config.stash[attempts_key] = netblock.Attempts()
     netblock.install(config.stash[attempts_key])
-    signal.signal(signal.SIGTERM, _terminate)
-    signal.signal(signal.SIGINT, _terminate)
+    config.pluginmanager.register(_Collection(recorder), "fanin-collection")
 
+    def terminate(signum: int, frame: Any) -> None:
+        """SIGTERM ends the run like Ctrl-C: no half-written result set, the previous one stays."""
+        name = signal.Signals(signum).name
+        recorder.signals.append(name)
+        raise KeyboardInterrupt(name)
 
-_signals_seen: list[str] = []
-
-
-def _terminate(signum: int, frame: Any) -> None:
-    """SIGTERM ends the run like Ctrl-C: no half-written result set, the previous one stays."""
-    name = signal.Signals(signum).name
-    _signals_seen.append(name)
-    raise KeyboardInterrupt(name)
+    signal.signal(signal.SIGTERM, terminate)
+    signal.signal(signal.SIGINT, terminate)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -185,18 +181,21 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.config.stash[recorder_key].collected.add(observation_id)
 
 
-def pytest_collectreport(report: pytest.CollectReport) -> None:
-    """A probe file that does not load (an import error, an invalid probe id) is a broken probe, named with its error."""
-    if not report.failed:
-        return
-    text = str(report.longrepr) if report.longrepr is not None else "collection failed"
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith("E ")] or lines[-1:]
-    error = errors[-1][2:].strip() if errors and errors[-1].startswith("E ") else (errors[-1] if errors else "")
-    _collection_errors.append(f"{report.nodeid or 'collection'}: {error}"[:300])
+class _Collection:
+    """The collection hook, registered per session: its report carries no config, so it holds the recorder."""
 
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
 
-_collection_errors: list[str] = []
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A probe file that does not load (an import error, an invalid probe id) is a broken probe, named with its error."""
+        if not report.failed:
+            return
+        text = str(report.longrepr) if report.longrepr is not None else "collection failed"
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        errors = [line for line in lines if line.startswith("E ")] or lines[-1:]
+        error = errors[-1][2:].strip() if errors and errors[-1].startswith("E ") else (errors[-1] if errors else "")
+        self.recorder.collection_errors.append(f"{report.nodeid or 'collection'}: {error}"[:300])
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -284,7 +283,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     kwargs = {name: pyfuncitem.funcargs[name] for name in inspect.signature(pyfuncitem.obj).parameters}
     attempts = pyfuncitem.config.stash[attempts_key]
     attempts.clear()
-    _failed_imports.names.clear()
+    recorder.failed_imports.names.clear()
     failure: BaseException | None = None
     try:
         if inspect.iscoroutinefunction(pyfuncitem.obj):
@@ -315,7 +314,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if observer.observation is None:
         observer.observation = recorder_mod.probe_error("the probe returned without recording an observation", None)
     if recorder.companions:
-        missing = companions.missing(_failed_imports.names, recorder.companions)
+        missing = companions.missing(recorder.failed_imports.names, recorder.companions)
         if missing:
             recorder.not_installed[observer.observation_id] = missing
             if recorder.journal is not None:
@@ -442,7 +441,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             terminalreporter.write_line(compare.describe(change))
         if not INSTALLED:  # advice for a fanin checkout; an installed fanin has no noxw and no reference to write
             terminalreporter.write_line("review them, then promote the run with `./noxw -s bless -- <cell>`")
-    wording = [c for c in recorder.changes.values() if c.kind == compare.MINOR]
+    wording = [c for c in recorder.changes.values() if c.kind == compare.Kind.WORDING]
     if wording:
         terminalreporter.section("fanin: wording-only changes (label or detail)")
         for change in wording:
@@ -477,14 +476,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if (recorder.reference_error or vanished or resumed_failures) and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         config.stash[exit_key] = int(session.exitstatus)
-    if _collection_errors:
-        error = "; ".join(_collection_errors[:3])
+    if recorder.collection_errors:
+        error = "; ".join(recorder.collection_errors[:3])
         if recorder.journal is not None:
             journal_log.append(recorder.journal, journal_log.COLLECTION_ERROR, error=error)
         if results is not None:
             sys.stderr.write(f"fanin: error: a probe file does not load: {error}; {shown(results)} left as it was\n")
         return
-    if exitstatus == pytest.ExitCode.INTERRUPTED or _signals_seen:
+    if exitstatus == pytest.ExitCode.INTERRUPTED or recorder.signals:
         _interrupted(recorder, results)
         return
     if results is None or exitstatus in (IMPORT_FAILED_EXIT, WRITE_FAILED_EXIT):
@@ -532,7 +531,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     blocked = {signal.SIGINT, signal.SIGTERM}
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
     try:
-        if _signals_seen:
+        if recorder.signals:
             _interrupted(recorder, results)
             return
         try:
@@ -549,7 +548,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def _interrupted(recorder: Recorder, results: Path | None) -> None:
-    cause = f"interrupted by {_signals_seen[-1]}" if _signals_seen else "interrupted"
+    cause = f"interrupted by {recorder.signals[-1]}" if recorder.signals else "interrupted"
     where = f" while {recorder.running} ran" if recorder.running else ""
     if recorder.journal is not None:
         journal_log.append(recorder.journal, journal_log.INTERRUPTED, reason=f"{cause}{where}")
@@ -576,8 +575,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         sys.stderr.write(
             f"fanin: ended {len(ended)} process(es) a probe left running (pids {', '.join(map(str, ended))})\n"
         )
-    if _failed_imports in sys.meta_path:
-        sys.meta_path.remove(_failed_imports)
+    recorder = config.stash.get(recorder_key, None)
+    if recorder is not None and recorder.failed_imports in sys.meta_path:
+        sys.meta_path.remove(recorder.failed_imports)
     leaked = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
     if leaked and exit_key in config.stash:
         sys.stdout.flush()

@@ -225,7 +225,7 @@ def test_unreachable_registry_is_one_line(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_bless_refuses_a_run_that_is_not_what_its_name_says(sandbox: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Identity, lock, drift, edited probe code, a failed last run: each refused with one line, nothing written."""
+    """Identity, lock, drift, a dirty work tree, edited probe code, a failed last run: each refused, one line, nothing written."""
     cases = []
     other = result_set("langgraph-1.2.18", SILENT)
     other.cell = "langgraph-1.2.9"  # a 1.2.18 run copied under the 1.2.9 name
@@ -245,6 +245,11 @@ def test_bless_refuses_a_run_that_is_not_what_its_name_says(sandbox: Path, capsy
     edited = result_set("langgraph-1.2.18", SILENT)
     edited.probes[PID] = ProbeInfo(PID, "t", Claim("c", "s"), (), "f.py", "f", "000000")
     cases.append((edited, "probe code changed since the run"))
+    dirty = result_set("langgraph-1.2.18", SILENT)
+    dirty.environment = {**dirty.environment, "suite_commit": "0123456789ab+dirty"}
+    cases.append(
+        (dirty, "its run was made from a work tree with uncommitted changes (suite_commit 0123456789ab+dirty)")
+    )
     for run, message in cases:
         save(run, sandbox / "run" / "langgraph-1.2.18.json")
         assert cli.main(["bless", "langgraph-1.2.18", "--force"]) == 2

@@ -12,27 +12,31 @@ BEFORE = Observation("ok", {"final": {"value": "B"}}, "B wins", "no error; last 
     ("after", "kind", "fields"),
     [
         (BEFORE, compare.SAME, ()),
-        (Observation("ok", {"final": {"value": "B"}}, "B wins", "reworded", "silent"), compare.MINOR, ("detail",)),
+        (
+            Observation("ok", {"final": {"value": "B"}}, "B wins", "reworded", "silent"),
+            compare.Kind.WORDING,
+            ("detail",),
+        ),
         (
             Observation("ok", {"final": {"value": "B"}}, "B kept", "no error; last write wins: B", "silent"),
-            compare.MINOR,
+            compare.Kind.WORDING,
             ("label",),
         ),
         (
             Observation("ok", {"final": {"value": "A"}}, "B wins", "no error; last write wins: B", "silent"),
-            compare.BREAKING,
+            compare.Kind.BEHAVIOUR,
             ("value",),
         ),
         (
             Observation("ok", {"final": {"value": "B"}}, "B wins", "no error; last write wins: B", "safe"),
-            compare.BREAKING,
+            compare.Kind.BEHAVIOUR,
             ("hazard",),
         ),
         (
             Observation(
                 "raises:InvalidUpdateError", {"exception": "InvalidUpdateError"}, "InvalidUpdateError", "raises", "loud"
             ),
-            compare.BREAKING,
+            compare.Kind.BEHAVIOUR,
             ("outcome", "hazard", "value", "label", "detail"),
         ),
     ],
@@ -40,7 +44,7 @@ BEFORE = Observation("ok", {"final": {"value": "B"}}, "B wins", "no error; last 
 def test_classify(after: Observation, kind: str, fields: tuple[str, ...]) -> None:
     change = compare.classify("p", BEFORE, after)
     assert (change.kind, change.fields) == (kind, fields)
-    assert change.is_breaking == (kind == compare.BREAKING)
+    assert change.is_breaking == (kind == compare.Kind.BEHAVIOUR)
 
 
 def test_new_and_missing() -> None:

@@ -286,3 +286,15 @@ def test_pytest_html_gets_each_observation_and_the_cell(suite: pytest.Pytester) 
     )
     text = page.read_text()
     assert "observation langgraph/dummy/ok" in text and "fanin cell" in text and "langgraph-0.0.1" in text
+
+
+def test_the_plugin_keeps_its_session_state_in_one_object_not_in_module_globals() -> None:
+    """Issue 36 §2: a second session in one process (pytester in-process, a resumed run) starts clean."""
+    import fanin.plugin as plugin
+    from fanin.run import companions
+
+    mutable = (list, dict, set, companions.FailedImports)
+    held = sorted(
+        name for name, value in vars(plugin).items() if isinstance(value, mutable) and not name.startswith("__")
+    )
+    assert held == [], f"module-level session state in fanin.plugin: {held}"

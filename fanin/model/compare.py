@@ -66,7 +66,7 @@ STANDING_MEANINGS: dict[str, str] = {
 }
 
 
-SAME, MINOR, BREAKING, NEW, MISSING = (Kind.SAME, Kind.WORDING, Kind.BEHAVIOUR, Kind.NEW, Kind.MISSING)
+SAME, NEW, MISSING = (Kind.SAME, Kind.NEW, Kind.MISSING)
 
 # The words a change is said with (a direction where the behaviour moved, else the kind), in the
 # order a reader takes them in: what breaks first, then what moved, then what got better, then

@@ -39,7 +39,6 @@ class State:
     incomplete: str | None = None
     collection_error: str | None = None
     saved: bool = False
-    starts: int = 0
     lines: int = 0
 
 
@@ -85,7 +84,6 @@ def read(path: Path) -> State:
             state.saved = True
         elif event == START:
             state.running = entry["id"]
-            state.starts += 1
         elif event == OBSERVATION:
             if entry.get("probe"):  # the runner records a crashed probe without its metadata
                 state.probes[entry["probe_id"]] = ProbeInfo.from_json(entry["probe_id"], entry["probe"])

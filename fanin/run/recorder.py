@@ -11,6 +11,7 @@ from typing import Any
 
 from fanin.model import compare
 from fanin.model.results import PROBE_ERROR, Observation, ProbeInfo, ResultSet
+from fanin.run import companions as companion_imports
 from fanin.run import journal as journal_log
 
 
@@ -29,6 +30,8 @@ class Recorder:
     changes: dict[str, compare.Change] = field(default_factory=dict)
     collected: set[str] = field(default_factory=set)  # every probe found, before -k/-m deselection
     collection_errors: list[str] = field(default_factory=list)  # files that did not load: a broken probe
+    signals: list[str] = field(default_factory=list)  # SIGTERM/SIGINT received, in order: the run ends as interrupted
+    failed_imports: companion_imports.FailedImports = field(default_factory=companion_imports.FailedImports)
     journal: Path | None = None
     resumed: journal_log.State = field(default_factory=journal_log.State)
     running: str | None = None

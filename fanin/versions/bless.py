@@ -2,8 +2,9 @@
 
 A cell is refused, and nothing at all is written, when its run is not what the reference
 may vouch for: its last run failed (a marker), it names another cell or version, it was
-made from another lock or its installed packages differ from the lock, probe code changed
-since it ran, it has probe errors, or it lacks declared probes (a partial run). The result
+made from another lock or its installed packages differ from the lock, it was made from a work
+tree with uncommitted changes (its cite line would name code other than what ran), probe code
+changed since it ran, it has probe errors, or it lacks declared probes (a partial run). The result
 sets and the re-rendered REPORT.md / CHECKLIST.md are then written in one staged step.
 """
 
@@ -55,6 +56,12 @@ def check(cell: Cell, force: bool, declared: list[catalog.DeclaredProbe]) -> Acc
     run = load(path, expect_cell=cell.id)
     identity.check(run, cell, origin)
     identity.check_lock(run, cell.lock_path, origin)
+    commit = str(run.environment.get("suite_commit") or "")
+    if commit.endswith("+dirty"):
+        raise FaninError(
+            f"{cell.id}: its run was made from a work tree with uncommitted changes (suite_commit {commit}); "
+            "commit them, run the cell again, then bless"
+        )
     errors = [pid for pid, o in run.observations.items() if o.outcome == PROBE_ERROR]
     if errors and not force:
         raise FaninError(f"{cell.id} has probe errors ({', '.join(errors)}); fix the probes, or bless with --force")
