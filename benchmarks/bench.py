@@ -35,7 +35,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from fanin.model import catalog
+from fanin.model import catalog, exits
 from fanin.model import matrix as fanin_matrix
 from fanin.model import source as fanin_source
 from fanin.model.results import ResultSet, load, save
@@ -276,7 +276,7 @@ def growth_catalogue(matrix: fanin_matrix.Matrix, base: int) -> dict[int, float]
                 started = time.perf_counter()
                 outcome = one_cell.run_cell(spec, log)
                 seconds = time.perf_counter() - started
-            if outcome.code != one_cell.SAME:
+            if outcome.code != exits.SAME:
                 raise SystemExit(f"bench: synthetic run failed: {outcome.reason}")
             figures[factor] = seconds / (base * factor)
     return figures
@@ -323,7 +323,7 @@ def growth_cells_synthetic(matrix: fanin_matrix.Matrix, counts: tuple[int, ...] 
             with ThreadPoolExecutor(max_workers=width) as pool:
                 codes = list(pool.map(run, range(count)))
             seconds = time.perf_counter() - started
-        if any(code != one_cell.SAME for code in codes):
+        if any(code != exits.SAME for code in codes):
             raise SystemExit(f"bench: a synthetic cell did not run ({sorted(set(codes))})")
         figures[count] = seconds / count
     return figures
@@ -359,7 +359,7 @@ def bisect_step(matrix: fanin_matrix.Matrix) -> dict[str, float]:
         total = time.perf_counter() - started
         probe = sum(seconds for _, _, seconds in junit_cases(root / "out"))
         floor = min(timed([str(venv.python), "-c", floor_import(cell)]) for _ in range(2))
-    if result.code not in (one_cell.SAME, one_cell.CHANGED):
+    if result.code not in (exits.SAME, exits.CHANGED):
         raise SystemExit(f"bench: bisect step failed: {result.outcome.reason}")
     return {"total": total, "lock": locked - started, "install": installed - locked, "floor": floor, "probe": probe}
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from fanin.model import compare, markers
+from fanin.model import compare, contract, markers
 from fanin.model.exits import IMPORT_FAILED_EXIT, WRITE_FAILED_EXIT
 from fanin.model.results import (
     PROBE_ERROR,
@@ -563,7 +563,6 @@ def _unobserved(session: pytest.Session, recorder: Recorder) -> list[str]:
 
 
 exit_key = pytest.StashKey[int]()
-FAST_EXIT = "FANIN_FAST_EXIT"  # set by fanin.run.one_cell: end the process as soon as pytest is done
 
 
 @pytest.hookimpl(trylast=True)
@@ -584,7 +583,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         sys.stderr.write(f"fanin: {len(leaked)} thread(s) still blocked after the run; exiting without joining them\n")
         sys.stderr.flush()
         os._exit(config.stash[exit_key])
-    if os.environ.get(FAST_EXIT) == "1" and exit_key in config.stash:
+    if os.environ.get(contract.FAST_EXIT) == "1" and exit_key in config.stash:
         # Run by the harness: the result set, the journal and junit are written and flushed by now. The
         # interpreter's own teardown of a framework's thousands of modules costs a quarter second a cell.
         sys.stdout.flush()

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
+from fanin.model import contract
 from fanin.model.compare import harm
 from fanin.model.results import (
     NOT_APPLICABLE,
@@ -44,9 +45,8 @@ __all__ = [
 ]  # harm: the legend's order of harm, for kits that rank
 
 # The harness sets this to a libpq DSN (without dbname) of the PostgreSQL server it runs for the cell.
-POSTGRES_ENV = "FANIN_POSTGRES_DSN"
-POSTGRES_READY = "FANIN_POSTGRES_READY"  # the harness starts the server while pytest starts: a file says when it is up
-POSTGRES_TAG = "FANIN_POSTGRES_TAG"
+# The harness starts the server while pytest starts: the ready file says when it is up (fanin.model.contract).
+POSTGRES_ENV, POSTGRES_READY, POSTGRES_TAG = contract.POSTGRES_DSN, contract.POSTGRES_READY, contract.POSTGRES_TAG
 
 F = TypeVar("F", bound=Callable[..., Any])
 

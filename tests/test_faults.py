@@ -25,7 +25,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from fanin.model import markers
+from fanin.model import exits, markers
 from fanin.model.results import load
 from fanin.model.source import REPO_ROOT
 from fanin.run import one_cell
@@ -136,7 +136,7 @@ def test_a_process_that_dies_outright_keeps_every_other_observation_and_names_th
     }
     assert seen["langgraph/dummy/b-exits"][1] == "probe-error: the process died (exit 3) while this probe ran"
     assert seen["langgraph/dummy/d-segfaults"][1] == "probe-error: the process died (SIGSEGV) while this probe ran"
-    assert outcome.code == one_cell.CHANGED and outcome.attempts == 3
+    assert outcome.code == exits.CHANGED and outcome.attempts == 3
     assert "ended the process (exit 3); resuming the others" in log
 
 
@@ -191,7 +191,7 @@ def test_a_probe_stuck_in_c_code_is_killed_recorded_as_timeout_and_the_rest_run(
     )
     assert seen["langgraph/dummy/stuck"][1].startswith("no result within 4 s")
     assert seen["langgraph/dummy/after"][0] == "ok"
-    assert outcome.code == one_cell.SAME  # a timeout is an observation like any other; no reference here
+    assert outcome.code == exits.SAME  # a timeout is an observation like any other; no reference here
     assert outcome.attempts == 2  # killed once, resumed once: nothing else stalled
     assert "watchdog: langgraph/dummy/stuck stalled" in log
     assert processes_mentioning(str(tmp_path / "test_dummy.py")) == []
@@ -270,7 +270,7 @@ def test_a_signal_mid_cell_keeps_the_previous_result_set_and_says_why(tmp_path: 
     pytest_pid = int(started.read_text())
     signal_to(target, signum, process, pytest_pid)
     out, _ = process.communicate(timeout=60)
-    assert process.returncode == one_cell.INTERRUPTED, out
+    assert process.returncode == exits.INTERRUPTED, out
     assert results.read_text() == '{"previous": "run"}\n'
     reason = markers.reason(results) or ""
     assert f"interrupted by {signal.Signals(signum).name} while langgraph/dummy/hang ran" in reason, reason
@@ -326,7 +326,7 @@ def test_a_second_signal_during_the_teardown_is_the_same_interrupt(tmp_path: Pat
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-    assert process.returncode == one_cell.INTERRUPTED, out
+    assert process.returncode == exits.INTERRUPTED, out
     assert "OUTCOME 130 interrupted by SIGINT while langgraph/dummy/hang ran" in out, out
     assert results.read_text() == '{"previous": "run"}\n'
     assert markers.reason(results) == "interrupted by SIGINT while langgraph/dummy/hang ran (previous result set kept)"
@@ -400,7 +400,7 @@ def test_a_cell_queued_behind_a_signal_never_starts(monkeypatch: pytest.MonkeyPa
     options = all_cells.Options(results_dir=tmp_path, quiet=True, jobs=2)
     results = all_cells.run_cells(matrix.cells[:3], matrix, options)
     assert started == []
-    assert [r.code for r in results] == [one_cell.INTERRUPTED] * 3
+    assert [r.code for r in results] == [exits.INTERRUPTED] * 3
     assert all("not started: SIGTERM came first" in (r.outcome.reason or "") for r in results)
     assert list(tmp_path.iterdir()) == []  # no marker, no result set: every previous one is as it was
 
@@ -422,17 +422,17 @@ def test_the_last_line_after_a_signal_names_the_result_sets_written_before_it(
     def run_one(cell: matrix_model.Cell, matrix: object, options: all_cells.Options) -> all_cells.Result:
         if cell.id == first.id:  # the signal came in its teardown, after the plugin wrote the set
             reason = "interrupted by SIGINT after every probe was observed; the new result set was written"
-            outcome = one_cell.CellOutcome(cell.id, one_cell.INTERRUPTED, reason, 1, "", written=True)
+            outcome = one_cell.CellOutcome(cell.id, exits.INTERRUPTED, reason, 1, "", written=True)
             written.set()
         else:
             assert written.wait(timeout=60), "the first cell never ended"
             os.kill(os.getpid(), signal.SIGINT)  # to this process: the handler runs in the main thread
             _wait_until(lambda: one_cell.CHILDREN.stopping is not None, "the signal never reached the handler")
-            outcome = one_cell.CellOutcome(cell.id, one_cell.INTERRUPTED, "interrupted by SIGINT (kept)", 1, "")
+            outcome = one_cell.CellOutcome(cell.id, exits.INTERRUPTED, "interrupted by SIGINT (kept)", 1, "")
         return all_cells.Result(cell, outcome, 0.0, tmp_path / "log", tmp_path / f"{cell.id}.json", tmp_path / "j.xml")
 
     monkeypatch.setattr(all_cells, "run_one", run_one)
-    assert cli.main(["probe", first.id, second.id, "--jobs", "2"]) == one_cell.INTERRUPTED
+    assert cli.main(["probe", first.id, second.id, "--jobs", "2"]) == exits.INTERRUPTED
     last = capsys.readouterr().err.splitlines()[-1]
     assert last == (
         f"fanin: interrupted (SIGINT); new result sets were written before it for {first.id}; "
@@ -498,7 +498,7 @@ def test_a_signal_during_a_repeat_ends_it_and_no_queued_run_starts(tmp_path: Pat
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-    assert process.returncode == one_cell.INTERRUPTED, out
+    assert process.returncode == exits.INTERRUPTED, out
     assert (tmp_path / "reports" / "seeds").read_text().split() == ["0", "1"], out
     runs = tmp_path / "reports" / "repeat" / cell.id
     assert sorted(p.name for p in runs.iterdir()) == ["run-000", "run-001"]
@@ -512,7 +512,7 @@ def test_a_signal_during_a_repeat_ends_it_and_no_queued_run_starts(tmp_path: Pat
 def test_a_framework_that_does_not_import_is_one_reason_not_a_list_of_vanished_probes(tmp_path: Path) -> None:
     previous = tmp_path / "results" / "langgraph-0.0.1.json"
     outcome, log = run(tmp_path, CRASHES.split("@probe")[0], import_check="fanin_no_such_framework.graph")
-    assert outcome.code == one_cell.NOT_RUN
+    assert outcome.code == exits.NOT_RUN
     assert outcome.reason == (
         "fanin_no_such_framework.graph does not import: ModuleNotFoundError: No module named 'fanin_no_such_framework'"
     )
@@ -608,15 +608,15 @@ def test_a_harness_defect_in_one_cell_never_stops_the_others(tmp_path: Path, mon
     def fake_run_one(cell: matrix.Cell, m: object, options: all_cells.Options) -> all_cells.Result:
         if cell is cells[1]:
             raise TypeError("can only concatenate str (not 'NoneType') to str")
-        outcome = one_cell.CellOutcome(cell.id, one_cell.SAME, None, 1, "")
+        outcome = one_cell.CellOutcome(cell.id, exits.SAME, None, 1, "")
         return all_cells.Result(cell, outcome, 0.0, tmp_path / "log", tmp_path / f"{cell.id}.json", tmp_path / "j.xml")
 
     monkeypatch.setattr(all_cells, "run_one", fake_run_one)
     results = all_cells.run_cells(cells, matrix.load(), all_cells.Options(jobs=2))
     codes = {r.cell.id: r.code for r in results}
-    assert codes == {cells[0].id: one_cell.SAME, cells[1].id: one_cell.NOT_RUN, cells[2].id: one_cell.SAME}
+    assert codes == {cells[0].id: exits.SAME, cells[1].id: exits.NOT_RUN, cells[2].id: exits.SAME}
     assert "harness error: TypeError" in (markers.reason(tmp_path / "results" / f"{cells[1].id}.json") or "")
-    assert all_cells.exit_code(results) == one_cell.NOT_RUN
+    assert all_cells.exit_code(results) == exits.NOT_RUN
 
 
 # --- a result set is written only when every selected probe was observed -----------------
@@ -682,11 +682,11 @@ def test_a_run_that_did_not_observe_every_selected_probe_never_overwrites_the_pr
     if case == "a-signal-the-probe-swallowed":
         _interrupt_pytest_once_started(started, signal.SIGINT)
         outcome, log = run(tmp_path, SWALLOWS_THE_SIGNAL, env={"FANIN_TEST_STARTED": str(started)})
-        assert outcome.code == one_cell.INTERRUPTED, log
+        assert outcome.code == exits.INTERRUPTED, log
         assert "interrupted by SIGINT" in (outcome.reason or "")
     else:
         outcome, log = run(tmp_path, EXITS_ZERO)
-        assert outcome.code == one_cell.NOT_RUN, log
+        assert outcome.code == exits.NOT_RUN, log
         assert "(pytest exit 0) before 1 of the selected probes were observed" in (outcome.reason or ""), outcome.reason
         assert "langgraph/dummy/never-runs" in (outcome.reason or "")
     assert previous.read_text() == '{"previous": "run"}\n'
@@ -724,7 +724,7 @@ def test_a_collection_error_is_a_broken_probe_with_its_error_not_an_interrupt(
     previous.parent.mkdir()
     previous.write_text('{"previous": "run"}\n')
     outcome, log = run(tmp_path, body)
-    assert outcome.code == one_cell.CHANGED, log
+    assert outcome.code == exits.CHANGED, log
     assert (outcome.reason or "").startswith("broken probe: "), outcome.reason
     assert error in (outcome.reason or ""), outcome.reason
     assert "interrupted" not in (outcome.reason or "")
@@ -1205,7 +1205,7 @@ def test_a_full_disk_is_could_not_run_with_the_reason_and_keeps_the_previous_set
             filler.write(b"x" * 4096)
             filler.flush()
     outcome, log = run(tmp_path, CRASHES.split('@probe("langgraph/dummy/b-exits"')[0], results=results)
-    assert outcome.code == one_cell.NOT_RUN, log
+    assert outcome.code == exits.NOT_RUN, log
     assert "cannot write" in (outcome.reason or "") and "full" in (outcome.reason or ""), outcome.reason
     assert results.read_text() == '{"previous": "run"}\n'
 
@@ -1234,7 +1234,7 @@ def test_a_daemon_a_probe_forks_does_not_outlive_its_cell(tmp_path: Path, monkey
     pidfile = tmp_path / "daemon.pid"
     monkeypatch.setenv("FANIN_TEST_PIDFILE", str(pidfile))
     outcome, log = run(tmp_path, DAEMON)
-    assert outcome.code == one_cell.SAME or outcome.code == one_cell.CHANGED, log
+    assert outcome.code == exits.SAME or outcome.code == exits.CHANGED, log
     daemon = int(pidfile.read_text())
     _wait_until(lambda: _gone(daemon), "the daemon still runs after its cell ended", seconds=10)
     assert re.search(r"fanin: ended \d+ process\(es\) a probe left running \(pids [^)]*\b" + str(daemon) + r"\b", log)
@@ -1259,7 +1259,7 @@ def test_a_probes_scratch_is_under_the_scratch_root(tmp_path: Path, monkeypatch:
     monkeypatch.setenv(memory.ENV, str(root))
     written = tmp_path / "scratch"
     outcome, log = run(tmp_path, WRITES_SCRATCH, env={"FANIN_TEST_SCRATCH": str(written)})
-    assert outcome.code == one_cell.SAME, log
+    assert outcome.code == exits.SAME, log
     assert Path(written.read_text()).is_relative_to(root)
 
 
@@ -1274,13 +1274,13 @@ def test_every_run_removes_its_scratch_however_it_ends(tmp_path: Path, monkeypat
     written = tmp_path / "scratch"
     for _ in range(2):
         outcome, log = run(tmp_path, WRITES_SCRATCH, env={"FANIN_TEST_SCRATCH": str(written)})
-        assert outcome.code == one_cell.SAME, log
+        assert outcome.code == exits.SAME, log
         assert Path(written.read_text()).is_relative_to(root) and not Path(written.read_text()).exists()
         assert list(root.iterdir()) == []
     crashing = tmp_path / "crashing"
     crashing.mkdir()
     outcome, log = run(crashing, CRASHES)  # two processes die outright; pytest starts three times
-    assert outcome.code == one_cell.CHANGED and outcome.attempts == 3, log
+    assert outcome.code == exits.CHANGED and outcome.attempts == 3, log
     assert list(root.iterdir()) == []
     signalled = tmp_path / "signalled"
     signalled.mkdir()
@@ -1288,7 +1288,7 @@ def test_every_run_removes_its_scratch_however_it_ends(tmp_path: Path, monkeypat
     assert [p.name.startswith(memory.SCRATCH_PREFIX) for p in root.iterdir()] == [True]  # in use while it runs
     process.send_signal(signal.SIGINT)
     out, _ = process.communicate(timeout=60)
-    assert process.returncode == one_cell.INTERRUPTED, out
+    assert process.returncode == exits.INTERRUPTED, out
     assert list(root.iterdir()) == []
 
 
@@ -1309,7 +1309,7 @@ def test_the_scratch_a_killed_harness_left_is_removed_by_the_next_run(
     assert [p.name.startswith(f"{memory.SCRATCH_PREFIX}{process.pid}-") for p in root.iterdir()] == [True]
     (tmp_path / "next").mkdir()
     outcome, log = run(tmp_path / "next", WRITES_SCRATCH, env={"FANIN_TEST_SCRATCH": str(tmp_path / "written")})
-    assert outcome.code == one_cell.SAME, log
+    assert outcome.code == exits.SAME, log
     assert list(root.iterdir()) == []
 
 
@@ -1332,7 +1332,7 @@ def test_a_probe_waits_for_the_server_that_starts_beside_pytest(
     monkeypatch.setattr(services, "needs_postgres", lambda framework, targets=(): True)
     started = tmp_path / "started"
     outcome, log = run(tmp_path, USES_POSTGRES, env={"FANIN_TEST_STARTED": str(started)})
-    assert outcome.code == one_cell.SAME, log
+    assert outcome.code == exits.SAME, log
     host = dict(part.split("=", 1) for part in started.read_text().split())["host"]
     assert not Path(host).exists()  # the server and its directory are gone with the run
     assert load(tmp_path / "results" / "langgraph-0.0.1.json").environment["services"]["postgresql"][0].isdigit()
@@ -1383,7 +1383,7 @@ def test_two_observations_never_share_a_database_and_each_starts_empty(
     monkeypatch.setattr(services, "needs_postgres", lambda framework, targets=(): True)
     made = tmp_path / "databases"
     outcome, log = run(tmp_path, OWN_DATABASES, env={"FANIN_TEST_DATABASES": str(made)})
-    assert outcome.code == one_cell.SAME, log
+    assert outcome.code == exits.SAME, log
     rows = [line.split() for line in made.read_text().splitlines()]
     assert len(rows) == 2 and rows[0][0] != rows[1][0], rows
     assert [found for _, found in rows] == ["0", "0"]
@@ -1403,7 +1403,7 @@ def test_a_server_that_does_not_start_ends_the_cell_as_could_not_run(
     started = tmp_path / "started"
     outcome, log = run(tmp_path, USES_POSTGRES, env={"FANIN_TEST_STARTED": str(started)})
     pgserver_lock_held()
-    assert outcome.code == one_cell.NOT_RUN, log
+    assert outcome.code == exits.NOT_RUN, log
     assert outcome.reason is not None and "PostgreSQL did not start within 2 s: pgserver's lock" in outcome.reason
     assert previous.read_text() == "the previous result set" and not started.exists()
 
@@ -1427,9 +1427,9 @@ def test_a_matrix_runs_failed_server_fails_its_other_cells_at_once_without_start
     started = tmp_path / "started"
     with services.shared() as pool:
         first, log = run(tmp_path, USES_POSTGRES, env={"FANIN_TEST_STARTED": str(started)}, postgres=pool)
-        assert first.code == one_cell.NOT_RUN and first.reason is not None and "libpq" in first.reason, log
+        assert first.code == exits.NOT_RUN and first.reason is not None and "libpq" in first.reason, log
         second, log = run(tmp_path, USES_POSTGRES, env={"FANIN_TEST_STARTED": str(started)}, postgres=pool)
-    assert second.code == one_cell.NOT_RUN and second.reason == first.reason, log
+    assert second.code == exits.NOT_RUN and second.reason == first.reason, log
     assert "attempt 1" not in log and not started.exists()  # the second cell started no pytest
     assert starts == [1]  # one start for the whole run
 
@@ -1449,6 +1449,6 @@ def test_a_signal_while_the_server_starts_is_interrupted_not_could_not_run(
     previous.write_text("the previous result set")
     outcome, log = run(tmp_path, USES_POSTGRES, env={"FANIN_TEST_STARTED": str(tmp_path / "started")})
     pgserver_lock_held()
-    assert outcome.code == one_cell.INTERRUPTED, (outcome, log)
+    assert outcome.code == exits.INTERRUPTED, (outcome, log)
     assert outcome.reason is not None and outcome.reason.startswith("interrupted by SIGTERM"), outcome.reason
     assert previous.read_text() == "the previous result set"

@@ -14,11 +14,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from fanin.model import contract
 from fanin.model.source import REPO_ROOT
 
 # Servers the harness ran for the cell, recorded with their versions (set by fanin.run.services).
-POSTGRES_VERSION = "FANIN_POSTGRES_VERSION"  # the variable that carries the server's version into the cell
-_SERVICES = {"postgresql": POSTGRES_VERSION}
+_SERVICES = {"postgresql": contract.POSTGRES_VERSION}  # the variables that carry a service's version into the cell
 
 
 def installed_packages() -> dict[str, str]:
@@ -34,7 +34,7 @@ def installed_packages() -> dict[str, str]:
 
 def suite_commit() -> str:
     """The suite's commit (with `+dirty` when the work tree differs), as run."""
-    given = os.environ.get("FANIN_SUITE_COMMIT")
+    given = os.environ.get(contract.SUITE_COMMIT)
     if given:
         return given
     try:
@@ -63,9 +63,7 @@ def collect(lock: Path | None) -> dict[str, Any]:
         "packages": installed_packages(),
     }
     # Which guard kept the run off the network (fanin.run.isolation sets it; a bare pytest run has only the in-process one).
-    env["network_isolation"] = os.environ.get(
-        "FANIN_NETWORK_ISOLATION", "in-process block only (not run by the harness)"
-    )
+    env["network_isolation"] = os.environ.get(contract.NETWORK_ISOLATION, contract.NETWORK_ISOLATION_UNSET)
     services = {name: os.environ[var] for name, var in _SERVICES.items() if os.environ.get(var)}
     if services:
         env["services"] = services

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from fanin.model import compare
-from fanin.run import environment
+from fanin.model import compare, contract
 
 
 def add_observation(report: pytest.TestReport, change: compare.Change) -> None:
@@ -42,7 +41,7 @@ def describe_cell(config: pytest.Config, recorder: Any) -> None:
             "framework": f"{config.getoption('fanin_package') or recorder.framework}",
             "lock": str(lock) if lock else "none",
             "reference": str(recorder.reference_path) if recorder.reference_path else "none",
-            "network isolation": os.environ.get("FANIN_NETWORK_ISOLATION", "in-process block only"),
-            "postgresql": os.environ.get(environment.POSTGRES_VERSION, "not started"),
+            "network isolation": os.environ.get(contract.NETWORK_ISOLATION, contract.NETWORK_ISOLATION_UNSET),
+            "postgresql": os.environ.get(contract.POSTGRES_VERSION, "not started"),
         }
     )

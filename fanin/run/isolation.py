@@ -16,9 +16,11 @@ import shutil
 import subprocess
 from functools import cache
 
+from fanin.model import contract
+
 NAMESPACE = "network namespace (loopback only)"
 IN_PROCESS = "in-process block only (TCP connects and DNS lookups refused in Python)"
-ENV = "FANIN_NETWORK_ISOLATION"
+ENV = contract.NETWORK_ISOLATION
 
 # Inside the namespace: bring loopback up if `ip` exists, then become the real command.
 _SHIM = 'command -v ip >/dev/null 2>&1 && ip link set lo up 2>/dev/null; exec "$@"'

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from fanin.model import catalog, compare, markers, scenarios
+from fanin.model import catalog, compare, contract, markers, scenarios
 from fanin.model.errors import EnvironmentFault
 from fanin.model.exits import CHANGED, NOT_RUN, SAME
 from fanin.model.js_source import SUFFIX
@@ -341,7 +341,7 @@ def run_cell(run: NodeRun, log: IO[str]) -> CellOutcome:
         command += ["--test-reporter=spec", "--test-reporter-destination=stdout"]
         command += ["--test-reporter=junit", f"--test-reporter-destination={run.junit}"]
     command, mode = isolation.wrap([*command, str(_entry(suite, files))], run.isolate)
-    env = {**os.environ, "FANIN_NODE_OUT": str(out), isolation.ENV: mode, "NODE_OPTIONS": ""}
+    env = {**os.environ, contract.NODE_OUT: str(out), isolation.ENV: mode, "NODE_OPTIONS": ""}
     log.write(f"fanin: {' '.join(command)}\n")
     log.flush()
     process = subprocess.Popen(

@@ -29,12 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from fanin.model import markers
+from fanin.model import contract, markers
 from fanin.model.errors import FaninError
-from fanin.model.exits import (  # noqa: F401 - the codes, for callers of the runner
-    BAD_INPUT,
+from fanin.model.exits import (
     CHANGED,
-    IMPORT_FAILED_EXIT,
     INTERRUPTED,
     NOT_RUN,
     SAME,
@@ -260,7 +258,7 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     **os.environ,
                     "PYTHONPATH": str(REPO_ROOT),
                     "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-                    "FANIN_FAST_EXIT": "1",  # fanin.plugin: no interpreter teardown once every file is written
+                    contract.FAST_EXIT: "1",  # fanin.plugin: no interpreter teardown once every file is written
                     # The probes' scratch (tmp_path: SQLite files) is the run's own directory in memory where there
                     # is room (--basetemp above); anything else pytest puts in its temporary root goes there too.
                     "PYTEST_DEBUG_TEMPROOT": str(scratch),

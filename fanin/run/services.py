@@ -48,14 +48,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from fanin.model.contract import POSTGRES_DSN, POSTGRES_READY, POSTGRES_TAG, POSTGRES_VERSION
 from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.run import memory
-from fanin.run.environment import POSTGRES_VERSION
 from fanin.run.lifetime import Guardian
 
-POSTGRES_DSN = "FANIN_POSTGRES_DSN"
-POSTGRES_READY = "FANIN_POSTGRES_READY"  # a file: "ok" once the server answers, or why it did not start
-POSTGRES_TAG = "FANIN_POSTGRES_TAG"  # per cell run: part of every observation's database name
 SYSTEM_USER = "pgserver"  # PostgreSQL refuses to run as root; pgserver's own choice of user
 
 

@@ -1,0 +1,30 @@
+"""The contract between the harness and a cell's process: the FANIN_* variables the harness sets for it.
+
+Both sides import these names: the harness where it starts a cell (fanin.run.one_cell, node_cell,
+services, isolation) and the cell's side (fanin.plugin, fanin.probe, fanin.run.environment). The
+exit codes of the contract are fanin.model.exits. Runs inside cells, so it stays importable on Python 3.10.
+"""
+
+POSTGRES_DSN = "FANIN_POSTGRES_DSN"  # a libpq connection string without dbname: the harness's server
+POSTGRES_READY = "FANIN_POSTGRES_READY"  # a file: "ok" once the server answers, or why it did not start
+POSTGRES_TAG = "FANIN_POSTGRES_TAG"  # per cell run: part of every observation's database name
+POSTGRES_VERSION = "FANIN_POSTGRES_VERSION"  # the server's version, recorded in the cell's environment
+
+NETWORK_ISOLATION = "FANIN_NETWORK_ISOLATION"  # which guard keeps the cell off the network (fanin.run.isolation)
+NETWORK_ISOLATION_UNSET = "in-process block only (not run by the harness)"  # a bare pytest run has only that one
+
+FAST_EXIT = "FANIN_FAST_EXIT"  # "1": the plugin ends the process once every file is written (no interpreter teardown)
+SUITE_COMMIT = "FANIN_SUITE_COMMIT"  # the suite's commit, given by a harness that copied the suite elsewhere
+NODE_OUT = "FANIN_NODE_OUT"  # a Node cell: the directory its probes write their observations into
+
+# Every variable of the contract, for the test that no other module spells one.
+VARIABLES = (
+    POSTGRES_DSN,
+    POSTGRES_READY,
+    POSTGRES_TAG,
+    POSTGRES_VERSION,
+    NETWORK_ISOLATION,
+    FAST_EXIT,
+    SUITE_COMMIT,
+    NODE_OUT,
+)
