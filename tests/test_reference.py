@@ -173,3 +173,36 @@ def test_every_change_between_adjacent_cells_is_pinned_to_a_release() -> None:
 
     unpinned = {f"{r.good.id} -> {r.bad.id}": list(r.observation_ids) for r in pin_changes.pending(MATRIX)}
     assert unpinned == {}, "run ./noxw -s bisect -- --all and commit reference/bisect.json"
+
+
+_GITHUB = re.compile(r"https://github\.com/([A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+?)(?:\.git)?(?=[/#?\s\"')]|$)")
+
+
+def _cited_repositories(paths: list[Path]) -> set[str]:
+    return {m.group(1) for path in paths for m in _GITHUB.finditer(path.read_text(encoding="utf-8"))}
+
+
+def test_every_cited_repository_is_one_the_registry_names() -> None:
+    """Issue 36 §5: a claim cited github.com/microsoft/agent_framework, a repository that does not exist."""
+    loaded = matrix.load()
+    registered = {fw.repository for fw in loaded.frameworks.values()}
+    assert all(registered), "every framework in matrix.toml names its GitHub repository"
+    unknown: dict[str, set[str]] = {}
+    for key, fw in loaded.frameworks.items():
+        suite = REPO_ROOT / "suites" / key
+        files = [p for p in suite.rglob("*") if p.suffix in (".py", ".mjs") and p.is_file()]
+        cited = _cited_repositories(files) - registered - set(fw.related)
+        if cited:
+            unknown[key] = cited
+    shared = [*REPO_ROOT.joinpath("scenarios").glob("*.toml"), *REPO_ROOT.joinpath("reference").glob("*.toml")]
+    related = {r for fw in loaded.frameworks.values() for r in fw.related}
+    stray = _cited_repositories(shared) - registered - related
+    if stray:
+        unknown["scenarios/, reference/*.toml"] = stray
+    assert unknown == {}, f"cited repositories the registry does not name (repository or related): {unknown}"
+
+
+def test_the_repository_check_sees_a_misspelt_repository(tmp_path: Path) -> None:
+    probe = tmp_path / "test_x.py"
+    probe.write_text('SRC = "https://github.com/microsoft/agent_framework/blob/python-1.0.0/x.py#L3"\n')
+    assert _cited_repositories([probe]) == {"microsoft/agent_framework"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +45,7 @@ RESOLUTIONS = ("as-released", "current")
 _CELL_KEYS = {"framework", "version", "python", "resolution", "exclude_newer", "note"}
 _REQUIRED = ("framework", "version", "resolution", "exclude_newer")
 _TOP_KEYS = {"defaults", "frameworks", "harness", "cell"}
-_FRAMEWORK_KEYS = {"package", "display", "import", "companions", "runtime"}
+_FRAMEWORK_KEYS = {"package", "display", "import", "companions", "runtime", "repository", "related"}
 # Where a framework's probes run: "python" (pytest in a uv venv) or "node" (node --test in an npm ci
 # directory; fanin.run.node_cell). A Node cell's lock is a directory: package.json + package-lock.json.
 RUNTIMES = ("python", "node")
@@ -71,6 +72,8 @@ class Framework:
     import_check: str
     companions: tuple[str, ...] = ()
     runtime: str = "python"
+    repository: str = ""  # owner/name on GitHub: the repository its probes cite
+    related: tuple[str, ...] = ()  # other repositories its probes may cite (a sister SDK, the docs' source)
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,22 @@ def _table(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
+_REPOSITORY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+$")
+
+
+def _repository(value: object, where: str) -> str:
+    """owner/name as GitHub spells it (or empty: not given)."""
+    if not isinstance(value, str) or (value and not _REPOSITORY.match(value)):
+        raise MatrixError(f"{where}: repository {value!r} is not owner/name")
+    return value
+
+
+def _list(value: object, name: str, where: str) -> list[object]:
+    if not isinstance(value, list):
+        raise MatrixError(f"{where}: {name!r} must be a list")
+    return value
+
+
 def _string(table: dict[str, Any], key: str, where: str) -> str:
     value = table.get(key)
     if not isinstance(value, str) or not value.strip():
@@ -218,6 +237,8 @@ def parse(data: dict[str, Any], origin: str = "matrix.toml") -> Matrix:
             _string(table, "import", where),
             tuple(companions),
             runtime,
+            repository=_repository(table.get("repository", ""), where),
+            related=tuple(_repository(r, where) for r in _list(table.get("related", []), "related", where)),
         )
     cells: list[Cell] = []
     seen: dict[str, int] = {}

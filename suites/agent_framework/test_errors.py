@@ -9,7 +9,7 @@ import af_kit
 from af_kit import Node, forward
 from fanin.probe import Claim, Observer, probe
 
-SRC = "https://github.com/microsoft/agent_framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
+SRC = "https://github.com/microsoft/agent-framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
 PATIENCE = 5.0  # deadlock breaker only: how long a sibling nobody cancels or releases is held
 
 

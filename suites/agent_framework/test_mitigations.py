@@ -10,7 +10,7 @@ from af_kit import Node, forward
 from fanin.probe import Claim, Observer, probe
 from gates import Turns
 
-SRC = "https://github.com/microsoft/agent_framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
+SRC = "https://github.com/microsoft/agent-framework/blob/python-1.0.0/python/packages/core/agent_framework/_workflows"
 PATIENCE = 5.0  # deadlock breaker only
 
 
