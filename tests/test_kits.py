@@ -190,3 +190,17 @@ def test_idle_turns_with_two_waiters_at_once_waits_on_events_rather_than_spinnin
     # A handful of iterations per hand-over; two settling waiters keep each other ready for settle's
     # 10,000 rounds (then raise).
     assert iterations < 100, f"{iterations} event-loop iterations for {len(arriving)} waiters"
+
+
+def test_no_probe_keeps_its_own_order_of_harm() -> None:
+    """Issue 36 §4: one order of harm (fanin.probe.harm); three test_upstream_* probes ranked their own partial one."""
+    import ast
+
+    own = []
+    for path in sorted(SUITES.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Tuple, ast.List)):
+                words = {e.value for e in node.elts if isinstance(e, ast.Constant)}
+                if {"safe", "loud", "silent"} <= words:
+                    own.append(f"{path.relative_to(SUITES)}:{node.lineno}")
+    assert own == [], f"rank hazards with fanin.probe.harm, not a list of your own: {own}"

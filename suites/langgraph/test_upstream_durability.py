@@ -9,7 +9,7 @@ from langgraph.pregel import Pregel
 
 import lg_persist
 import lg_procs
-from fanin.probe import Claim, Observer, probe
+from fanin.probe import Claim, Observer, harm, probe
 
 CRASH_ISSUE = "https://github.com/langchain-ai/langgraph/issues/8039"
 DURABILITY_DOC = "https://docs.langchain.com/oss/python/langgraph/durable-execution#durability-modes"
@@ -140,7 +140,7 @@ def test_kill_mid_superstep(obs: Observer) -> None:
     readings = {(name, variant): reading(seen) for name, by in observed.items() for variant, seen in by.items()}
     for (name, variant), (text, _) in readings.items():
         observed[name][variant]["reading"] = text
-    worst = max((hazard for _, hazard in readings.values()), key=("safe", "loud", "silent").index)
+    worst = max((hazard for _, hazard in readings.values()), key=harm)
     def short(text: str) -> str:
         for start, word in (("resume raises", "raises"), ("nothing", "lost"), ("final", "wrong"), ("finished", "re-runs fast")):
             if text.startswith(start):
@@ -149,7 +149,7 @@ def test_kill_mid_superstep(obs: Observer) -> None:
 
     grouped: dict[str, list[str]] = {}
     for name in observed:
-        text = max((readings[(name, v)] for v in variants), key=lambda r: ("safe", "loud", "silent").index(r[1]))[0]
+        text = max((readings[(name, v)] for v in variants), key=lambda r: harm(r[1]))[0]
         grouped.setdefault(short(text), []).append(name.replace("checkpoint_during=", "cd="))
     obs.record(
         {"api": api, "settings": observed},

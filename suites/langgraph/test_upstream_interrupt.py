@@ -10,7 +10,7 @@ from typing import Annotated, Any, TypedDict
 from langgraph.graph import START, StateGraph
 
 import lg_persist
-from fanin.probe import Claim, Observer, probe
+from fanin.probe import Claim, Observer, harm, probe
 
 MISROUTED_ISSUE = "https://github.com/langchain-ai/langgraph/issues/6533"
 UNKNOWN_ID_ISSUE = "https://github.com/langchain-ai/langgraph/issues/8836"
@@ -343,8 +343,7 @@ def test_resume_unknown_id(obs: Observer) -> None:
     for shape, by in seen.items():
         for case, s in by.items():
             s["reading"] = readings[f"{shape}/{case}"][0]
-    ranked = ("n/a", "safe", "order-coupled", "loud", "silent")
-    hazard = max((h for _, h in readings.values()), key=ranked.index)
+    hazard = max((h for _, h in readings.values()), key=lambda h: (harm(h), h != "n/a"))  # n/a only when all are
     hex_reading = readings["one-pending/hex-key"][0]
     obs.record(
         seen,

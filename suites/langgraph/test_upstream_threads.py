@@ -4,7 +4,7 @@ from typing import Any
 
 import lg_persist
 import lg_procs
-from fanin.probe import Claim, Observer, probe
+from fanin.probe import Claim, Observer, harm, probe
 
 OWNERSHIP_ISSUE = "https://github.com/langchain-ai/langgraph/issues/8796"
 
@@ -109,7 +109,7 @@ def test_two_processes_one_thread(obs: Observer) -> None:
     readings = {case: reading(s) for case, s in seen.items()}
     for case, s in seen.items():
         s["reading"] = readings[case][0]
-    hazard = max((h for _, h in readings.values()), key=("safe", "loud", "silent").index)
+    hazard = max((h for _, h in readings.values()), key=harm)
     over = seen["overlapping"]
     label = (
         f"overlap: {'A lost' if 'A:work' not in (over['thread']['latest'] or []) else 'both kept'},"
