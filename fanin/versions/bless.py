@@ -54,7 +54,7 @@ def check(cell: Cell, force: bool, declared: list[catalog.DeclaredProbe]) -> Acc
         raise FaninError(f"{cell.id}: its last run did not finish ({marker}); run the cell again before blessing")
     run = load(path, expect_cell=cell.id)
     identity.check(run, cell, origin)
-    identity.check_lock(run, cell.lock_path, origin)
+    identity.check_lock(run, cell, cell.lock_path, origin)
     errors = [pid for pid, o in run.observations.items() if o.outcome == PROBE_ERROR]
     if errors and not force:
         raise FaninError(f"{cell.id} has probe errors ({', '.join(errors)}); fix the probes, or bless with --force")
