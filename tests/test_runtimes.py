@@ -309,3 +309,18 @@ def test_a_node_cell_pinned_to_node_22_installs_and_runs_with_it(
     stamp = (tmp_path / "node" / cell.id / node_cell.STAMP).read_text()
     assert '"node": "22.13.1"' in stamp  # npm ci ran with it: another release (or none) reinstalls the directory
     assert set(made.observations) == {"langgraphjs/same-key/no-reducer", "langgraphjs/same-key/across-supersteps"}
+
+
+def test_a_release_the_registry_cannot_give_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    """npm's own reason, one line (the cell is NOT RUN with it, exit 3); no releases directory is made."""
+    npm = tmp_path / "npm"
+    npm.write_text("#!/bin/sh\necho 'npm error code E404' >&2\necho 'npm error 404 No match found' >&2\nexit 1\n")
+    npm.chmod(0o755)
+    releases = tmp_path / "releases"
+    with pytest.raises(node_release.NodeReleaseError) as failed:
+        node_release.ensure("22.99.x", releases, str(npm), tmp_path / "cache")
+    assert str(failed.value) == (
+        f"npm view {node_release.package()}@22.99.x failed (exit 1): code E404 | 404 No match found"
+    )
+    assert failed.value.exit_code == exits.NOT_RUN
+    assert not releases.exists()

@@ -24,8 +24,8 @@ class Runtime:
     """One runtime's data.
 
     `index` is the registry its frameworks release on, as messages name it ("PyPI", "npm"); `lock` the
-    file under the locks directory whose SHA-256 a result set records (`{cell}` is the cell id), and
-    `lock_siblings` the files beside it that belong to the same lock; `target` what its runner is given to run
+    file under the locks directory whose SHA-256 a result set records (`{cell}` is the cell id; a Node
+    cell's package.json and .npmrc sit beside its package-lock.json); `target` what its runner is given to run
     one probe (`{file}::{function}` for pytest; node --test runs whole files); `settings` the optional
     matrix.toml fields a framework or cell of this runtime may set (each checked by `setting_pattern`,
     said as `setting_example`); `imported_here` whether `probe --here` finds its frameworks by importing
@@ -35,7 +35,6 @@ class Runtime:
     name: str
     index: str
     lock: str
-    lock_siblings: tuple[str, ...] = ()
     target: str = "{file}::{function}"
     settings: tuple[str, ...] = ()
     setting_pattern: str = ""
@@ -45,10 +44,6 @@ class Runtime:
     def lock_path(self, locks: Path, cell_id: str) -> Path:
         """The cell's lock file under `locks` (reference/locks, or an upgrade's or bisect's own)."""
         return locks / self.lock.format(cell=cell_id)
-
-    def lock_files(self, lock: Path) -> tuple[Path, ...]:
-        """Every file of the lock whose main file is `lock` (a Node cell's package.json beside its package-lock.json)."""
-        return (*(lock.parent / name for name in self.lock_siblings), lock)
 
     def setting_problem(self, name: str, value: object) -> str | None:
         """Why `value` is not a valid `name` setting (one clause), or None when it is."""
@@ -68,7 +63,6 @@ NODE = Runtime(
     "node",
     index="npm",
     lock="{cell}/package-lock.json",
-    lock_siblings=("package.json",),
     target="{file}",
     settings=("node",),
     setting_pattern=r"\d+(\.(\d+|x)){0,2}",
