@@ -17,6 +17,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from fanin.model import runtime as runtimes
 from fanin.model.errors import FaninError
 from fanin.model.names import canonicalize_name
 from fanin.model.source import INSTALLED, REPO_ROOT, shown
@@ -46,9 +47,8 @@ _CELL_KEYS = {"framework", "version", "python", "resolution", "exclude_newer", "
 _REQUIRED = ("framework", "version", "resolution", "exclude_newer")
 _TOP_KEYS = {"defaults", "frameworks", "harness", "cell"}
 _FRAMEWORK_KEYS = {"package", "display", "import", "companions", "runtime", "repository", "related"}
-# Where a framework's probes run: "python" (pytest in a uv venv) or "node" (node --test in an npm ci
-# directory; fanin.run.node_cell). A Node cell's lock is a directory: package.json + package-lock.json.
-RUNTIMES = ("python", "node")
+# Where a framework's probes run is its `runtime` (fanin.model.runtime: "python", "node"); a runtime's settings
+# (a Node cell's `node` release) may be set on the framework or on one cell.
 
 
 class MatrixError(FaninError):
@@ -74,6 +74,12 @@ class Framework:
     runtime: str = "python"
     repository: str = ""  # owner/name on GitHub: the repository its probes cite
     related: tuple[str, ...] = ()  # other repositories its probes may cite (a sister SDK, the docs' source)
+    settings: tuple[tuple[str, str], ...] = ()  # the runtime's optional fields (`node = "22.13.x"`), sorted
+
+    @property
+    def runs_on(self) -> runtimes.Runtime:
+        """The runtime's data (fanin.model.runtime), by the `runtime` field."""
+        return runtimes.get(self.runtime)
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,7 @@ class Cell:
     exclude_newer: str
     note: str
     default_python: str
+    settings: tuple[tuple[str, str], ...] = ()  # the cell's own runtime settings, over its framework's
 
     @property
     def id(self) -> str:
@@ -98,9 +105,11 @@ class Cell:
     @property
     def lock_path(self) -> Path:
         """The file whose SHA-256 a result set records: uv's lock, or a Node cell's package-lock.json."""
-        if self.framework.runtime == "node":
-            return LOCKS / self.id / "package-lock.json"
-        return LOCKS / f"{self.id}.txt"
+        return self.framework.runs_on.lock_path(LOCKS, self.id)
+
+    def setting(self, name: str) -> str | None:
+        """A runtime setting (`node`): the cell's own, else its framework's, else None."""
+        return dict(self.settings).get(name) or dict(self.framework.settings).get(name)
 
     @property
     def reference_path(self) -> Path:
@@ -219,17 +228,18 @@ def parse(data: dict[str, Any], origin: str = "matrix.toml") -> Matrix:
     for key, table in _table(data.get("frameworks", {}), f"{origin} [frameworks]").items():
         where = f"{origin} [frameworks.{key}]"
         table = _table(table, where)
-        unknown = set(table) - _FRAMEWORK_KEYS
+        allowed = _FRAMEWORK_KEYS | runtimes.settings()
+        unknown = set(table) - allowed
         if unknown:
             raise MatrixError(
-                f"{where}: unknown field(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(_FRAMEWORK_KEYS))}"
+                f"{where}: unknown field(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(allowed))}"
             )
         companions = table.get("companions", [])
         if not isinstance(companions, list) or not all(isinstance(c, str) and c.strip() for c in companions):
             raise MatrixError(f"{where}: 'companions' must be a list of requirement strings")
         runtime = table.get("runtime", "python")
-        if runtime not in RUNTIMES:
-            raise MatrixError(f"{where}: runtime {runtime!r}; expected one of {', '.join(RUNTIMES)}")
+        if runtime not in runtimes.names():
+            raise MatrixError(f"{where}: runtime {runtime!r}; expected one of {', '.join(runtimes.names())}")
         frameworks[key] = Framework(
             key,
             _string(table, "package", where),
@@ -237,6 +247,7 @@ def parse(data: dict[str, Any], origin: str = "matrix.toml") -> Matrix:
             _string(table, "import", where),
             tuple(companions),
             runtime,
+            settings=_settings(table, runtimes.get(runtime), where),
             repository=_repository(table.get("repository", ""), where),
             related=tuple(_repository(r, where) for r in _list(table.get("related", []), "related", where)),
         )
@@ -274,16 +285,28 @@ def _check_current(cells: list[Cell], origin: str) -> None:
             )
 
 
+def _settings(table: dict[str, Any], runtime: runtimes.Runtime, where: str) -> tuple[tuple[str, str], ...]:
+    """The runtime settings a framework or cell sets, each valid for its runtime (one line naming the field)."""
+    found = []
+    for name in sorted(runtimes.settings() & set(table)):
+        problem = runtime.setting_problem(name, table[name])
+        if problem:
+            raise MatrixError(f"{where}: {problem}")
+        found.append((name, str(table[name])))
+    return tuple(found)
+
+
 def _parse_cell(
     raw: dict[str, Any], index: int, origin: str, frameworks: dict[str, Framework], default_python: str
 ) -> Cell:
     where = f"{origin} cell #{index}"
     if "framework" in raw and "version" in raw:
         where = f"{origin} cell #{index} ({raw['framework']}=={raw['version']})"
-    unknown = set(raw) - _CELL_KEYS
+    allowed = _CELL_KEYS | runtimes.settings()
+    unknown = set(raw) - allowed
     if unknown:
         raise MatrixError(
-            f"{where}: unknown field(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(_CELL_KEYS))}"
+            f"{where}: unknown field(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(allowed))}"
         )
     for key in _REQUIRED:
         _string(raw, key, where)
@@ -310,7 +333,9 @@ def _parse_cell(
     if not isinstance(python, str) or not python.count(".") == 1:
         raise MatrixError(f"{where}: python {python!r} must be a minor version like 3.11")
     note = raw.get("note", "")
-    return Cell(frameworks[framework_key], version, python, resolution, exclude_newer, note, default_python)
+    framework = frameworks[framework_key]
+    settings = _settings(raw, framework.runs_on, where)
+    return Cell(framework, version, python, resolution, exclude_newer, note, default_python, settings)
 
 
 def load(path: Path = MATRIX_FILE) -> Matrix:

@@ -148,7 +148,7 @@ def newer_neighbour(matrix: Matrix, baseline: Cell, version: str) -> Cell | None
 
 def find(matrix: Matrix, python: str, env: dict[str, str]) -> list[Found]:
     """The registered Python frameworks `python` imports with `env` (the probe run's), and the cell to compare each with."""
-    frameworks = [fw for fw in matrix.frameworks.values() if fw.runtime == "python"]
+    frameworks = [fw for fw in matrix.frameworks.values() if fw.runs_on.imported_here]
     minor, installed = _environment(python, {fw.package: fw.import_check for fw in frameworks}, env)
     found = []
     for framework in frameworks:

@@ -15,13 +15,12 @@ import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 from fanin.model import exits, schema
 from fanin.model.errors import FaninError
 from fanin.model.matrix import REPORTS, Cell, Matrix
 from fanin.model.results import ResultFileError, load
-from fanin.run import identity, node_cell, one_cell, progress, pythons, services, venvs
+from fanin.run import identity, one_cell, progress, runtimes, services, venvs
 
 
 @dataclass(frozen=True)
@@ -152,61 +151,12 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
             reason = f"unusable reference: {unusable}; nothing ran"
             outcome = one_cell.not_run(cell.id, results, exits.NOT_RUN, reason)
             return Result(cell, outcome, time.monotonic() - started, log, results, junit)
-        if cell.framework.runtime == "node":  # npm ci + node --test: fanin.run.node_cell
-            return _run_node(cell, options, results, log, junit, lock, handle, started)
-        python = pythons.find(cell.python)
-        if python is None:
-            outcome = one_cell.not_run(
-                cell.id,
-                results,
-                exits.NOT_RUN,
-                f"Python {cell.python} is not installed (looked in pyenv and on PATH)",
-            )
-            return Result(cell, outcome, time.monotonic() - started, log, results, junit)
-        try:
-            venv = venvs.ensure(cell.id, python, lock, framework=(cell.framework.package, cell.version))
-        except FaninError as exc:
-            handle.write(f"fanin: {exc}\n")
-            outcome = one_cell.not_run(
-                cell.id,
-                results,
-                exits.NOT_RUN,
-                venvs.install_reason(exc),
-            )
-            return Result(cell, outcome, time.monotonic() - started, log, results, junit)
         reference, refused = _reference(cell, options)
-        junit.parent.mkdir(parents=True, exist_ok=True)
-        extra = tuple(options.pytest_args) + ((f"--fanin-reference-error={refused}",) if refused else ())
-        run = one_cell.CellRun(
-            cell_id=cell.id,
-            framework=cell.framework.key,
-            package=cell.framework.package,
-            import_check=cell.framework.import_check,
-            python=venv.python,
-            lock=lock,
-            reference=reference,
-            results=results,
-            junit=junit,
-            html=junit.with_suffix(".html") if html_pages() and venvs.has_package(venv, "pytest-html") else None,
-            targets=options.targets,
-            pytest_args=extra,
-            accept_new=options.accept_new,
-            env=options.env,
-            postgres=options.postgres,
-        )
-        outcome = one_cell.run_cell(run, handle)
-    return Result(cell, outcome, time.monotonic() - started, log, results, junit, refused)
-
-
-def _run_node(
-    cell: Cell, options: Options, results: Path, log: Path, junit: Path, lock: Path, handle: IO[str], started: float
-) -> Result:
-    reference, refused = _reference(cell, options)
-    run = node_cell.NodeRun(
-        cell.id, cell.framework.key, cell.framework.package, cell.version, lock, reference, results, junit,
-        options.targets, options.accept_new, refused,
-    )  # fmt: skip
-    outcome = node_cell.run_cell(run, handle)
+        job = runtimes.CellJob(
+            cell, lock, reference, refused, results, junit, options.targets, options.accept_new,
+            tuple(options.pytest_args), options.env, options.postgres, html_pages(),
+        )  # fmt: skip
+        outcome = runtimes.of(cell).run(job, handle)  # pytest in a venv, node --test in an npm ci directory, ...
     return Result(cell, outcome, time.monotonic() - started, log, results, junit, refused)
 
 

@@ -14,24 +14,20 @@ from pathlib import Path
 from fanin.model.identity import check as check  # re-exported: the reference's check, then the lock's
 from fanin.model.identity import packages
 from fanin.model.matrix import Cell, Matrix
-from fanin.model.names import canonicalize_name
 from fanin.model.results import ResultFileError, ResultSet, load
 from fanin.model.source import shown
+from fanin.run import runtimes
 from fanin.run.environment import file_sha256
-from fanin.run.venvs import pins
 
 
-def check_lock(result_set: ResultSet, lock: Path, origin: str) -> None:
-    """The result set was made from this very lock, and its installed packages are the lock's pins."""
+def check_lock(result_set: ResultSet, cell: Cell, lock: Path, origin: str) -> None:
+    """The result set was made from this very lock, and its installed packages are the lock's pins (as the cell's
+    runtime reads its lock)."""
     recorded = result_set.environment.get("lock_sha256")
     if recorded != file_sha256(lock):
         raise ResultFileError(f"{origin}: was made from another lock than {shown(lock)}; re-run the cell")
     installed = packages(result_set)
-    wanted: dict[str, str] = (
-        {canonicalize_name(k): v for k, v in _node_pins(lock).items()}  # a Node cell's package-lock.json
-        if lock.suffix == ".json"
-        else dict(pins(lock, _marker_environment(result_set)))
-    )
+    wanted = runtimes.of(cell).pins(lock, result_set.environment)
     drifted = [
         f"{name} {installed.get(name, 'absent')} (lock: {version})"
         for name, version in sorted(wanted.items())
@@ -53,29 +49,6 @@ def load_reference(path: Path, cell: Cell, with_lock: bool = True) -> ResultSet:
                 f"re-run and bless {cell.id} (./noxw -s 'probe({cell.id})', then ./noxw -s bless -- {cell.id})"
             )
     return result_set
-
-
-def _marker_environment(result_set: ResultSet) -> dict[str, str]:
-    """The marker environment the run's packages were resolved for, from what the result set recorded."""
-    python = str(result_set.environment.get("python", "3.11.0"))
-    system, _, machine = str(result_set.environment.get("platform", "linux-x86_64")).partition("-")
-    return {
-        "python_full_version": python,
-        "python_version": ".".join(python.split(".")[:2]),
-        "sys_platform": system,
-        "platform_system": system.capitalize(),
-        "platform_machine": machine,
-        "os_name": "nt" if system == "windows" else "posix",
-        "implementation_name": str(result_set.environment.get("implementation", "CPython")).lower(),
-        "platform_python_implementation": str(result_set.environment.get("implementation", "CPython")),
-    }
-
-
-def _node_pins(lock: Path) -> dict[str, str]:
-    """A Node cell's pins; the Node runner is imported only for a Node cell (audit and diff load references too)."""
-    from fanin.run import node_cell
-
-    return node_cell.pins(lock)
 
 
 def source_path(arg: str, matrix: Matrix) -> Path:

@@ -18,6 +18,11 @@ the lock and its SHA-256, Node's version), and the same comparison with the refe
 identity checks, bless, diff, upgrade and the report need nothing else. A probe with no
 observation (the process died, or node's per-test timeout fired) is `probe-error`.
 
+A cell that names its Node release (`node = "22.13.x"` on the framework or the cell in matrix.toml) gets it
+from the npm registry (fanin.run.node_release); its npm ci and node --test run with that Node, the stamp
+holds its version (another release reinstalls the directory), and the result set records it. A cell that
+names none uses the machine's `node`, as before.
+
 As for a Python cell, a package.json or lock that pins another version of the cell's framework
 (another cell's lock copied over this one) is refused before anything is installed: `npm ci` would
 install it without a word, and the run would write the other version's result set under this cell's name.
@@ -55,7 +60,7 @@ from fanin.model.results import (
 )
 from fanin.model.scenarios import ScenarioError
 from fanin.model.source import INSTALLED, REPO_ROOT, SUITES, shown
-from fanin.run import isolation
+from fanin.run import isolation, node_release
 from fanin.run.environment import file_sha256, suite_commit
 from fanin.run.one_cell import CellOutcome, not_run
 from fanin.run.venvs import install_reason, other_cells_lock
@@ -66,6 +71,7 @@ NODE_DIRS = Path(
     )
 )
 NPM_CACHE = NODE_DIRS.parent / "npm-cache"
+NODE_RELEASES = NODE_DIRS.parent / "node-releases"  # the Node releases cells name (fanin.run.node_release)
 STAMP = ".fanin-stamp.json"
 PER_PROBE_SECONDS = 60
 
@@ -88,6 +94,7 @@ class NodeRun:
     accept_new: bool = False
     reference_error: str | None = None
     isolate: bool = True
+    node: str | None = None  # the Node release the cell names (`22.13.x`); None: the machine's node
 
 
 def pins(lock: Path, optional: bool = False) -> dict[str, str]:
@@ -184,17 +191,52 @@ def _tool(name: str) -> str:
     return found
 
 
-def ensure(cell_id: str, lock: Path, root: Path | None = None, framework: tuple[str, str] | None = None) -> Path:
-    """The cell's directory, `npm ci`'d from its lock; reinstalled when the lock or a package drifted.
+def node_binary(spec: str) -> Path:
+    """The Node release a cell names, installed from the npm registry the first time (fanin.run.node_release)."""
+    return node_release.ensure(spec, NODE_RELEASES, _tool("npm"), NPM_CACHE)
 
-    `framework` (package, version): package.json and the lock must pin exactly that, or nothing is installed.
-    """
+
+def npm_command(node: Path | None) -> list[str]:
+    """npm, run by `node` when a cell names its Node (the machine's npm CLI is a script: `<node> npm-cli.js`)."""
+    npm = _tool("npm")
+    if node is None:
+        return [npm]
+    script = Path(npm).resolve()
+    if script.suffix not in (".js", ".cjs", ".mjs"):
+        raise NodeInstallError(f"npm ({npm}) is no script a Node release can run; install npm from the npm registry")
+    return [str(node), str(script)]
+
+
+def tool_env(node: Path | None) -> dict[str, str]:
+    """The environment of npm and node --test: the cell's Node first on PATH, so nothing below them finds another."""
+    if node is None:
+        return dict(os.environ)
+    return {**os.environ, "PATH": os.pathsep.join([str(node.parent), os.environ.get("PATH", "")])}
+
+
+def check_lock(cell_id: str, lock: Path, framework: tuple[str, str] | None) -> None:
+    """The lock is there beside its package.json, and (given the framework) it is this cell's."""
     if not lock.is_file() or not (lock.parent / "package.json").is_file():
         raise NodeInstallError(
             f"no lock {shown(lock)} beside its package.json; make it with ./noxw -s lock -- {cell_id}"
         )
     if framework is not None:
         check_lock_names(lock, *framework)
+
+
+def ensure(
+    cell_id: str,
+    lock: Path,
+    root: Path | None = None,
+    framework: tuple[str, str] | None = None,
+    node: Path | None = None,
+) -> Path:
+    """The cell's directory, `npm ci`'d from its lock; reinstalled when the lock, the cell's Node or a package drifted.
+
+    `framework` (package, version): package.json and the lock must pin exactly that, or nothing is installed.
+    `node`: the Node release npm runs with (None: the machine's npm and node).
+    """
+    check_lock(cell_id, lock, framework)
     directory = (root or NODE_DIRS) / cell_id
     directory.mkdir(parents=True, exist_ok=True)
     stamp_path = directory / STAMP
@@ -203,23 +245,24 @@ def ensure(cell_id: str, lock: Path, root: Path | None = None, framework: tuple[
     except (OSError, ValueError):
         stamp = {}
     wanted = file_sha256(lock)
-    if stamp.get("lock_sha256") == wanted and not drift(directory, lock):
+    used = None if node is None else _version([str(node), "--version"])  # stamped only when the cell names one
+    if stamp.get("lock_sha256") == wanted and stamp.get("node") == used and not drift(directory, lock):
         return directory
     stamp_path.unlink(missing_ok=True)  # a half-done install must never look finished
     for name in ("package.json", "package-lock.json", ".npmrc"):
         if (lock.parent / name).is_file():
             shutil.copy(lock.parent / name, directory / name)
-    npm = _tool("npm")
-    base = [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--cache", str(NPM_CACHE)]
-    done = subprocess.run([*base, "--offline"], cwd=directory, capture_output=True, text=True)
+    base = [*npm_command(node), "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--cache", str(NPM_CACHE)]
+    env = tool_env(node)
+    done = subprocess.run([*base, "--offline"], cwd=directory, capture_output=True, text=True, env=env)
     if done.returncode != 0:  # not everything is in the cache yet: fetch from the registry
-        done = subprocess.run(base, cwd=directory, capture_output=True, text=True)
+        done = subprocess.run(base, cwd=directory, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise NodeInstallError(f"npm ci failed (exit {done.returncode}): {npm_reason(done.stderr or done.stdout)}")
     left = drift(directory, lock)
     if left:
         raise NodeInstallError(f"node_modules still differs from {lock.name} after npm ci: {'; '.join(left[:3])}")
-    stamp_path.write_text(json.dumps({"lock_sha256": wanted}))
+    stamp_path.write_text(json.dumps({"lock_sha256": wanted, **({"node": used} if used else {})}))
     return directory
 
 
@@ -300,15 +343,16 @@ def _version(command: list[str]) -> str:
         return "unknown"
 
 
-def environment(directory: Path, lock: Path, mode: str, seconds: float) -> dict[str, Any]:
+def environment(directory: Path, lock: Path, mode: str, seconds: float, node: Path | None = None) -> dict[str, Any]:
+    """What the result set records of the run; `node` the Node it ran with (the one asked for its version)."""
     try:
         lock_shown = str(lock.resolve().relative_to(REPO_ROOT))
     except ValueError:
         lock_shown = str(lock)
     return {
         "runtime": "node",
-        "node": _version([_tool("node"), "--version"]),
-        "npm": _version([_tool("npm"), "--version"]),
+        "node": _version([str(node or _tool("node")), "--version"]),
+        "npm": _version([*npm_command(node), "--version"]),
         "platform": f"{platform.system().lower()}-{platform.machine()}",
         "suite_commit": suite_commit(),
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
@@ -324,7 +368,9 @@ def run_cell(run: NodeRun, log: IO[str]) -> CellOutcome:
     """Install, run every probe under node --test, write the result set (or the marker saying why not)."""
     started = time.monotonic()
     try:
-        directory = ensure(run.cell_id, run.lock, framework=(run.package, run.version))
+        check_lock(run.cell_id, run.lock, (run.package, run.version))  # before a Node release is fetched for it
+        node = node_binary(run.node) if run.node is not None else None
+        directory = ensure(run.cell_id, run.lock, framework=(run.package, run.version), node=node)
     except EnvironmentFault as exc:
         log.write(f"fanin: {exc}\n")
         return not_run(run.cell_id, run.results, NOT_RUN, install_reason(exc))
@@ -335,13 +381,18 @@ def run_cell(run: NodeRun, log: IO[str]) -> CellOutcome:
         return not_run(run.cell_id, run.results, NOT_RUN, "no probe was collected")
     wanted = {i for i, info in declared.items() if any(f.name == Path(info.file).name for f in files)}
     out = Path(tempfile.mkdtemp(prefix="fanin-node-"))
-    command = [_tool("node"), "--test", "--test-concurrency=1", f"--test-timeout={PER_PROBE_SECONDS * 1000}"]
+    command = [
+        str(node or _tool("node")),
+        "--test",
+        "--test-concurrency=1",
+        f"--test-timeout={PER_PROBE_SECONDS * 1000}",
+    ]
     if run.junit is not None:
         run.junit.parent.mkdir(parents=True, exist_ok=True)
         command += ["--test-reporter=spec", "--test-reporter-destination=stdout"]
         command += ["--test-reporter=junit", f"--test-reporter-destination={run.junit}"]
     command, mode = isolation.wrap([*command, str(_entry(suite, files))], run.isolate)
-    env = {**os.environ, contract.NODE_OUT: str(out), isolation.ENV: mode, "NODE_OPTIONS": ""}
+    env = {**tool_env(node), contract.NODE_OUT: str(out), isolation.ENV: mode, "NODE_OPTIONS": ""}
     log.write(f"fanin: {' '.join(command)}\n")
     log.flush()
     process = subprocess.Popen(
@@ -398,7 +449,7 @@ def run_cell(run: NodeRun, log: IO[str]) -> CellOutcome:
         cell=run.cell_id,
         framework=run.framework,
         version=installed(directory).get(run.package, "not installed"),
-        environment=environment(directory, run.lock, mode, time.monotonic() - started),
+        environment=environment(directory, run.lock, mode, time.monotonic() - started, node),
         probes={pid: declared[pid] for pid in observations},
         observations=observations,
     )

@@ -55,7 +55,7 @@ def check(cell: Cell, force: bool, declared: list[catalog.DeclaredProbe]) -> Acc
         raise FaninError(f"{cell.id}: its last run did not finish ({marker}); run the cell again before blessing")
     run = load(path, expect_cell=cell.id)
     identity.check(run, cell, origin)
-    identity.check_lock(run, cell.lock_path, origin)
+    identity.check_lock(run, cell, cell.lock_path, origin)
     commit = str(run.environment.get("suite_commit") or "")
     if commit.endswith("+dirty"):
         raise FaninError(

@@ -16,7 +16,7 @@ from pathlib import Path
 from fanin.model import matrix as paths
 from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.model.matrix import Cell, Matrix
-from fanin.model.staging import write_all, write_atomic
+from fanin.model.staging import write_all
 from fanin.run.venvs import uv_binary
 
 
@@ -104,20 +104,18 @@ def resolve(cell: Cell, matrix: Matrix, uv: str | None = None) -> str:
         return output.read_text(encoding="utf-8")
 
 
-def lock(cell: Cell, matrix: Matrix, output: Path, uv: str | None = None) -> None:
-    """Resolve, then write atomically: a failed resolution leaves the old lock intact."""
-    if cell.framework.runtime == "node":  # package.json + package-lock.json (fanin.versions.npm), beside `output`
-        from fanin.versions import npm
+def lock(cell: Cell, matrix: Matrix, output: Path) -> None:
+    """Resolve, then write atomically: a failed resolution leaves the old lock intact (every file, or none).
 
-        write_all(npm.resolve_files(cell, matrix, output.parent))
-        return
-    write_atomic(output, resolve(cell, matrix, uv))
+    `output` is where the lock's main file goes (uv's file; a Node cell's package-lock.json, package.json beside it).
+    """
+    from fanin.versions import registry  # the cell's runtime resolves it: uv here, npm for a Node cell
+
+    write_all(registry.lock_files(cell, matrix, output))
 
 
 def resolve_files(cell: Cell, matrix: Matrix) -> dict[Path, str]:
     """Every file of the cell's lock, by path: one uv lock, or a Node cell's package.json and package-lock.json."""
-    if cell.framework.runtime == "node":
-        from fanin.versions import npm
+    from fanin.versions import registry
 
-        return npm.resolve_files(cell, matrix)
-    return {cell.lock_path: resolve(cell, matrix)}
+    return registry.lock_files(cell, matrix)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from fanin.model.errors import EnvironmentFault, FaninError
+from fanin.model.errors import EnvironmentFault
 from fanin.model.matrix import LOCKS, Cell, Matrix
 from fanin.model.source import REPO_ROOT
 from fanin.versions.pypi import RegistryError, RegistryUnreachable, Release
@@ -131,8 +131,6 @@ def resolve_files(cell: Cell, matrix: Matrix, out_dir: Path | None = None) -> di
 
     Written to `out_dir` (default: the cell's reference/locks/<cell>/; an upgrade or bisect keeps its own).
     """
-    if cell.framework.runtime != "node":
-        raise FaninError(f"{cell.id} is not a Node cell")
     with tempfile.TemporaryDirectory(prefix="fanin-npm-") as tmp:
         directory = Path(tmp)
         if NPMRC.is_file():

@@ -157,7 +157,7 @@ def plan(args: list[str], matrix: Matrix, today: _dt.date | None = None) -> Upgr
             )
     said = ""
     if wanted[:1] in registry.RANGE_SIGNS:
-        where = "npm" if framework.runtime == "node" else "PyPI"
+        where = framework.runs_on.index
         said = (
             f"{words[0].strip()} means {framework.package} {release.version}, the newest release on {where} matching it"
         )

@@ -73,7 +73,7 @@ class Status:
 
     @property
     def index_name(self) -> str:
-        return "npm" if self.framework.runtime == "node" else "PyPI"
+        return self.framework.runs_on.index
 
     @property
     def installable(self) -> list[pypi.Release]:

@@ -1,0 +1,149 @@
+"""How a cell of each runtime is installed and run, and what its lock pins: one runner per runtime.
+
+`fanin.run.all_cells` hands every cell to the runner its framework's `runtime` names
+(fanin.model.runtime holds the data side; `fanin.versions.registry` the registry side), so no
+module asks which runtime a cell is. A Python cell is its uv venv and pytest (fanin.run.venvs,
+fanin.run.one_cell); a Node cell its npm ci directory and node --test (fanin.run.node_cell), with
+the Node release the cell names (fanin.run.node_release). The Node runner is imported only when a
+Node cell runs or its lock is read (audit and diff load references too, and pay nothing for it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Protocol
+
+from fanin.model import exits
+from fanin.model.errors import FaninError
+from fanin.model.matrix import Cell
+from fanin.model.names import canonicalize_name
+from fanin.run import venvs
+
+if TYPE_CHECKING:  # the runners import what they run lazily: reading a lock's pins costs no pytest runner
+    from fanin.run import one_cell, services
+
+
+@dataclass(frozen=True)
+class CellJob:
+    """Everything a runner needs to run one cell, whatever its runtime."""
+
+    cell: Cell
+    lock: Path
+    reference: Path | None
+    refused: str | None  # the reference was refused: every probe runs, and the run fails
+    results: Path
+    junit: Path
+    targets: tuple[str, ...] = ()
+    accept_new: bool = False
+    pytest_args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    postgres: services.Shared | None = None
+    html: bool = False  # a pytest-html page, where the cell's venv has the plugin
+
+
+class Runner(Protocol):
+    """One runtime's way of installing and running a cell."""
+
+    def run(self, job: CellJob, log: IO[str]) -> one_cell.CellOutcome:
+        """Install the cell from its lock, run its probes, write its result set (or the marker saying why not)."""
+        ...
+
+    def pins(self, lock: Path, environment: Mapping[str, object]) -> dict[str, str]:
+        """What the lock pins, canonical name -> version, for the run `environment` recorded (identity's check)."""
+        ...
+
+
+class PythonRunner:
+    """A uv venv exactly the cell's lock, pytest with fanin's plugin in it."""
+
+    def run(self, job: CellJob, log: IO[str]) -> one_cell.CellOutcome:
+        from fanin.run import one_cell, pythons
+
+        cell = job.cell
+        python = pythons.find(cell.python)
+        if python is None:
+            reason = f"Python {cell.python} is not installed (looked in pyenv and on PATH)"
+            return one_cell.not_run(cell.id, job.results, exits.NOT_RUN, reason)
+        try:
+            venv = venvs.ensure(cell.id, python, job.lock, framework=(cell.framework.package, cell.version))
+        except FaninError as exc:
+            log.write(f"fanin: {exc}\n")
+            return one_cell.not_run(cell.id, job.results, exits.NOT_RUN, venvs.install_reason(exc))
+        job.junit.parent.mkdir(parents=True, exist_ok=True)
+        extra = job.pytest_args + ((f"--fanin-reference-error={job.refused}",) if job.refused else ())
+        html = job.junit.with_suffix(".html") if job.html and venvs.has_package(venv, "pytest-html") else None
+        run = one_cell.CellRun(
+            cell_id=cell.id,
+            framework=cell.framework.key,
+            package=cell.framework.package,
+            import_check=cell.framework.import_check,
+            python=venv.python,
+            lock=job.lock,
+            reference=job.reference,
+            results=job.results,
+            junit=job.junit,
+            html=html,
+            targets=job.targets,
+            pytest_args=extra,
+            accept_new=job.accept_new,
+            env=job.env,
+            postgres=job.postgres,
+        )
+        return one_cell.run_cell(run, log)
+
+    def pins(self, lock: Path, environment: Mapping[str, object]) -> dict[str, str]:
+        return dict(venvs.pins(lock, marker_environment(environment)))
+
+
+class NodeRunner:
+    """An npm ci directory exactly the cell's package-lock.json, node --test over the suite, with the cell's Node."""
+
+    def run(self, job: CellJob, log: IO[str]) -> one_cell.CellOutcome:
+        from fanin.run import node_cell
+
+        cell = job.cell
+        run = node_cell.NodeRun(
+            cell.id, cell.framework.key, cell.framework.package, cell.version, job.lock, job.reference, job.results,
+            job.junit, job.targets, job.accept_new, job.refused, node=cell.setting("node"),
+        )  # fmt: skip
+        return node_cell.run_cell(run, log)
+
+    def pins(self, lock: Path, environment: Mapping[str, object]) -> dict[str, str]:
+        from fanin.run import node_cell
+
+        return {canonicalize_name(k): v for k, v in node_cell.pins(lock).items()}
+
+
+_RUNNERS: dict[str, Runner] = {"python": PythonRunner(), "node": NodeRunner()}
+
+
+def register(name: str, runner: Runner) -> None:
+    """The runner of the runtime `name` (fanin.model.runtime registers its data)."""
+    _RUNNERS[name] = runner
+
+
+def unregister(name: str) -> None:
+    _RUNNERS.pop(name, None)
+
+
+def of(cell: Cell) -> Runner:
+    """The runner of the cell's runtime (matrix.toml accepted the name, so it has one)."""
+    return _RUNNERS[cell.framework.runtime]
+
+
+def marker_environment(environment: Mapping[str, object]) -> dict[str, str]:
+    """The marker environment a Python run's packages were resolved for, from what its result set recorded."""
+    python = str(environment.get("python", "3.11.0"))
+    system, _, machine = str(environment.get("platform", "linux-x86_64")).partition("-")
+    return {
+        "python_full_version": python,
+        "python_version": ".".join(python.split(".")[:2]),
+        "sys_platform": system,
+        "platform_system": system.capitalize(),
+        "platform_machine": machine,
+        "os_name": "nt" if system == "windows" else "posix",
+        "implementation_name": str(environment.get("implementation", "CPython")).lower(),
+        "platform_python_implementation": str(environment.get("implementation", "CPython")),
+    }
