@@ -240,3 +240,10 @@ def test_a_clock_behind_a_committed_lock_moment_is_named_not_the_matrix(
     monkeypatch.setattr(matrix, "REFERENCE_RESULTS", tmp_path)  # nothing recorded after the clock: the file's moment
     with pytest.raises(FaninError, match=r"is in the future \(this machine's clock says .*matrix\.toml"):
         locking.check_moment(cell, now=behind)
+
+
+def test_registry_links_are_checked() -> None:
+    """port_of names another registered framework; repository is owner/name."""
+    said = broken(lambda d: d["frameworks"]["langgraphjs"].update(port_of="langgraf"))
+    assert "port_of 'langgraf' is not another registered framework" in said
+    assert "is not owner/name" in broken(lambda d: d["frameworks"]["langgraph"].update(repository="langgraph"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import subprocess
 import sys
@@ -285,3 +286,17 @@ def test_each_scenario_is_a_comparison_row_saying_how_many_frameworks_disagree(t
     assert row.answers["deepagents"] == ()  # no scenario probe: "no probe cited", never counted
     assert rows["Scenario fan-in-order"].disagreement == ""  # nobody observed it here
     assert f"**{row.disagreement}**" in markdown.report(build(tmp_path / "r"))
+
+
+def test_python_and_javascript_pair_by_the_registrys_port_of_not_by_a_suffix() -> None:
+    """Issue 36 §4: pairing is data (matrix.toml's port_of, as BCD's `upstream`), so a port named anything pairs."""
+    from fanin.report.pages import runtime_pairs
+
+    rep = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
+    paired = {(python.key, node.key) for python, node, _ in rep.runtime_pairs}
+    assert paired == {(fw.port_of, key) for key, fw in MATRIX.frameworks.items() if fw.port_of} != set()
+    node = next(v for v in rep.frameworks if v.key == "langgraphjs")
+    renamed = dataclasses.replace(node, key="langgraph-ts")  # a port whose key says nothing about its runtime
+    views = tuple(renamed if v is node else v for v in rep.frameworks)
+    found = {(p.key, n.key): pairs for p, n, pairs in runtime_pairs(dataclasses.replace(rep, frameworks=views))}
+    assert set(found) == {("langgraph", "langgraph-ts"), ("adk", "adkjs")} and found[("langgraph", "langgraph-ts")]

@@ -46,7 +46,7 @@ RESOLUTIONS = ("as-released", "current")
 _CELL_KEYS = {"framework", "version", "python", "resolution", "exclude_newer", "note"}
 _REQUIRED = ("framework", "version", "resolution", "exclude_newer")
 _TOP_KEYS = {"defaults", "frameworks", "harness", "cell"}
-_FRAMEWORK_KEYS = {"package", "display", "import", "companions", "runtime", "repository", "related"}
+_FRAMEWORK_KEYS = {"package", "display", "import", "companions", "runtime", "repository", "related", "port_of"}
 # Where a framework's probes run is its `runtime` (fanin.model.runtime: "python", "node"); a runtime's settings
 # (a Node cell's `node` release) may be set on the framework or on one cell.
 
@@ -74,6 +74,7 @@ class Framework:
     runtime: str = "python"
     repository: str = ""  # owner/name on GitHub: the repository its probes cite
     related: tuple[str, ...] = ()  # other repositories its probes may cite (a sister SDK, the docs' source)
+    port_of: str = ""  # the framework this one ports to another runtime: probes with the same case line up
     settings: tuple[tuple[str, str], ...] = ()  # the runtime's optional fields (`node = "22.13.x"`), sorted
 
     @property
@@ -250,7 +251,13 @@ def parse(data: dict[str, Any], origin: str = "matrix.toml") -> Matrix:
             settings=_settings(table, runtimes.get(runtime), where),
             repository=_repository(table.get("repository", ""), where),
             related=tuple(_repository(r, where) for r in _list(table.get("related", []), "related", where)),
+            port_of=str(table.get("port_of", "")),
         )
+    for key, fw in frameworks.items():
+        if fw.port_of and (fw.port_of == key or fw.port_of not in frameworks):
+            raise MatrixError(
+                f"{origin} [frameworks.{key}]: port_of {fw.port_of!r} is not another registered framework"
+            )
     cells: list[Cell] = []
     seen: dict[str, int] = {}
     raw_cells = data.get("cell", [])

@@ -289,7 +289,18 @@ def _framework_view(
     )
     missing_here = tuple(sorted((cell, reason) for cell, reason in missing.items() if cell.startswith(f"{key}-")))
     return FrameworkView(
-        key, name, package, tuple(main), twins, tuple(finished), topics, missing_here, focus, summary, steps
+        key,
+        name,
+        package,
+        tuple(main),
+        twins,
+        tuple(finished),
+        topics,
+        missing_here,
+        focus,
+        summary,
+        steps,
+        port_of=registered.port_of if registered else "",
     )
 
 

@@ -149,11 +149,11 @@ def answers_at(view: FrameworkView | None, probe_ids: Sequence[str], column: Col
 
 
 def runtime_pairs(rep: Report) -> tuple[tuple[FrameworkView, FrameworkView, tuple[RuntimePair, ...]], ...]:
-    """Python vs JavaScript: a Node framework keyed `<key>js` lines up every probe id its Python `<key>` also has."""
+    """Python vs JavaScript: a framework with `port_of` in the registry lines up every case the framework it ports has."""
     views = {v.key: v for v in rep.frameworks}
     found = []
     for node in rep.frameworks:
-        python = views.get(node.key[:-2]) if node.key.endswith("js") else None
+        python = views.get(node.port_of) if node.port_of else None
         if python is None:
             continue
         pairs = []

@@ -441,6 +441,7 @@ class FrameworkView:
     focus: Column | None  # the version the comparison, checklist and cite lines speak of
     summary: tuple[SummaryRow, ...]
     steps: tuple[ComparePage, ...]  # each main column against the previous one
+    port_of: str = ""  # the registry's port_of: the framework whose probes of the same case this one lines up with
 
     @property
     def newest(self) -> Column | None:
