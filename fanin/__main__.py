@@ -322,6 +322,19 @@ def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
     return 0
 
 
+def cmd_probes(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin.report import catalogue
+
+    found = catalogue.entries(matrix, args.framework, args.topic, " ".join(args.text))
+    if args.json:
+        print(catalogue.as_json(found))
+    elif found:
+        print(catalogue.text(found))
+    else:
+        print("fanin: no probe matches" + (f" {' '.join(args.text)!r}" if args.text else ""))
+    return 0
+
+
 def cmd_upgrade(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.versions import upgrade
 
@@ -618,6 +631,13 @@ def build_parser() -> argparse.ArgumentParser:
     scn.add_argument("--json", action="store_true", help="the capabilities and observations as one JSON object")
     scn.add_argument("adapter", nargs=argparse.REMAINDER, help="the adapter's command line, after `--`")
     scn.set_defaults(func=cmd_scenarios)
+
+    probes = sub.add_parser("probes", help="list and search the catalogue, by topic (reference/topics.toml)")
+    probes.add_argument("text", nargs="*", help="words every listed probe's id, title or claim contains")
+    probes.add_argument("--framework", help="one framework (key or package)")
+    probes.add_argument("--topic", help="one topic of reference/topics.toml")
+    probes.add_argument("--json", action="store_true", help="one JSON list")
+    probes.set_defaults(func=cmd_probes)
 
     cells = sub.add_parser("cells", help="list the matrix")
     cells.add_argument("--framework")

@@ -482,3 +482,15 @@ def test_every_directory_a_bless_stages_into_is_checked_for_strays(
     err = capsys.readouterr().err
     for directory, count in left.items():
         assert f"{count} in {directory} (" in err, err
+
+
+def test_probes_lists_and_searches_the_catalogue_by_topic(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["probes", "--topic", "send", "empty"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("send — Send and map-reduce: ") and out[1].startswith("  langgraph/send/empty  [")
+    assert all("empty" in line for line in out[1:]) and len(out) >= 3
+    assert cli.main(["probes", "--topic", "jion"]) == 2
+    assert "no topic 'jion' in reference/topics.toml; did you mean join?" in one_line_error(capsys)
+    assert cli.main(["probes", "--json", "--framework", "google-adk", "--topic", "escalate"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert {e["framework"] for e in listed} == {"adk"} and {e["at"] for e in listed} == {MATRIX.newest("adk").id}

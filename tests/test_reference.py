@@ -206,3 +206,13 @@ def test_the_repository_check_sees_a_misspelt_repository(tmp_path: Path) -> None
     probe = tmp_path / "test_x.py"
     probe.write_text('SRC = "https://github.com/microsoft/agent_framework/blob/python-1.0.0/x.py#L3"\n')
     assert _cited_repositories([probe]) == {"microsoft/agent_framework"}
+
+
+def test_every_probe_topic_is_in_the_topic_registry_and_every_topic_has_a_probe() -> None:
+    """Issue 36 §4: topics are one registry (reference/topics.toml), as typing's test_groups.toml."""
+    from fanin.model import topics
+
+    registry = topics.load()
+    used = {p.id.split("/")[1] for p in catalog.declared()}
+    assert sorted(used - set(registry)) == [], "add these topics to reference/topics.toml"
+    assert sorted(set(registry) - used) == [], "reference/topics.toml names topics no probe has"

@@ -32,6 +32,7 @@ REFERENCE_RESULTS = REFERENCE / "results"
 BISECT_FINDINGS = REFERENCE / "bisect.json"
 MITIGATIONS = REFERENCE / "mitigations.toml"
 SENSITIVITY = REFERENCE / "sensitivity.toml"  # patches each probe must notice (fanin sensitivity)
+TOPICS = REFERENCE / "topics.toml"  # the topic registry (fanin.model.topics)
 _RENDERED = REFERENCE  # an installed fanin never writes into its own package: see REPORTS below
 REFERENCE_REPORT = _RENDERED / "REPORT.md"
 REFERENCE_CHECKLIST = _RENDERED / "CHECKLIST.md"

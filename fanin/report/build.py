@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fanin.model import compare, scenarios
+from fanin.model import compare, scenarios, topics
 from fanin.model.matrix import Matrix
 from fanin.model.results import (
     HARMFUL,
@@ -169,7 +169,16 @@ def _topic_rows(framework: str, name: str, probes: Sequence[ProbeView], columns:
                 first = group[0]
                 cells.append(MatrixCell(variant.observations.get(first.cell), by_after.get(first.cell)))
             rows.append(MatrixRow(probe, variant, tuple(cells)))
-    return TopicView(framework, name, tuple(probes), tuple(ColumnGroup(tuple(g)) for g in groups), tuple(rows))
+    registered = topics.get(name)
+    return TopicView(
+        framework,
+        name,
+        tuple(probes),
+        tuple(ColumnGroup(tuple(g)) for g in groups),
+        tuple(rows),
+        title=registered.title if registered else "",
+        about=registered.about if registered else "",
+    )
 
 
 def _framework_view(

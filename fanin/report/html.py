@@ -117,7 +117,11 @@ def matrix(rep: Report, view: FrameworkView, source: str) -> str:
     width = len(view.columns) + 1
     bodies = []
     for topic in view.topics:
-        rows = [f'<tr class="topic"><th scope="rowgroup" colspan="{width}"><span>{escape(topic.name)}</span></th></tr>']
+        rows = [
+            f'<tr class="topic"><th scope="rowgroup" colspan="{width}"><span>{escape(topic.name)}</span>'
+            + (f' <span class="about">{escape(topic.title)}: {escape(topic.about)}</span>' if topic.title else "")
+            + "</th></tr>"
+        ]
         for probe in topic.probes:
             for variant in probe.matrix_variants:
                 if variant.suffix:

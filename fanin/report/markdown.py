@@ -182,7 +182,10 @@ def _matrix(rep: Report, view: FrameworkView, source: str) -> str:
         " every other variant observes what the default does.\n"
     )
     for topic in view.topics:
-        parts += [f'### <a id="{topic.anchor}"></a>{view.name} · {topic.name}', "", _topic_table(rep, topic, source)]
+        parts += [f'### <a id="{topic.anchor}"></a>{view.name} · {topic.name}', ""]
+        if topic.title:
+            parts += [f"*{topic.title}*: {topic.about}", ""]
+        parts.append(_topic_table(rep, topic, source))
     return "\n".join(parts)
 
 

@@ -256,6 +256,8 @@ class TopicView:
     probes: tuple[ProbeView, ...]
     groups: tuple[ColumnGroup, ...]
     rows: tuple[MatrixRow, ...]
+    title: str = ""  # the topic registry's (reference/topics.toml); empty for a topic it lacks
+    about: str = ""
 
     @property
     def anchor(self) -> str:
