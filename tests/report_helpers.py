@@ -59,3 +59,16 @@ def write(directory: Path, *sets: ResultSet) -> Path:
     for rs in sets:
         save(rs, directory / f"{rs.cell}.json")
     return directory
+
+
+def newest_and_beyond(framework: str) -> tuple[str, str, str]:
+    """The framework's newest reference cell, a version past it that no cell has, and a spec the newest matches.
+
+    For tests that stand in a local run for a version outside the reference: computed, so that adding a
+    version to the matrix never breaks them.
+    """
+    from fanin.model import matrix
+
+    newest = matrix.load().newest(framework)
+    major, minor, patch = [*newest.version.split("."), "0", "0"][:3]
+    return newest.id, f"{major}.{minor}.{int(patch) + 100}", f"{major}.{minor}.*"

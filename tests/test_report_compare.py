@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-from report_helpers import info, obs, result_set, write
+from report_helpers import info, newest_and_beyond, obs, result_set, write
 
 import fanin.__main__ as cli
 from fanin.model import compare, matrix
@@ -89,7 +89,7 @@ def test_compare_pages_show_before_and_after_of_the_changed_value_paths() -> Non
 
 def test_the_newest_of_each_framework_side_by_side() -> None:
     page = next(p for p in REFERENCE.compare_pages if p.across_frameworks)
-    assert (page.a.cell, page.b.cell) == ("langgraph-1.2.24", "adk-2.13.0")
+    assert (page.a.cell, page.b.cell) == (MATRIX.newest("langgraph").id, MATRIX.newest("adk").id)
     assert len(page.questions) == len(REFERENCE.comparison)
     allowed = {
         "same",
@@ -99,7 +99,10 @@ def test_the_newest_of_each_framework_side_by_side() -> None:
         "not comparable: a side has no observation",
     }  # a question no LangGraph probe answers yet
     assert {q.verdict for q in page.questions} <= allowed | {"only Google ADK applies", "only LangGraph applies"}
-    assert "| question | LangGraph 1.2.24 | Google ADK 2.13.0 | compared |" in markdown.compare_page(REFERENCE, page)
+    heading = (
+        f"| question | LangGraph {MATRIX.newest('langgraph').version} | Google ADK {MATRIX.newest('adk').version} |"
+    )
+    assert heading + " compared |" in markdown.compare_page(REFERENCE, page)
 
 
 def test_the_matrix_links_every_neighbour_and_oldest_to_newest_and_the_pages_exist(
@@ -231,18 +234,18 @@ def test_report_compare_takes_versions_as_report_for_does(
     """A range means its newest reference cell, a version outside the reference its local run, each said in one line."""
     monkeypatch.setattr(matrix, "REPORTS", tmp_path / "reports")
     monkeypatch.setattr(matrix, "RUN_RESULTS", tmp_path / "reports" / "results")
-    run = load(matrix.REFERENCE_RESULTS / "langgraph-1.2.24.json")
-    run.cell, run.version = "langgraph-1.2.30", "1.2.30"
-    run.environment = {**run.environment, "packages": {**run.environment["packages"], "langgraph": "1.2.30"}}
+    newest, beyond, spec = newest_and_beyond("langgraph")
+    run = load(matrix.REFERENCE_RESULTS / f"{newest}.json")
+    run.cell, run.version = f"langgraph-{beyond}", beyond
+    run.environment = {**run.environment, "packages": {**run.environment["packages"], "langgraph": beyond}}
     (tmp_path / "reports" / "upgrade").mkdir(parents=True)
-    save(run, tmp_path / "reports" / "upgrade" / "langgraph-1.2.30.json")
+    save(run, tmp_path / "reports" / "upgrade" / f"langgraph-{beyond}.json")
     out = tmp_path / "out"
     published = ["--base-url", "https://example.org"]  # permalinks: the two pages alone, no bundle beside them
-    assert (
-        cli.main(["report", "--compare", "langgraph==1.2.*", "langgraph==1.2.30", "--out", str(out), *published]) == 0
-    )
+    asked = ["report", "--compare", f"langgraph=={spec}", f"langgraph=={beyond}", "--out", str(out), *published]
+    assert cli.main(asked) == 0
     said = capsys.readouterr().out.splitlines()
-    assert said[0] == "fanin: langgraph==1.2.* means langgraph-1.2.24, the newest reference cell matching it"
-    assert said[1].startswith("fanin: langgraph==1.2.30: local result set ") and "(not in the reference)" in said[1]
-    text = (out / "compare-langgraph-1.2.24-langgraph-1.2.30.md").read_text()
-    assert f"**0 of {len(run.observations)} observations differ.**" in text  # the local run is the 1.2.24 set, renamed
+    assert said[0] == f"fanin: langgraph=={spec} means {newest}, the newest reference cell matching it"
+    assert said[1].startswith(f"fanin: langgraph=={beyond}: local result set ") and "(not in the reference)" in said[1]
+    text = (out / f"compare-{newest}-langgraph-{beyond}.md").read_text()
+    assert f"**0 of {len(run.observations)} observations differ.**" in text  # the local run is the newest set, renamed

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from packaging.version import Version
+from report_helpers import newest_and_beyond
 
 import fanin.__main__ as cli
 from fanin.model import focus as focus_model
@@ -70,20 +71,22 @@ def test_reference_versions_are_read_from_the_reference(reports: Path, capsys: p
 def test_a_version_outside_the_reference_comes_from_a_local_upgrade_run(
     reports: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run = load(matrix.REFERENCE_RESULTS / "langgraph-1.2.24.json")
-    run.cell, run.version = "langgraph-1.2.30", "1.2.30"
-    run.environment = {**run.environment, "packages": {**run.environment["packages"], "langgraph": "1.2.30"}}
+    newest, beyond, _ = newest_and_beyond("langgraph")
+    run = load(matrix.REFERENCE_RESULTS / f"{newest}.json")
+    run.cell, run.version = f"langgraph-{beyond}", beyond
+    run.environment = {**run.environment, "packages": {**run.environment["packages"], "langgraph": beyond}}
     (reports / "upgrade").mkdir(parents=True)
-    save(run, reports / "upgrade" / "langgraph-1.2.30.json")
+    save(run, reports / "upgrade" / f"langgraph-{beyond}.json")
     out = reports / "review"
-    assert cli.main(["report", "--for", "langgraph==1.2.30", "--out", str(out)]) == 0
+    assert cli.main(["report", "--for", f"langgraph=={beyond}", "--out", str(out)]) == 0
     assert "local result set" in capsys.readouterr().out
     text = (out / "REPORT.md").read_text()
-    assert "(not in the reference)" in text and "1.2.30 local" in text
+    assert "(not in the reference)" in text and f"{beyond} local" in text
     assert re.search(
-        r"```text\nfanin langgraph/\S+ · langgraph 1\.2\.30 · local run ", (out / "probes" / "langgraph.md").read_text()
+        rf"```text\nfanin langgraph/\S+ · langgraph {re.escape(beyond)} · local run ",
+        (out / "probes" / "langgraph.md").read_text(),
     )
-    assert "| Version | langgraph==1.2.30 |" in (out / "CHECKLIST.md").read_text()
+    assert f"| Version | langgraph=={beyond} |" in (out / "CHECKLIST.md").read_text()
 
 
 def test_a_version_with_no_result_set_is_one_line_and_exit_2(reports: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -138,7 +141,8 @@ def test_the_reference_checklist_speaks_of_the_newest_versions() -> None:
     text = files[matrix.REFERENCE_CHECKLIST]
     assert "| Framework | _…_ |" in text and "| Version | _…_ |" in text
     assert "at the newest version of each framework" in text
-    assert "(langgraph 1.2.24): " in text and "(google-adk 2.13.0): " in text
+    assert f"(langgraph {MATRIX.newest('langgraph').version}): " in text
+    assert f"(google-adk {MATRIX.newest('adk').version}): " in text
     assert "](probes/langgraph.md#" in text and "](probes/adk.md#" in text
     assert text == checklist.checklist(outputs.report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True))
 
