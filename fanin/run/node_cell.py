@@ -88,6 +88,7 @@ class NodeRun:
     accept_new: bool = False
     reference_error: str | None = None
     isolate: bool = True
+    root: Path | None = None  # the folder holding the cell's directory (NODE_DIRS; the sensitivity check's copy)
 
 
 def pins(lock: Path, optional: bool = False) -> dict[str, str]:
@@ -324,7 +325,7 @@ def run_cell(run: NodeRun, log: IO[str]) -> CellOutcome:
     """Install, run every probe under node --test, write the result set (or the marker saying why not)."""
     started = time.monotonic()
     try:
-        directory = ensure(run.cell_id, run.lock, framework=(run.package, run.version))
+        directory = ensure(run.cell_id, run.lock, root=run.root, framework=(run.package, run.version))
     except EnvironmentFault as exc:
         log.write(f"fanin: {exc}\n")
         return not_run(run.cell_id, run.results, NOT_RUN, install_reason(exc))
