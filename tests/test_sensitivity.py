@@ -57,7 +57,7 @@ def test_patching_a_copy_never_writes_the_original_inode(tmp_path: Path) -> None
     (module.parent / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"stale")
     copy = tmp_path / "copy"
     subprocess.run(["cp", "-al", str(original), str(copy)], check=True)
-    copied = sensitivity.site_packages(copy) / "pkg" / "mod.py"
+    copied = sensitivity.package_root(copy) / "pkg" / "mod.py"
     inode = module.stat().st_ino
     assert copied.stat().st_ino == inode
     with sensitivity.patched(copy, original, patch()):
@@ -67,6 +67,22 @@ def test_patching_a_copy_never_writes_the_original_inode(tmp_path: Path) -> None
     assert copied.read_text() == "x = 'old'\n"
     assert module.read_text() == "x = 'old'\n" and module.stat().st_ino == inode
     assert (module.parent / "__pycache__" / "mod.cpython-311.pyc").read_bytes() == b"stale"
+
+
+def test_a_node_cell_is_patched_in_its_copys_node_modules(tmp_path: Path) -> None:
+    """A Node cell's `file` is relative to node_modules; the copy is patched, the cell's own file never written."""
+    original = tmp_path / "adkjs-2.0.0"
+    module = original / "node_modules" / "@scope" / "pkg" / "mod.js"
+    module.parent.mkdir(parents=True)
+    module.write_text("const x = 'old';\n")
+    copy = sensitivity.copy_venv(original, tmp_path / "work" / "adkjs-2.0.0")
+    js = Patch("p", "adkjs-2.0.0", "@scope/pkg/mod.js", "a behaviour", ("adkjs/t/one",), (Edit("old", "new"),))
+    assert sensitivity.package_root(copy) == copy / "node_modules"
+    inode = module.stat().st_ino
+    with sensitivity.patched(copy, original, js):
+        assert (copy / "node_modules" / "@scope" / "pkg" / "mod.js").read_text() == "const x = 'new';\n"
+    assert module.read_text() == "const x = 'old';\n" and module.stat().st_ino == inode
+    assert (copy / "node_modules" / "@scope" / "pkg" / "mod.js").read_text() == "const x = 'old';\n"
 
 
 def test_copy_venv_gives_new_inodes(tmp_path: Path) -> None:

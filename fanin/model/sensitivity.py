@@ -33,7 +33,7 @@ class Edit:
 class Patch:
     id: str
     cell: str
-    file: str  # relative to the venv's site-packages
+    file: str  # relative to the venv's site-packages (a Node cell's node_modules)
     simulates: str  # the behaviour the edit stands for, in words
     probes: tuple[str, ...]  # probe ids that must move (every variant of the probe is compared)
     edits: tuple[Edit, ...]
@@ -63,7 +63,9 @@ def load(path: Path = SENSITIVITY) -> list[Patch]:
             raise FaninError(f"{where}: missing {', '.join(missing)}")
         file = PurePosixPath(raw["file"])
         if file.is_absolute() or ".." in file.parts:
-            raise FaninError(f"{where}: file must be a path inside site-packages, got {raw['file']!r}")
+            raise FaninError(
+                f"{where}: file must be a path inside site-packages (node_modules for a Node cell), got {raw['file']!r}"
+            )
         edits = tuple(Edit(e["search"], e["replace"]) for e in raw["edit"])
         if any(not e.search or e.search == e.replace for e in edits):
             raise FaninError(f"{where}: every edit needs a search text and a different replacement")

@@ -95,6 +95,7 @@ class NodeRun:
     reference_error: str | None = None
     isolate: bool = True
     node: str | None = None  # the Node release the cell names (`22.13.x`); None: the machine's node
+    root: Path | None = None  # the folder holding the cell's directory (NODE_DIRS; the sensitivity check's copy)
 
 
 def pins(lock: Path, optional: bool = False) -> dict[str, str]:
@@ -370,7 +371,7 @@ def run_cell(run: NodeRun, log: IO[str]) -> CellOutcome:
     try:
         check_lock(run.cell_id, run.lock, (run.package, run.version))  # before a Node release is fetched for it
         node = node_binary(run.node) if run.node is not None else None
-        directory = ensure(run.cell_id, run.lock, framework=(run.package, run.version), node=node)
+        directory = ensure(run.cell_id, run.lock, root=run.root, framework=(run.package, run.version), node=node)
     except EnvironmentFault as exc:
         log.write(f"fanin: {exc}\n")
         return not_run(run.cell_id, run.results, NOT_RUN, install_reason(exc))

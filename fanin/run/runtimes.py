@@ -54,6 +54,17 @@ class Runner(Protocol):
         """What the lock pins, canonical name -> version, for the run `environment` recorded (identity's check)."""
         ...
 
+    def installed(self, cell: Cell) -> Path:
+        """The cell's installed directory (its venv, its npm ci directory), installed first where it is not."""
+        ...
+
+    def run_copy(
+        self, cell: Cell, copy: Path, nodes: tuple[str, ...], results: Path, log: IO[str]
+    ) -> one_cell.CellOutcome:
+        """Run the probes `nodes` (file::function) from `copy`, a copy of the installed directory (the sensitivity
+        check patches the copy, never the cell's own files); every new observation is accepted."""
+        ...
+
 
 class PythonRunner:
     """A uv venv exactly the cell's lock, pytest with fanin's plugin in it."""
@@ -96,6 +107,35 @@ class PythonRunner:
     def pins(self, lock: Path, environment: Mapping[str, object]) -> dict[str, str]:
         return dict(venvs.pins(lock, marker_environment(environment)))
 
+    def installed(self, cell: Cell) -> Path:
+        from fanin.run import pythons
+
+        python = pythons.find(cell.python)
+        if python is None:
+            raise FaninError(f"Python {cell.python} is not installed (looked in pyenv and on PATH)")
+        return venvs.ensure(cell.id, python, cell.lock_path, framework=(cell.framework.package, cell.version)).path
+
+    def run_copy(
+        self, cell: Cell, copy: Path, nodes: tuple[str, ...], results: Path, log: IO[str]
+    ) -> one_cell.CellOutcome:
+        from fanin.run import one_cell
+
+        run = one_cell.CellRun(
+            cell_id=cell.id,
+            framework=cell.framework.key,
+            package=cell.framework.package,
+            import_check=cell.framework.import_check,
+            python=copy / "bin" / "python",
+            lock=cell.lock_path,
+            reference=None,
+            results=results,
+            targets=nodes,
+            pytest_args=("-q",),
+            accept_new=True,
+            env={"PYTHONDONTWRITEBYTECODE": "1"},
+        )
+        return one_cell.run_cell(run, log)
+
 
 class NodeRunner:
     """An npm ci directory exactly the cell's package-lock.json, node --test over the suite, with the cell's Node."""
@@ -114,6 +154,25 @@ class NodeRunner:
         from fanin.run import node_cell
 
         return {canonicalize_name(k): v for k, v in node_cell.pins(lock).items()}
+
+    def installed(self, cell: Cell) -> Path:
+        from fanin.run import node_cell
+
+        release = cell.setting("node")
+        node = node_cell.node_binary(release) if release is not None else None
+        return node_cell.ensure(cell.id, cell.lock_path, framework=(cell.framework.package, cell.version), node=node)
+
+    def run_copy(
+        self, cell: Cell, copy: Path, nodes: tuple[str, ...], results: Path, log: IO[str]
+    ) -> one_cell.CellOutcome:
+        from fanin.run import node_cell
+
+        files = tuple(dict.fromkeys(node.split("::", 1)[0] for node in nodes))  # node --test runs whole files
+        run = node_cell.NodeRun(
+            cell.id, cell.framework.key, cell.framework.package, cell.version, cell.lock_path, None, results,
+            targets=files, accept_new=True, node=cell.setting("node"), root=copy.parent,
+        )  # fmt: skip
+        return node_cell.run_cell(run, log)
 
 
 _RUNNERS: dict[str, Runner] = {"python": PythonRunner(), "node": NodeRunner()}

@@ -1,5 +1,6 @@
-"""`fanin sensitivity`: apply each patch of reference/sensitivity.toml in a copy of its cell's venv and
-run the probes it names; each must change its hazard or label (fanin.model.sensitivity.verdict).
+"""`fanin sensitivity`: apply each patch of reference/sensitivity.toml in a copy of its cell's venv (a Node
+cell's directory) and run the probes it names; each must change its hazard or label
+(fanin.model.sensitivity.verdict).
 
 The cell's own venv is never written: uv hard-links venv files to its cache, so an edit in place
 would corrupt every venv sharing that file. The copy is made once per cell with `cp -a` (new
@@ -7,7 +8,8 @@ inodes), and a patched file is written beside its target and renamed over it (a 
 checked against the original's); undoing a patch writes the original text back the same way, so one
 copy serves every patch of its cell. Only the named probes run (`file::function` targets): first
 unpatched (the baseline), then once per patch. Bytecode is neither read from nor written to the copy
-for a patched module (its .pyc files are removed; PYTHONDONTWRITEBYTECODE is set).
+for a patched module (its .pyc files are removed; PYTHONDONTWRITEBYTECODE is set). A Node cell is
+copied the same way (its directory, node_modules and all) and run by fanin.run.node_cell from the copy.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from fanin.model import catalog, exits
 from fanin.model.errors import FaninError
@@ -28,7 +31,7 @@ from fanin.model.matrix import REPORTS, Cell, Matrix
 from fanin.model.results import Observation, ResultFileError, load
 from fanin.model.sensitivity import Move, Patch, PatchError, apply, verdict
 from fanin.model.source import REPO_ROOT
-from fanin.run import one_cell, pythons, venvs
+from fanin.run import one_cell, runtimes, venvs
 
 WORK = venvs.VENVS.parent / "sensitivity"  # the venv copies, beside the venvs (.fanin/ or the user cache)
 RESULTS = REPORTS / "sensitivity"
@@ -46,10 +49,13 @@ class Outcome:
         return bool(self.moves) and all(m.moved for m in self.moves)
 
 
-def site_packages(venv: Path) -> Path:
-    found = sorted(venv.glob("lib/python*/site-packages"))
+def package_root(directory: Path) -> Path:
+    """The folder a patch's `file` is relative to: a Node cell's node_modules, or a venv's one site-packages."""
+    if (directory / "node_modules").is_dir():
+        return directory / "node_modules"
+    found = sorted(directory.glob("lib/python*/site-packages"))
     if len(found) != 1:
-        raise FaninError(f"{venv}: expected one lib/python*/site-packages, found {len(found)}")
+        raise FaninError(f"{directory}: expected one lib/python*/site-packages, found {len(found)}")
     return found[0]
 
 
@@ -76,7 +82,7 @@ def _replace(path: Path, text: str, original_inode: int) -> None:
 @contextmanager
 def patched(copy: Path, original: Path, patch: Patch) -> Iterator[None]:
     """The patch applied to the copy's file for the block, then the original text back (both by rename)."""
-    target, source = site_packages(copy) / patch.file, site_packages(original) / patch.file
+    target, source = package_root(copy) / patch.file, package_root(original) / patch.file
     if not target.is_file():
         raise PatchError(f"{patch.id}: {patch.file} is not installed in {patch.cell}")
     text = source.read_text(encoding="utf-8")
@@ -138,11 +144,8 @@ class CellCopies:
 
     def _copy(self, cell: Cell) -> tuple[Path, Path]:
         if cell.id not in self.copies:
-            python = pythons.find(cell.python)
-            if python is None:
-                raise FaninError(f"Python {cell.python} is not installed (looked in pyenv and on PATH)")
-            original = venvs.ensure(cell.id, python, cell.lock_path, framework=(cell.framework.package, cell.version))
-            self.copies[cell.id] = (original.path, copy_venv(original.path, self.work / cell.id))
+            original = runtimes.of(cell).installed(cell)  # a venv, or a Node cell's npm ci directory
+            self.copies[cell.id] = (original, copy_venv(original, self.work / cell.id))
         return self.copies[cell.id]
 
     def observe(self, cell_id: str, patch: Patch | None, probes: tuple[str, ...]) -> dict[str, Observation]:
@@ -151,27 +154,17 @@ class CellCopies:
         nodes, _ = targets(probes)
         name = patch.id if patch else "baseline"
         results = RESULTS / cell.id / f"{name}.json"
-        run = one_cell.CellRun(
-            cell_id=cell.id,
-            framework=cell.framework.key,
-            package=cell.framework.package,
-            import_check=cell.framework.import_check,
-            python=copy / "bin" / "python",
-            lock=cell.lock_path,
-            reference=None,
-            results=results,
-            targets=nodes,
-            pytest_args=("-q",),
-            accept_new=True,
-            env={"PYTHONDONTWRITEBYTECODE": "1"},
-        )
+
+        def start(log: IO[str]) -> one_cell.CellOutcome:
+            return runtimes.of(cell).run_copy(cell, copy, nodes, results, log)
+
         results.parent.mkdir(parents=True, exist_ok=True)
         with (results.with_suffix(".log")).open("w", encoding="utf-8") as log:
             if patch is None:
-                outcome = one_cell.run_cell(run, log)
+                outcome = start(log)
             else:
                 with patched(copy, original, patch):
-                    outcome = one_cell.run_cell(run, log)
+                    outcome = start(log)
         if outcome.code not in (exits.SAME, exits.CHANGED):
             raise FaninError(f"{cell.id} ({name}) did not run: {outcome.reason}")
         try:

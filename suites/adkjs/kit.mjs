@@ -8,15 +8,18 @@ export const APP = "fanin";
 export const USER = "u";
 
 // The model: one canned text reply, after `before()` (a gate) resolves; never touches the network.
+// `after()` runs once ADK has taken the reply and asks the model for more (the reply has gone on up).
 export class FakeLlm extends BaseLlm {
-  constructor(reply, before) {
+  constructor(reply, before, after) {
     super({ model: "fake-model" });
     this.reply = reply;
     this.before = before;
+    this.after = after;
   }
   async *generateContentAsync() {
     if (this.before) await this.before();
     yield { content: { role: "model", parts: [{ text: this.reply }] } };
+    if (this.after) this.after();
   }
   async connect() {
     throw new Error("FakeLlm has no live connection");
@@ -24,12 +27,14 @@ export class FakeLlm extends BaseLlm {
 }
 
 // Branches take turns in a given order: each waits at wait(name); start() opens the first turn once
-// every branch has arrived (the proof they are in flight together); done(name) opens the next.
+// every branch has arrived (the proof they are in flight together); done(name) opens the next and
+// notes `name` in `acted` (the order the gate let them finish, whatever reached the session).
 export class Turns {
   constructor(order) {
     this.order = order;
     this.gates = Object.fromEntries(order.map((name) => [name, new Gate()]));
     this.arrived = new Set();
+    this.acted = [];
   }
   wait(name) {
     this.arrived.add(name);
@@ -42,6 +47,7 @@ export class Turns {
     this.gates[this.order[0]].open();
   }
   done(name) {
+    this.acted.push(name);
     const next = this.order[this.order.indexOf(name) + 1];
     if (next !== undefined && !this.gates[next].opened) this.gates[next].open();
   }

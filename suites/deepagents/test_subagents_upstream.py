@@ -125,12 +125,14 @@ def test_parallel_interrupt(obs: Observer) -> None:
     Command = obs.need("langgraph.types", "Command")
 
     runs = {"approver_model_calls": 0, "risky_runs": 0, "plain_model_calls": 0, "count_runs": 0}
+    ran_with: list[int] = []  # the n each risky run was given: the approved call's, or a regenerated one's
     turns = ThreadTurns(["approver", "plain"])
 
-    def risky(target: str) -> str:
+    def risky(n: int) -> str:
         """A tool that needs a human's approval."""
         runs["risky_runs"] += 1
-        return f"did {target}"
+        ran_with.append(n)
+        return f"did {n}"
 
     def count() -> str:
         """A plain tool of the parent."""
@@ -141,7 +143,8 @@ def test_parallel_interrupt(obs: Observer) -> None:
         runs["approver_model_calls"] += 1
         if not da_kit.answered(messages):
             turns.turn("approver")
-            return da_kit.calls(da_kit.tool_call("risky", {"target": "x"}, "risky-1"))
+            n = runs["approver_model_calls"]  # each call the model makes is a new one: risky(n=1), risky(n=2), ...
+            return da_kit.calls(da_kit.tool_call("risky", {"n": n}, f"risky-{n}"))
         return da_kit.say("approver done")
 
     def plain(messages: list[BaseMessage]) -> AIMessage:
@@ -181,6 +184,7 @@ def test_parallel_interrupt(obs: Observer) -> None:
     with obs.framework():
         final = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
     after = {k: runs[k] - before[k] for k in runs}
+    approved = _risky_args(interrupts or pending)
     replies = da_kit.replies(final.get("messages", []))
     value = {
         "runs_before_resume": before,
@@ -188,17 +192,44 @@ def test_parallel_interrupt(obs: Observer) -> None:
         "interrupts_pending": len(interrupts or pending),
         "replies": {k: replies[k] for k in sorted(replies)},
         "still_interrupted": bool(final.get("__interrupt__")),
+        "approved_n": approved,  # the n of the call the approval was asked for
+        "risky_ran_with": ran_with,
     }
     rerun = [k.replace("_model_calls", "").replace("_runs", "") for k in ("plain_model_calls", "count_runs") if after[k]]
     approver_again = after["approver_model_calls"] > 1  # 1 = its reply after the approved tool ran
     done = not value["still_interrupted"] and replies.get("task-approver") == "approver done"
     label = ("re-runs " + ", ".join(rerun + (["approver from the start"] if approver_again else []))
              if rerun or approver_again else "only the approver resumes")
+    regenerated = [n for n in ran_with if n not in approved]
+    if regenerated:  # the approval was spent on a call the human never saw
+        label = f"approved risky(n={', '.join(map(str, approved))}), ran risky(n={', '.join(map(str, regenerated))})"
     obs.record(
         value,
         label=label if done else label + "; not completed",
         detail=f"before the resume: {before}; the resume adds {after}; the approver "
-        f"{'finishes' if done else 'does not finish'}; risky ran {runs['risky_runs']}x in all",
-        # Work that already finished runs again (a side effect repeated, nobody told); the answers are kept.
-        hazard="silent" if rerun or approver_again or not done or runs["risky_runs"] > 1 else "safe",
+        f"{'finishes' if done else 'does not finish'}; the approval was asked for risky(n={approved}),"
+        f" risky ran {runs['risky_runs']}x in all, with n={ran_with}",
+        # Work that already finished runs again, or an approved call is replaced by another (a side effect
+        # repeated or never approved, nobody told); the answers are kept.
+        hazard="silent" if rerun or approver_again or regenerated or not done or runs["risky_runs"] > 1 else "safe",
     )
+
+
+def _risky_args(interrupts: list) -> list:
+    """The n of every `risky` call the pending interrupts ask approval for (their values hold the tool calls'
+    args: `action_requests` from 0.2, a list of HumanInterrupts with `action_request` in 0.1)."""
+    found: list = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            if isinstance(value.get("args"), dict) and "n" in value["args"]:
+                found.append(value["args"]["n"])
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                walk(item)
+
+    for interrupt in interrupts:
+        walk(getattr(interrupt, "value", interrupt))
+    return found

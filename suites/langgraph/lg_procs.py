@@ -34,6 +34,24 @@ def fork(target: Callable[..., None], *args: Any) -> tuple[Any, Any]:
     return process, parent_end
 
 
+def ask(pipe: Any, expected: str, who: str) -> Any:
+    """The next message of a worker (`expected` kind); a poll timeout only catches a broken worker."""
+    if not pipe.poll(60):
+        raise RuntimeError(f"{who} sent nothing for 60 s (a broken worker)")
+    kind, payload = pipe.recv()
+    if kind == "worker-error":
+        raise RuntimeError(f"{who} failed:\n{payload}")
+    if kind != expected:
+        raise RuntimeError(f"{who} said {kind} ({payload}), expected {expected}")
+    return payload
+
+
+def finish(process: Any, pipe: Any) -> None:
+    """Wait for a worker to end (it has said everything), then close the parent's end of its pipe."""
+    process.join(30)
+    pipe.close()
+
+
 def _main(target: Callable[..., None], args: tuple, conn: Any) -> None:
     try:
         target(*args, conn)
@@ -236,12 +254,17 @@ def restart(backend: str, target: str, thread: str, options: dict, conn: Any) ->
 # --- two processes, one thread (langgraph/threads/two-processes-one-thread) ------------------------
 
 
-def one_step_graph(name: str) -> Any:
-    """START -> work -> END; `work` appends `<name>:work` (the worker's own node write)."""
+def one_step_graph(name: str, before_work: Callable[[], None] | None = None) -> Any:
+    """START -> work -> END; `work` appends `<name>:work` (the worker's own node write), after `before_work()`."""
     from langgraph.graph import START, StateGraph
 
+    def work(state: State) -> dict:
+        if before_work is not None:
+            before_work()
+        return {"items": [f"{name}:work"]}
+
     builder = StateGraph(State)
-    builder.add_node("work", lambda state: {"items": [f"{name}:work"]})
+    builder.add_node("work", work)
     builder.add_edge(START, "work")
     return builder
 
@@ -253,10 +276,21 @@ def seed(backend: str, target: str, thread: str, conn: Any) -> None:
         conn.send(("seeded", sorted(result["items"])))
 
 
-def invoke_when_told(backend: str, target: str, thread: str, name: str, conn: Any) -> None:
+def invoke_when_told(backend: str, target: str, thread: str, name: str, hold_work: bool, conn: Any) -> None:
     """Invoke the thread with this worker's input; after the run has read the thread's latest checkpoint (its
-    first get_tuple), report ("read", what it read) and wait for "go" before anything is written."""
+    first get_tuple), report ("read", what it read) and wait for "go" before anything is written. With
+    `hold_work`, its node reports ("working", None) once the run's first checkpoints are saved and waits for
+    "finish" before it writes (the run is half done: another run can start in the middle of it)."""
     read: list = []
+    saved = threading.Event()  # a checkpoint of this run (its input, first) has been saved
+
+    def before_work() -> None:
+        if hold_work:
+            if not saved.wait(60):
+                raise RuntimeError("no checkpoint of the run was saved within 60 s")
+            conn.send(("working", None))
+            if conn.recv() != "finish":
+                raise RuntimeError("the parent did not say finish")
 
     def on_read(found: Any) -> None:
         if read:
@@ -266,8 +300,12 @@ def invoke_when_told(backend: str, target: str, thread: str, name: str, conn: An
         if conn.recv() != "go":
             raise RuntimeError("the parent did not say go")
 
-    with saver(backend, target, on_get_tuple=on_read) as opened:
-        graph = one_step_graph(name).compile(checkpointer=opened)
+    def on_put(metadata: dict, done: bool) -> None:
+        if done:
+            saved.set()
+
+    with saver(backend, target, on_get_tuple=on_read, on_put=on_put) as opened:
+        graph = one_step_graph(name, before_work).compile(checkpointer=opened)
         try:
             result = graph.invoke({"items": [f"from-{name}"]}, {"configurable": {"thread_id": thread}})
             conn.send(("done", {"returned": sorted(result["items"])}))

@@ -16,10 +16,26 @@ from fanin.probe import Claim, Observer, probe
 ERROR_HANDLER_ISSUE = "https://github.com/langchain-ai/langgraph/issues/8277"
 
 
+class HandlerState(TypedDict):
+    items: Annotated[list, operator.add]
+
+
+# error-handler-parallel-sibling's stream modes (the key is the run's name in the value): the reported one
+# (updates and custom), then every other mode alone or with custom, to see which ones the lone node raises under
+STREAMS: dict[str, Any] = {
+    "stream-custom": ["updates", "custom"],
+    "stream:custom": "custom",
+    "stream:values,custom": ["values", "custom"],
+    "stream:updates": "updates",
+    "stream:values": "values",
+}
+
+
 @probe(
     "langgraph/errors/error-handler-parallel-sibling",
     title="`boom` has a node error_handler and raises beside a parallel sibling `ok` (ok's write saved first, then"
-    " the handler first), and alone as the control; under invoke and stream(updates, custom): does the run raise?",
+    " the handler first), and alone as the control; under invoke and stream(updates, custom), and alone under"
+    " other stream modes: does the run raise, and what does its checkpoint have left to run?",
     claim=Claim(
         "A node's error_handler turns its exception into the handler's update: the handler runs, the run"
         " returns, and the state holds the handler's and the sibling's writes, whether or not the failing node"
@@ -41,99 +57,23 @@ ERROR_HANDLER_ISSUE = "https://github.com/langchain-ai/langgraph/issues/8277"
     modes=("sync", "async"),
 )
 def test_error_handler_parallel_sibling(obs: Observer) -> None:
-    NodeError: Any = obs.need("langgraph.errors", "NodeError")
+    obs.need("langgraph.errors", "NodeError")
     obs.need_parameter(StateGraph.add_node, "error_handler", "StateGraph.add_node")
-    MemorySaver: Any = obs.need("langgraph.checkpoint.memory", "MemorySaver")
-    asynchronous = obs.mode == "async"
-
-    class State(TypedDict):
-        items: Annotated[list, operator.add]
-
-    def scenario(entry: str, order: str) -> dict:
-        """One run: `order` says who acts first; each waits on a signal the framework emits, never a clock."""
-        made: list = []  # events are made inside the run (asyncio ones bind to its loop)
-        stuck: list[str] = []
-        handled: list[str] = []
-
-        def event() -> list:
-            if not made:
-                made.extend([asyncio.Event(), asyncio.Event()] if asynchronous else [threading.Event(), threading.Event()])
-            return made
-
-        async def await_event(which: int, who: str) -> None:
-            try:
-                await asyncio.wait_for(event()[which].wait(), 10)
-            except asyncio.TimeoutError:
-                stuck.append(f"{who} waited 10 s for a signal that never came")
-
-        def wait_event(which: int, who: str) -> None:
-            if not event()[which].wait(10):
-                stuck.append(f"{who} waited 10 s for a signal that never came")
-
-        # event 0: the saver holds ok's write; event 1: the handler has run
-        class Saver(MemorySaver):
-            def put_writes(self, config: Any, writes: Any, task_id: str, *args: Any, **kwargs: Any) -> None:
-                super().put_writes(config, writes, task_id, *args, **kwargs)
-                if ("items", ["ok"]) in [tuple(write) for write in writes]:
-                    event()[0].set()
-
-        def boom_body(state: State) -> dict:
-            raise RuntimeError("boom")
-
-        def handler(state: State, error: NodeError) -> dict:
-            handled.append(f"{error.node}:{type(error.error).__name__}")
-            event()[1].set()
-            return {"items": ["handled"]}
-
-        if asynchronous:
-
-            async def boom(state: State) -> dict:
-                if order == "sibling-first":
-                    await await_event(0, "boom")
-                return boom_body(state)
-
-            async def ok(state: State) -> dict:
-                if order == "failure-first":
-                    await await_event(1, "ok")
-                return {"items": ["ok"]}
-
-        else:
-
-            def boom(state: State) -> dict:  # type: ignore[misc]  # the sync twin of the async node above
-                if order == "sibling-first":
-                    wait_event(0, "boom")
-                return boom_body(state)
-
-            def ok(state: State) -> dict:  # type: ignore[misc]  # the sync twin of the async node above
-                if order == "failure-first":
-                    wait_event(1, "ok")
-                return {"items": ["ok"]}
-
-        builder = StateGraph(State)
-        builder.add_node("boom", boom, error_handler=handler)
-        builder.add_edge(START, "boom")
-        if order != "solo":
-            builder.add_node("ok", ok)
-            builder.add_edge(START, "ok")
-        graph = lg_persist.driven(obs, builder.compile(checkpointer=Saver()))
-        config = {"configurable": {"thread_id": f"{entry}-{order}"}}
-        if entry == "invoke":
-            got = obs.attempt(lambda: graph.invoke({"items": []}, config))
-        else:
-            got = obs.attempt(lambda: graph.stream({"items": []}, config, stream_mode=["updates", "custom"]))
-        if stuck:
-            obs.vacuous(stuck[0])
-        final = graph.get_state(config).values.get("items") or []
-        return {"run": got if "raises" in got else "returned", "handler_ran": handled, "final": sorted(final)}
-
     orders = ("solo", "sibling-first", "failure-first")
     with obs.framework():
-        seen = {entry: {order: scenario(entry, order) for order in orders} for entry in ("invoke", "stream-custom")}
+        seen = {
+            entry: {order: _error_handler_run(obs, entry, order) for order in orders}
+            for entry in ("invoke", "stream-custom")
+        }
+        # the lone node under every other stream mode: which ones raise, and is the raised run's checkpoint complete?
+        solo = {entry: _error_handler_run(obs, entry, "solo") for entry in STREAMS if entry != "stream-custom"}
     runs = {f"{entry}/{order}": run for entry, by_order in seen.items() for order, run in by_order.items()}
     raised = sorted(name for name, run in runs.items() if run["run"] != "returned")
     unhandled = sorted(name for name, run in runs.items() if not run["handler_ran"])
     lost = sorted(
-        name for name, run in runs.items() if not ({"handled"} | ({"ok"} if "solo" not in name else set())) <= set(run["final"])
+        name
+        for name, run in runs.items()
+        if not ({"handled"} | ({"ok"} if "solo" not in name else set())) <= set(run["final"])
     )
     parallel_raised = [name for name in raised if "solo" not in name]
     solo_raised = [name for name in raised if "solo" in name]
@@ -143,18 +83,111 @@ def test_error_handler_parallel_sibling(obs: Observer) -> None:
         label = f"handled, raises {len(parallel_raised)}/4 par {len(solo_raised)}/2 solo"
     else:
         label = "handled: every run returns"
+    solo_raised_in = sorted(entry for entry, run in solo.items() if run["run"] != "returned")
+    left = sorted({str(r["next"]) for r in [*runs.values(), *solo.values()] if r["run"] != "returned"})
     obs.record(
-        seen,
+        {**seen, "solo_by_stream_mode": solo},
         label=label,
         detail="; ".join(
             f"{name}: {run['run'] if run['run'] == 'returned' else 'raises ' + run['run']['raises']},"
             f" handler {run['handler_ran']}, state {run['final']}"
             for name, run in runs.items()
-        ),
+        )
+        + f"; alone, raises under {solo_raised_in or 'no other stream mode'}; what the checkpoint has left to"
+        + f" run after a raise: {left or 'nothing was raised'}",
         # a raise after the handler ran stops the caller's run (loud); a handler's or sibling's write
         # missing from the state without an error is lost (silent)
         hazard="silent" if lost and not raised else "loud" if raised or unhandled else "safe",
     )
+
+
+def _error_handler_run(obs: Observer, entry: str, order: str) -> dict:
+    """One run of error-handler-parallel-sibling: `entry` is invoke or a stream mode (STREAMS), `order` says who
+    acts first; each waits on a signal the framework emits, never a clock. `next` is the checkpoint's own
+    account of what is left to run after the run (empty: marked complete)."""
+    NodeError: Any = obs.need("langgraph.errors", "NodeError")
+    MemorySaver: Any = obs.need("langgraph.checkpoint.memory", "MemorySaver")
+    asynchronous = obs.mode == "async"
+    made: list = []  # events are made inside the run (asyncio ones bind to its loop)
+    stuck: list[str] = []
+    handled: list[str] = []
+
+    def event() -> list:
+        if not made:
+            made.extend([asyncio.Event(), asyncio.Event()] if asynchronous else [threading.Event(), threading.Event()])
+        return made
+
+    async def await_event(which: int, who: str) -> None:
+        try:
+            await asyncio.wait_for(event()[which].wait(), 10)
+        except asyncio.TimeoutError:
+            stuck.append(f"{who} waited 10 s for a signal that never came")
+
+    def wait_event(which: int, who: str) -> None:
+        if not event()[which].wait(10):
+            stuck.append(f"{who} waited 10 s for a signal that never came")
+
+    # event 0: the saver holds ok's write; event 1: the handler has run
+    class Saver(MemorySaver):
+        def put_writes(self, config: Any, writes: Any, task_id: str, *args: Any, **kwargs: Any) -> None:
+            super().put_writes(config, writes, task_id, *args, **kwargs)
+            if ("items", ["ok"]) in [tuple(write) for write in writes]:
+                event()[0].set()
+
+    def boom_body(state: HandlerState) -> dict:
+        raise RuntimeError("boom")
+
+    def handler(state: HandlerState, error: NodeError) -> dict:
+        handled.append(f"{error.node}:{type(error.error).__name__}")
+        event()[1].set()
+        return {"items": ["handled"]}
+
+    if asynchronous:
+
+        async def boom(state: HandlerState) -> dict:
+            if order == "sibling-first":
+                await await_event(0, "boom")
+            return boom_body(state)
+
+        async def ok(state: HandlerState) -> dict:
+            if order == "failure-first":
+                await await_event(1, "ok")
+            return {"items": ["ok"]}
+
+    else:
+
+        def boom(state: HandlerState) -> dict:  # type: ignore[misc]  # the sync twin of the async node above
+            if order == "sibling-first":
+                wait_event(0, "boom")
+            return boom_body(state)
+
+        def ok(state: HandlerState) -> dict:  # type: ignore[misc]  # the sync twin of the async node above
+            if order == "failure-first":
+                wait_event(1, "ok")
+            return {"items": ["ok"]}
+
+    builder = StateGraph(HandlerState)
+    builder.add_node("boom", boom, error_handler=handler)
+    builder.add_edge(START, "boom")
+    if order != "solo":
+        builder.add_node("ok", ok)
+        builder.add_edge(START, "ok")
+    graph = lg_persist.driven(obs, builder.compile(checkpointer=Saver()))
+    config = {"configurable": {"thread_id": f"{entry}-{order}"}}
+    if entry == "invoke":
+        got = obs.attempt(lambda: graph.invoke({"items": []}, config))
+    else:
+        got = obs.attempt(lambda: graph.stream({"items": []}, config, stream_mode=STREAMS[entry]))
+    if stuck:
+        obs.vacuous(stuck[0])
+    snapshot = graph.get_state(config)
+    final = snapshot.values.get("items") or []
+    return {
+        "run": got if "raises" in got else "returned",
+        "handler_ran": handled,
+        "final": sorted(final),
+        "next": sorted(snapshot.next),
+    }
 
 
 MAX_RUNS = 1000
@@ -318,7 +351,11 @@ def test_sync_sibling_pending_writes(obs: Observer) -> None:
         detail=f"gated: finished before the failure {gated['finished-before-failure']}, held past it"
         f" {gated['held-past-failure']}; {SIBLINGS} siblings released the moment failing raises: "
         + ("a write lost" if "lost" in seen else f"every write kept in {MAX_RUNS} runs")
-        + ("; every lost write logged 'cannot schedule new futures after shutdown'" if logged_when_lost == {True} else ""),
+        + (
+            "; every lost write logged 'cannot schedule new futures after shutdown'"
+            if logged_when_lost == {True}
+            else ""
+        ),
         # a write lost in some runs only: nondeterministic; lost every time (or in a gated order): silent
         hazard="silent" if lost_gated or outcomes == ["lost"] else "nondeterministic" if len(outcomes) > 1 else "safe",
     )

@@ -301,12 +301,17 @@ def test_resume_unknown_id(obs: Observer) -> None:
         if alone:
             obs.vacuous(alone[0])
         snapshot = run.get_state(config)
+        returned: dict = got["returned"] if isinstance(got.get("returned"), dict) else {}
         return {
             "opened": sorted(known),
             "outcome": "raises" if "raises" in got else "returned",
             "raises": got.get("raises"),
             "answers": answers,
-            "open_after": lg_persist.interrupts_of(snapshot),
+            "open_after": lg_persist.interrupts_of(snapshot),  # get_state(): its tasks' interrupts
+            # what else lists the open interrupts after the resume: the snapshot's own list (0.4+), and the
+            # resume's return value (`__interrupt__`, where invoke returns it)
+            "snapshot_interrupts_after": sorted(lg_persist.plain(i.value) for i in getattr(snapshot, "interrupts", ())),
+            "returned_interrupts": sorted(lg_persist.plain(i.value) for i in returned.get("__interrupt__", ())),
             "items": sorted(snapshot.values.get("items") or []),
         }
 
@@ -318,28 +323,7 @@ def test_resume_unknown_id(obs: Observer) -> None:
 
         seen = {shape: {case: scenario(run_of, shape, case) for case in names} for shape, names in cases.items()}
 
-    def reading(shape: str, case: str, s: dict) -> tuple[str, str]:
-        """(what became of the unknown key, hazard). A value that reaches no node while the resume returns
-        without an error is lost (silent), even though the interrupt stays listed: sending the same map
-        again is ignored again, so only a caller that checks `__interrupt__` after every resume notices."""
-        if "n/a" in s:
-            return "n/a", "n/a"
-        if s["outcome"] == "raises":
-            return f"refused ({s['raises']})", "loud"
-        if case == "plain-key":  # no id at all: a dict is a resume value like any other
-            return ("delivered as the value", "safe") if s["answers"]["a"] else ("dropped", "silent")
-        got = [value for values in s["answers"].values() for value in values]
-        if case == "known-and-unknown":
-            if s["answers"]["b"]:
-                return "unknown id answered b", "silent"
-            if s["answers"]["a"] != ["for-a"]:
-                return "known id not delivered", "silent"
-            return "unknown id dropped, b still open", "silent"
-        if got:
-            return "delivered as the value", "safe"
-        return "ignored, interrupt still open", "silent"
-
-    readings = {f"{shape}/{case}": reading(shape, case, s) for shape, by in seen.items() for case, s in by.items()}
+    readings = {f"{shape}/{case}": _unknown_id_reading(case, s) for shape, by in seen.items() for case, s in by.items()}
     for shape, by in seen.items():
         for case, s in by.items():
             s["reading"] = readings[f"{shape}/{case}"][0]
@@ -351,3 +335,25 @@ def test_resume_unknown_id(obs: Observer) -> None:
         detail="; ".join(f"{name}: {text}" for name, (text, _) in readings.items()),
         hazard="safe" if hazard == "n/a" else hazard,
     )
+
+
+def _unknown_id_reading(case: str, s: dict) -> tuple[str, str]:
+    """(what became of the unknown key, hazard). A value that reaches no node while the resume returns
+    without an error is lost (silent), even though the interrupt stays listed: sending the same map
+    again is ignored again, so only a caller that checks `__interrupt__` after every resume notices."""
+    if "n/a" in s:
+        return "n/a", "n/a"
+    if s["outcome"] == "raises":
+        return f"refused ({s['raises']})", "loud"
+    if case == "plain-key":  # no id at all: a dict is a resume value like any other
+        return ("delivered as the value", "safe") if s["answers"]["a"] else ("dropped", "silent")
+    got = [value for values in s["answers"].values() for value in values]
+    if case == "known-and-unknown":
+        if s["answers"]["b"]:
+            return "unknown id answered b", "silent"
+        if s["answers"]["a"] != ["for-a"]:
+            return "known id not delivered", "silent"
+        return "unknown id dropped, b still open", "silent"
+    if got:
+        return "delivered as the value", "safe"
+    return "ignored, interrupt still open", "silent"

@@ -1,6 +1,5 @@
 """Two processes invoke the same thread on one durable checkpointer, as users report it upstream."""
 
-from typing import Any
 
 import lg_persist
 import lg_procs
@@ -12,12 +11,12 @@ OWNERSHIP_ISSUE = "https://github.com/langchain-ai/langgraph/issues/8796"
 @probe(
     "langgraph/threads/two-processes-one-thread",
     title="Two worker processes invoke one thread on one store (a SQLite file; PostgreSQL): both read its latest"
-    " checkpoint before either writes, then A finishes before B writes (and, as the control, B starts after A"
-    " finished)",
+    " checkpoint before either writes, then A finishes before B writes; B reads A's half-done run (A's node"
+    " held), A finishes, then B writes; and, as the control, B starts after A finished",
     claim=Claim(
-        "A thread has no single-writer guarantee: two runs that start from the same checkpoint both succeed,"
-        " the checkpoint chain forks, and the latest state holds only the later run's writes; run one after"
-        " the other, each continues the other's state.",
+        "A thread has no single-writer guarantee: two runs that overlap both succeed, the checkpoint chain"
+        " forks, and the latest state holds only the later run's writes; run one after the other, each"
+        " continues the other's state.",
         OWNERSHIP_ISSUE,
         expect={
             "value.overlapping.A.returned": ["A:work", "from-A", "seed", "seed:work"],
@@ -34,47 +33,45 @@ def test_two_processes_one_thread(obs: Observer) -> None:
     else:
         obs.need("langgraph.checkpoint.postgres", "PostgresSaver")
 
-    def ask(pipe: Any, expected: str, who: str) -> Any:
-        """The next message of a worker (`expected` kind); a poll timeout only catches a broken worker."""
-        if not pipe.poll(60):
-            raise RuntimeError(f"{who} sent nothing for 60 s (a broken worker)")
-        kind, payload = pipe.recv()
-        if kind == "worker-error":
-            raise RuntimeError(f"{who} failed:\n{payload}")
-        if kind != expected:
-            raise RuntimeError(f"{who} said {kind} ({payload}), expected {expected}")
-        return payload
-
-    def finish(process: Any, pipe: Any) -> None:
-        process.join(30)
-        pipe.close()
-
-    def scenario(target: str, thread: str, overlapping: bool) -> dict:
+    def scenario(target: str, thread: str, how: str) -> dict:
         seeder, pipe = lg_procs.fork(lg_procs.seed, obs.backend, target, thread)
-        ask(pipe, "seeded", "the seed run")
-        finish(seeder, pipe)
+        lg_procs.ask(pipe, "seeded", "the seed run")
+        lg_procs.finish(seeder, pipe)
         workers = {}
         read = {}
         done = {}
         for name in ("A", "B"):
-            workers[name] = lg_procs.fork(lg_procs.invoke_when_told, obs.backend, target, thread, name)
-            if not overlapping:  # the control: B starts only after A has finished
-                read[name] = ask(workers[name][1], "read", name)
+            hold = how == "mid-run" and name == "A"
+            workers[name] = lg_procs.fork(lg_procs.invoke_when_told, obs.backend, target, thread, name, hold)
+            if how == "overlapping":
+                continue
+            read[name] = lg_procs.ask(workers[name][1], "read", name)
+            if how == "sequential" or hold:  # sequential: B starts only after A has finished
                 workers[name][1].send("go")
-                done[name] = ask(workers[name][1], "done", name)
-        if overlapping:
+            if how == "sequential":
+                done[name] = lg_procs.ask(workers[name][1], "done", name)
+            elif hold:
+                lg_procs.ask(workers["A"][1], "working", "A")  # A's input is saved, its node runs: B reads from here
+        if how == "mid-run":
+            if read["A"] == read["B"]:
+                obs.vacuous(f"B read the checkpoint A started from ({read}): A's run was not under way")
+            workers["A"][1].send("finish")  # A finishes while B waits between its read and its writes
+            done["A"] = lg_procs.ask(workers["A"][1], "done", "A")
+            workers["B"][1].send("go")
+            done["B"] = lg_procs.ask(workers["B"][1], "done", "B")
+        if how == "overlapping":
             for name in ("A", "B"):
-                read[name] = ask(workers[name][1], "read", name)
+                read[name] = lg_procs.ask(workers[name][1], "read", name)
             if read["A"] != read["B"]:
                 obs.vacuous(f"the workers read different checkpoints ({read}): they never overlapped")
             for name in ("A", "B"):  # A writes everything before B writes anything
                 workers[name][1].send("go")
-                done[name] = ask(workers[name][1], "done", name)
+                done[name] = lg_procs.ask(workers[name][1], "done", name)
         for process, pipe in workers.values():
-            finish(process, pipe)
+            lg_procs.finish(process, pipe)
         reader, pipe = lg_procs.fork(lg_procs.read_thread, obs.backend, target, thread)
-        state = ask(pipe, "state", "the reader")
-        finish(reader, pipe)
+        state = lg_procs.ask(pipe, "state", "the reader")
+        lg_procs.finish(reader, pipe)
         return {
             "read_same_checkpoint": read["A"] == read["B"],
             "A": done["A"],
@@ -84,8 +81,9 @@ def test_two_processes_one_thread(obs: Observer) -> None:
 
     def run_all(target: str) -> dict:
         return {
-            "overlapping": scenario(target, "overlapping", True),
-            "one-after-the-other": scenario(target, "sequential", False),
+            "overlapping": scenario(target, "overlapping", "overlapping"),
+            "mid-run": scenario(target, "mid-run", "mid-run"),  # B reads A's half-done run, writes after A ends
+            "one-after-the-other": scenario(target, "sequential", "sequential"),
         }
 
     if obs.backend == "sqlite":
@@ -94,19 +92,7 @@ def test_two_processes_one_thread(obs: Observer) -> None:
         with lg_persist._database(obs) as dsn:  # closed in this process before any fork
             seen = run_all(dsn)
 
-    def reading(s: dict) -> tuple[str, str]:
-        raised = [name for name in ("A", "B") if "raises" in s[name]]
-        latest = s["thread"]["latest"] or []
-        lost = sorted(item for item in ("from-A", "A:work", "from-B", "B:work") if item not in latest)
-        if raised and not lost:
-            return f"{', '.join(raised)} raises, nothing lost", "loud"
-        if raised:
-            return f"{', '.join(raised)} raises; {lost} not in the latest state", "loud"
-        if lost:
-            return f"both succeed; latest state lacks {lost}", "silent"
-        return "both succeed; latest state has both", "safe"
-
-    readings = {case: reading(s) for case, s in seen.items()}
+    readings = {case: _fork_reading(s) for case, s in seen.items()}
     for case, s in seen.items():
         s["reading"] = readings[case][0]
     hazard = max((h for _, h in readings.values()), key=harm)
@@ -128,3 +114,17 @@ def test_two_processes_one_thread(obs: Observer) -> None:
         ),
         hazard=hazard,
     )
+
+
+def _fork_reading(s: dict) -> tuple[str, str]:
+    """(what the latest state kept of both runs, hazard)."""
+    raised = [name for name in ("A", "B") if "raises" in s[name]]
+    latest = s["thread"]["latest"] or []
+    lost = sorted(item for item in ("from-A", "A:work", "from-B", "B:work") if item not in latest)
+    if raised and not lost:
+        return f"{', '.join(raised)} raises, nothing lost", "loud"
+    if raised:
+        return f"{', '.join(raised)} raises; {lost} not in the latest state", "loud"
+    if lost:
+        return f"both succeed; latest state lacks {lost}", "silent"
+    return "both succeed; latest state has both", "safe"
