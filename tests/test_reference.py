@@ -216,3 +216,10 @@ def test_every_probe_topic_is_in_the_topic_registry_and_every_topic_has_a_probe(
     used = {p.id.split("/")[1] for p in catalog.declared()}
     assert sorted(used - set(registry)) == [], "add these topics to reference/topics.toml"
     assert sorted(set(registry) - used) == [], "reference/topics.toml names topics no probe has"
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_reference_was_made_from_a_committed_tree(cell: matrix.Cell) -> None:
+    """Issue 36 §5: the cite line names the suite commit, so the run must be of exactly that commit."""
+    commit = str(load(cell.reference_path).environment.get("suite_commit") or "")
+    assert re.fullmatch(r"[0-9a-f]{12}", commit), f"{cell.id}: suite_commit {commit!r} (blessed from a dirty tree?)"
