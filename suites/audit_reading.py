@@ -47,6 +47,9 @@ class Reading:
     awaits: list[Position] = field(default_factory=list)
     raises: list[int] = field(default_factory=list)
     dynamic: list[int] = field(default_factory=list)  # lines writing a key that is not a literal
+    file: str = ""  # the source file, for a finding that names a line
+    # each raise's line -> the `if` tests around it, innermost last, with the branch taken (True: the body)
+    raise_guards: dict[int, tuple[tuple[ast.expr, bool], ...]] = field(default_factory=dict)
 
     def writes(self) -> dict[str, str]:
         """{key: how this code writes it}, one of WRITE_KINDS.
@@ -102,6 +105,7 @@ class StateReader(ast.NodeVisitor):
         self._guards = 0
         self._statement: ast.AST | None = None
         self._stored: set[int] = set()  # key expressions written, not read
+        self._conditions: list[tuple[ast.expr, bool]] = []  # the `if` tests around the node being visited
 
     # --- what a framework says --------------------------------------------------------------
     def key(self, node: ast.AST) -> str | None:
@@ -206,8 +210,23 @@ class StateReader(ast.NodeVisitor):
         self.found.awaits.append(_start(node))
         self.generic_visit(node)
 
+    def visit_If(self, node: ast.If) -> None:
+        self._guards += 1
+        try:
+            self.visit(node.test)
+            for branch, taken in ((node.body, True), (node.orelse, False)):
+                self._conditions.append((node.test, taken))
+                try:
+                    for statement in branch:
+                        self.visit(statement)
+                finally:
+                    self._conditions.pop()
+        finally:
+            self._guards -= 1
+
     def visit_Raise(self, node: ast.Raise) -> None:
         self.found.raises.append(node.lineno)
+        self.found.raise_guards[node.lineno] = tuple(self._conditions)
         self.generic_visit(node)
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
@@ -278,6 +297,14 @@ def tree_of(obj: Any) -> ast.AST | None:
         return None
 
 
+def tree_file(obj: Any) -> str:
+    """The file `obj`'s source is in, or "" when it has none."""
+    try:
+        return inspect.getsourcefile(code_of(obj)) or ""
+    except TypeError:
+        return ""
+
+
 def read(obj: Any, make: Callable[[], StateReader]) -> list[Reading]:
     """What `obj`'s source does, one Reading per function: a def or lambda alone, a class method by method.
 
@@ -289,10 +316,12 @@ def read(obj: Any, make: Callable[[], StateReader]) -> list[Reading]:
     bodies: list[ast.AST] = [tree]
     if isinstance(tree, ast.ClassDef):  # its methods; __init__ builds the object, it is not part of a run
         bodies = [n for n in tree.body if isinstance(n, _FUNCTIONS) and n.name != "__init__"]
+    file = tree_file(obj)
     found = []
     for body in bodies:
         reader = make()
         reader.visit(body)
+        reader.found.file = file
         found.append(reader.found)
     return found
 
