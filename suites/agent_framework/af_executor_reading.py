@@ -182,8 +182,8 @@ def ruled_out(executor: Any, guards: tuple[tuple[ast.expr, bool], ...]) -> str |
             return f"its condition `{ast.unparse(test)}` is {holds} on the executor as built"
         name = _counts_past(test, taken, set(seen.changed))
         if name is not None:
-            return (
-                f"it guards against more messages than the collector expects (`{ast.unparse(test)}`), which one run"
-                f" does not deliver; a second run of the instance does (self.{name} is kept between runs)"
-            )
+            why = f"it guards against more messages than the collector expects (`{ast.unparse(test)}`), which one run"
+            if name in seen.reset:
+                return f"{why} does not deliver"
+            return f"{why} does not deliver; a second run of the instance does (self.{name} is kept between runs)"
     return None

@@ -400,7 +400,7 @@ def _kept_findings(workflow: Any) -> list[dict[str, Any]]:
                     f" ({file}:{changed}), no method resets it, and the condition at {file}:{read} reads it",
                     "precondition": f"the workflow instance is run more than once (built once, e.g. at module level):"
                     f" {name} keeps self.{attribute} from the run before, so the condition at line {read} sees run 1's"
-                    " messages in run 2 (a collector that yields at a count never yields again)",
+                    " messages in run 2 (a collector that yields at a count never yields again, or raises once it counts past it)",
                     "only_if": {"value_has": '"kept": true'},  # the versions where the cited probe saw it kept
                 }
             )
