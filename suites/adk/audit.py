@@ -716,10 +716,13 @@ def _topological(nodes: dict[str, Any], edges: list[_Edge]) -> list[str]:
     return order
 
 
+NO_DRY_RUN = "the ADK audit reads the agent tree as built; it has no dry run (no fake model is given to ADK agents)"
+
+
 def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
     """Facts and findings for an ADK agent tree or Workflow; None when `target` is neither."""
     if _is_workflow(target):
-        return {"framework": "adk", "kind": _kind(target), **_workflow_facts(target)}
+        return {"framework": "adk", "kind": _kind(target), **_workflow_facts(target), "no_dry_run": NO_DRY_RUN}
     if not _is_agent(target):
         return None
-    return {"framework": "adk", "kind": _kind(target), **_agent_facts(target)}
+    return {"framework": "adk", "kind": _kind(target), **_agent_facts(target), "no_dry_run": NO_DRY_RUN}

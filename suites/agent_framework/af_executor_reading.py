@@ -14,13 +14,14 @@ Nothing here imports the framework.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import audit_reading
 
 _EMITS = ("send_message", "yield_output")
-_SAFE_CALLS = {"len": len, "isinstance": isinstance, "bool": bool, "int": int, "str": str}
+_SAFE_CALLS: dict[str, Callable[..., Any]] = {"len": len, "isinstance": isinstance, "bool": bool, "int": int, "str": str}
 
 
 def _self_attribute(node: ast.AST) -> str | None:
@@ -62,8 +63,8 @@ def _emits_guarded(method: ast.AST) -> bool | None:
         if isinstance(node, ast.If):
             walk(node.test, under)
             inside = under or bool(_attributes_in(node.test))
-            for child in node.body + node.orelse:
-                walk(child, inside)
+            for statement in node.body + node.orelse:
+                walk(statement, inside)
             return
         for child in ast.iter_child_nodes(node):
             walk(child, under)

@@ -88,7 +88,7 @@ def _code(executor: Any) -> list[Any]:
 
 def _readings(workflow: Any) -> dict[str, list[Reading]]:
     return {
-        str(name): [r for code in _code(executor) for r in audit_reading.read(code, _StateReader)]
+        str(name): [r for code in _code(executor) for r in audit_reading.read(code, _StateReader, executor)]
         for name, executor in workflow.executors.items()
     }
 
@@ -446,15 +446,15 @@ def _state_findings(
     for name in sorted(parallel):
         for reading in readings.get(name, []):
             for line in sorted(set(reading.raises)):
-                where = f"{_shown(reading.file)}:{line}"
+                at = f"{_shown(reading.file)}:{line}"
                 executor = executors.get(name)
                 user_class = executor is not None and not _ours(executor) and not hasattr(executor, "_original_func")
                 guards = reading.raise_guards.get(line, ())
                 why = af_executor_reading.ruled_out(executor, guards) if user_class else None
                 if why is None:
-                    raising.setdefault(name, []).append(where)
+                    raising.setdefault(name, []).append(at)
                 else:
-                    cleared.append(f"{name} at {where} ({why})")
+                    cleared.append(f"{name} at {at} ({why})")
     if raising:
         listed = "; ".join(f"{s} ({', '.join(lines)})" for s, lines in raising.items())
         siblings = sorted({b for a, b in walk.together if a in raising} | {a for a, b in walk.together if b in raising})
@@ -553,7 +553,10 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
         "parallel": sorted({tuple(sorted(p)) for p in walk.together}),
         "explored": "cut at the exploration limit" if walk.truncated else "every run the routing allows",
         "writes": {
-            name: {"keys": sorted(writes[name]), "how": "source" if all(r.readable for r in rs) else "unknown"}
+            name: {
+                "keys": sorted(writes[name]),
+                "how": "source" if all(r.readable and not r.dynamic for r in rs) else "unknown",
+            }
             for name, rs in sorted(readings.items())
             if rs
         },

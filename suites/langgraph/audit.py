@@ -31,6 +31,7 @@ import functools
 import inspect as pyinspect
 import itertools
 import linecache
+import os
 import textwrap
 from collections import defaultdict
 from collections.abc import Iterator
@@ -965,7 +966,8 @@ def _dry_run(target: Any, builder: Any, given: Any) -> dict[str, Any]:
     graph = target if hasattr(target, "stream") and not hasattr(target, "add_node") else builder.compile()
     writes: list[dict[str, Any]] = []
     error = None
-    config = {"configurable": {"thread_id": "fanin-audit-dry-run"}, "recursion_limit": MAX_STEPS}
+    limit = int(os.environ.get("FANIN_AUDIT_RECURSION_LIMIT") or MAX_STEPS)  # --recursion-limit
+    config = {"configurable": {"thread_id": "fanin-audit-dry-run"}, "recursion_limit": limit}
 
     def collect(event: Any) -> None:
         if not isinstance(event, dict) or event.get("type") != "task_result":

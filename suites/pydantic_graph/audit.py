@@ -80,6 +80,15 @@ class _StateReader(StateReader):
                 return f"{inner}[{literal!r}]"
         return None
 
+    def carries_state(self, node: ast.AST) -> bool:
+        return self._is_state(node) or super().carries_state(node)
+
+    def receives(self, parameter: str, argument: ast.AST, key: str | None) -> None:
+        if self._is_state(argument):
+            self.aliases.add(parameter)  # helper(ctx.state): the parameter is the state
+        else:
+            super().receives(parameter, argument, key)
+
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             if isinstance(target, ast.Name) and self._is_state(node.value):
@@ -453,7 +462,7 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
         "writes": {
             name: {
                 "keys": sorted(writes[name]),
-                "how": "source" if all(r.readable for r in readings[name]) else "unknown",
+                "how": "source" if all(r.readable and not r.dynamic for r in readings[name]) else "unknown",
             }
             for name in sorted(readings)
         },
