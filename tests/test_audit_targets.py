@@ -4,7 +4,9 @@
   shim file is needed; bad arguments or a target that is not callable are one line, exit 2.
 - Writes made through a helper a step hands the state to are followed; a helper that cannot be read makes
   the step's writes unknown, never nothing.
-- `--input` where no dry run exists (ADK, Agent Framework, pydantic-graph) is refused in one line, exit 2.
+- `--input` on an ADK agent tree dry-runs it with every model replaced by a fake (the writes event by event,
+  model calls capped by the recursion limit); where no dry run exists (an ADK Workflow, Agent Framework,
+  pydantic-graph) it is refused in one line, exit 2.
 - An incomplete audit names a few unknown writers and how many there are, not all of them.
 - The dry run's recursion limit and the whole audit's time bound are settable; when the audit is stopped
   after the graph was read, its static findings are still printed (exit 3, incomplete).
@@ -174,12 +176,45 @@ def test_writes_through_a_helper_are_followed_and_an_unreadable_helper_is_unknow
 
 @pytest.mark.parametrize(
     ("framework", "target"),
-    [("adk", "adk_parallel_of_sequentials.py:root"), ("agent_framework", "af_map_reduce_shared_key.py:workflow")],
+    [
+        ("adk", "adk_workflow_fan_in.py:workflow"),
+        ("agent_framework", "af_map_reduce_shared_key.py:workflow"),
+        ("pydantic_graph", "pg_parallel_budget.py:graph"),
+    ],
 )
 def test_input_is_refused_where_there_is_no_dry_run(framework: str, target: str) -> None:
-    with pytest.raises(FaninError, match=r"--input dry-runs LangGraph graphs only, and this is a \w+ target") as caught:
+    with pytest.raises(
+        FaninError,
+        match=r"--input dry-runs LangGraph graphs and ADK agent trees only, and no dry run exists for this \w+ target",
+    ) as caught:
         audit.evaluate(f"{CORPUS / target}", MATRIX, _python(framework), '{"question": "q"}')
     assert "\n" not in str(caught.value)
+
+
+def test_an_adk_agent_tree_is_dry_run_with_a_fake_model() -> None:
+    target = f"{CORPUS / 'adk_parallel_of_sequentials_shared_key.py'}:root"
+    (result,) = audit.evaluate(target, MATRIX, _python("adk"), '{"message": "energy", "state": {"region": "eu"}}')
+    run = result.facts["dry_run"]
+    assert run["error"] is None and run["unit"] == "event"
+    assert [w["node"] for w in run["writes"] if w["keys"] == ["summary"]] == [
+        "energy_summariser",
+        "transport_summariser",
+    ]
+    assert result.network_attempts == [] and result.incomplete == []
+    (shared,) = [f for f in result.findings if f.pattern == "parallel children share an output_key"]
+    assert (
+        shared.certainty == "observed" and "energy_summariser, transport_summariser each wrote 'summary'" in shared.how
+    )
+    assert "| event | node | keys written |" in audit.markdown([result])
+
+
+def test_an_adk_dry_run_is_cut_at_the_recursion_limit_in_model_calls() -> None:
+    target = f"{CORPUS / 'adk_loop_parallel_no_escalation.py'}:root"  # a loop of three rounds, three model calls each
+    (cut,) = audit.evaluate(target, MATRIX, _python("adk"), '"a story"', options=audit.Options(recursion_limit=4))
+    assert cut.facts["dry_run"]["error"].startswith("LlmCallsLimitExceededError")
+    assert any(r.startswith("The dry run failed: LlmCallsLimitExceededError") for r in cut.incomplete)
+    (whole,) = audit.evaluate(target, MATRIX, _python("adk"), '"a story"')
+    assert whole.facts["dry_run"]["error"] is None
 
 
 def test_an_incomplete_audit_names_a_few_unknown_writers_and_counts_them() -> None:

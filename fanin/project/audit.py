@@ -369,7 +369,8 @@ def refuse_input(target: str, inspected: list[dict[str, Any]]) -> None:
     names = sorted({str(f["framework"]) for f in inspected})
     why = "; ".join(str(f["no_dry_run"]) for f in inspected if f.get("no_dry_run")) or "no dry run for it"
     raise FaninError(
-        f"{target}: --input dry-runs LangGraph graphs only, and this is a {', '.join(names)} target ({why}); run without --input"
+        f"{target}: --input dry-runs LangGraph graphs and ADK agent trees only, and no dry run exists for this {', '.join(names)} target"
+        f" ({why}); run without --input"
     )
 
 
@@ -466,11 +467,12 @@ def _dry_run_lines(audit: Audit) -> list[str]:
         model = "no chat model found to replace"
     else:
         model = "chat models not replaced (a call to a real one is cut off by the isolation)"
-    how = " (with astream: the graph has async nodes)" if run.get("mode") == "async" else ""
+    unit = str(run.get("unit") or "superstep")
+    how = " (with astream: the graph has async nodes)" if run.get("mode") == "async" and unit == "superstep" else ""
     lines = ["### Dry run", "", f"fanin {DRY_RUN}{how}, {isolated}, {model}.", ""]
     writes = run.get("writes") or []
     if writes:
-        lines += ["| superstep | node | keys written |", "|---|---|---|"]
+        lines += [f"| {unit} | node | keys written |", "|---|---|---|"]
         for w in writes:
             keys = ", ".join(f"`{k}`" for k in w.get("keys") or []) or "(nothing)"
             lines.append(f"| {w.get('step', '?')} | {w.get('node', '?')} | {keys} |")
