@@ -174,6 +174,46 @@ def test_writes_through_a_helper_are_followed_and_an_unreadable_helper_is_unknow
     assert any("Writers unknown for 1 node (lookup)" in r for r in result.incomplete)
 
 
+LANGGRAPH_HELPER = """
+from typing import TypedDict
+from langgraph.graph import END, START, StateGraph
+
+class State(TypedDict):
+    topic: str
+    draft: str
+
+def fill(update: dict, who: str) -> None:
+    update["draft"] = who
+
+def editor(state: State) -> dict:
+    update: dict = {}
+    fill(update, "editor")
+    return update
+
+def checker(state: State) -> dict:
+    update = {"topic": state["topic"]}
+    print(len(update))
+    return update
+
+builder = StateGraph(State)
+builder.add_node("editor", editor)
+builder.add_node("checker", checker)
+builder.add_edge(START, "editor")
+builder.add_edge(START, "checker")
+builder.add_edge("editor", END)
+builder.add_edge("checker", END)
+graph = builder.compile()
+"""
+
+
+def test_a_langgraph_update_filled_by_a_helper_is_unknown_never_nothing(tmp_path: Path) -> None:
+    path = _write(tmp_path, "filled.py", LANGGRAPH_HELPER)
+    (result,) = audit.evaluate(f"{path}:graph", MATRIX, _python("langgraph"), None)
+    assert result.facts["writes"]["editor"]["how"] == "unknown"
+    assert result.facts["writes"]["checker"] == {"keys": ["topic"], "how": "source"}  # len() and print() only read it
+    assert "editor" in result.facts["unknown_writers"]
+
+
 @pytest.mark.parametrize(
     ("framework", "target"),
     [
