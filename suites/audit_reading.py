@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import os
 import sysconfig
 import textwrap
 from collections.abc import Callable, Iterable
@@ -353,6 +354,15 @@ def tree_of(obj: Any) -> ast.AST | None:
         return _tree_of(code)
     except TypeError:  # unhashable
         return None
+
+
+def shown_file(path: str) -> str:
+    """A source file as a finding names it: relative to the working directory when it is under it."""
+    try:
+        relative = os.path.relpath(path) if path else ""
+    except ValueError:
+        return path or "?"
+    return relative if relative and not relative.startswith("..") else path or "?"
 
 
 def tree_file(obj: Any) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import itertools
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -374,14 +373,6 @@ def _separate_edge_findings(groups: list[_Group], walk: _Walk, executors: dict[s
     return findings
 
 
-def _shown(path: str) -> str:
-    """A source file as a finding names it: relative to the working directory when it is under it."""
-    try:
-        return os.path.relpath(path) if path and not os.path.relpath(path).startswith("..") else path or "?"
-    except ValueError:
-        return path or "?"
-
-
 def _kept_findings(workflow: Any) -> list[dict[str, Any]]:
     """Executors whose attributes a run changes, no run resets and a condition reads: run 2 starts from run 1's."""
     findings = []
@@ -389,7 +380,7 @@ def _kept_findings(workflow: Any) -> list[dict[str, Any]]:
         if _ours(executor) or getattr(executor, "_original_func", None) is not None:
             continue
         for attribute, (changed, read) in af_executor_reading.kept(executor).items():
-            file = _shown(audit_reading.tree_file(type(executor)))
+            file = audit_reading.shown_file(audit_reading.tree_file(type(executor)))
             findings.append(
                 {
                     "pattern": "executor attributes kept between runs",
@@ -446,7 +437,7 @@ def _state_findings(
     for name in sorted(parallel):
         for reading in readings.get(name, []):
             for line in sorted(set(reading.raises)):
-                at = f"{_shown(reading.file)}:{line}"
+                at = f"{audit_reading.shown_file(reading.file)}:{line}"
                 executor = executors.get(name)
                 user_class = executor is not None and not _ours(executor) and not hasattr(executor, "_original_func")
                 guards = reading.raise_guards.get(line, ())

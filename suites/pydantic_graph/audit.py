@@ -402,12 +402,18 @@ def _raise_findings(forks: list[_Fork], readings: dict[str, list[Reading]]) -> l
     findings = []
     for fork in forks:
         steps = {s for pair in fork.together for s in pair}
-        raising = {s: sorted({line for r in readings.get(s, []) for line in r.raises}) for s in sorted(steps)}
+        raising = {
+            s: [
+                f"{file}:{line}"
+                for file, line in sorted({(audit_reading.shown_file(r.file), n) for r in readings.get(s, []) for n in r.raises})
+            ]
+            for s in sorted(steps)
+        }
         raising = {s: lines for s, lines in raising.items() if lines}
         if not raising:
             continue
         siblings = sorted(steps - set(raising)) or sorted(steps)
-        listed = "; ".join(f"{s} (line {', '.join(map(str, lines))})" for s, lines in raising.items())
+        listed = "; ".join(f"{s} ({', '.join(lines)})" for s, lines in raising.items())
         findings.append(
             {
                 "pattern": "a parallel step can raise",
