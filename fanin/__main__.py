@@ -215,7 +215,8 @@ def cmd_audit(args: argparse.Namespace, matrix: Matrix) -> int:
         except ValueError as exc:
             raise FaninError(f"--input is not JSON ({exc})") from None
     fail_on = [h.strip() for h in args.fail_on.split(",") if h.strip()]
-    return audit.run(args.target, matrix, python, given, args.json, fail_on, args.traceback, args.dry_run_seconds)
+    options = audit.Options(args.args, args.recursion_limit, args.dry_run_seconds, args.audit_seconds)
+    return audit.run(args.target, matrix, python, given, args.json, fail_on, args.traceback, options)
 
 
 def cmd_merge(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -586,9 +587,16 @@ def build_parser() -> argparse.ArgumentParser:
     stable.set_defaults(func=cmd_stability)
 
     aud = sub.add_parser(
-        "audit", help="FILE.py:ATTR or package.module:ATTR: fan-in hazards of your own graph, with evidence"
+        "audit",
+        help="FILE.py:ATTR or package.module:ATTR (ATTR() calls a factory): fan-in hazards of your own graph, with evidence",
     )
     aud.add_argument("target")
+    aud.add_argument(
+        "--args",
+        metavar="JSON",
+        help="call the target (a factory that builds the graph) with these arguments: a JSON object (keywords) or "
+        "array (positional); FILE.py:build() calls it with none",
+    )
     aud.add_argument("--cell", help="run in this cell's venv instead of the current environment")
     aud.add_argument(
         "--input", help="JSON (or a .json file) to dry-run a LangGraph graph with, recording who wrote what"
@@ -599,6 +607,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="with --input: stop a dry run that has not finished after this long, keeping the static findings "
         "(default: FANIN_AUDIT_DRY_RUN_SECONDS, else 60; then exit 3, the audit is incomplete)",
+    )
+    aud.add_argument(
+        "--recursion-limit",
+        type=int,
+        metavar="N",
+        help="with --input: the dry run's recursion limit, in supersteps (default: FANIN_AUDIT_RECURSION_LIMIT, else 25)",
+    )
+    aud.add_argument(
+        "--audit-seconds",
+        type=float,
+        metavar="SECONDS",
+        help="stop the whole audit (load, read, dry run) after this long; the findings read by then are printed "
+        "(default: FANIN_AUDIT_SECONDS, else 300 plus the dry run's bound; then exit 3, the audit is incomplete)",
     )
     aud.add_argument("--json", type=Path, help="also write the findings as JSON here")
     aud.add_argument(

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import os
+import sysconfig
 import textwrap
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -38,6 +40,17 @@ class Access:
     guarded: bool  # under an if, a loop, a try or a with: it may not happen in every call
 
 
+@dataclass(frozen=True)
+class Helper:
+    """A call that hands the state (or the context holding it) to another function: its writes are that function's."""
+
+    func: ast.expr
+    arguments: tuple[tuple[str | int, ast.expr, str | None], ...]  # (position or keyword, expression, its key)
+    at: Position
+    line: int
+    guarded: bool
+
+
 @dataclass
 class Reading:
     """The state accesses, awaits and raises of one piece of code; `readable` False when its source is not."""
@@ -47,6 +60,10 @@ class Reading:
     awaits: list[Position] = field(default_factory=list)
     raises: list[int] = field(default_factory=list)
     dynamic: list[int] = field(default_factory=list)  # lines writing a key that is not a literal
+    file: str = ""  # the source file, for a finding that names a line
+    # each raise's line -> the `if` tests around it, innermost last, with the branch taken (True: the body)
+    raise_guards: dict[int, tuple[tuple[ast.expr, bool], ...]] = field(default_factory=dict)
+    helpers: list[Helper] = field(default_factory=list)  # calls that pass the state on (followed by `read`)
 
     def writes(self) -> dict[str, str]:
         """{key: how this code writes it}, one of WRITE_KINDS.
@@ -102,10 +119,30 @@ class StateReader(ast.NodeVisitor):
         self._guards = 0
         self._statement: ast.AST | None = None
         self._stored: set[int] = set()  # key expressions written, not read
+        self._conditions: list[tuple[ast.expr, bool]] = []  # the `if` tests around the node being visited
+        self.contexts: set[str] = set()  # parameter names that hold the context (ctx, context, a *Context annotation)
+        self.key_aliases: dict[str, str] = {}  # a helper's parameter -> the caller's key whose value it was given
 
     # --- what a framework says --------------------------------------------------------------
     def key(self, node: ast.AST) -> str | None:
         return None
+
+    def carries_state(self, node: ast.AST) -> bool:
+        """Is `node` the state, or the context that holds it (so a function it is passed to can write keys)?"""
+        return isinstance(node, ast.Name) and node.id in self.contexts
+
+    def receives(self, parameter: str, argument: ast.AST, key: str | None) -> None:
+        """A helper's reader: its `parameter` is given `argument` (the state, its context, or the value of `key`)."""
+        if key is not None:
+            self.key_aliases[parameter] = key  # helper(ctx.state.docs): changing `docs` in place changes the key
+        else:
+            self.contexts.add(parameter)
+
+    def _key_or_alias(self, node: ast.AST) -> str | None:
+        name = self.key(node)
+        if name is None and isinstance(node, ast.Name):
+            return self.key_aliases.get(node.id)
+        return name
 
     # --- recording --------------------------------------------------------------------------
     def record(self, name: str, kind: str, node: ast.AST) -> None:
@@ -119,7 +156,7 @@ class StateReader(ast.NodeVisitor):
             self.record(name, "set", target)
             return
         if isinstance(target, ast.Subscript):  # state[...][dynamic] = v: in place
-            inner = self.key(target.value)
+            inner = self._key_or_alias(target.value)
             if inner is not None:
                 self._stored.add(id(target.value))
                 self.record(inner, "mutate", target)
@@ -169,10 +206,35 @@ class StateReader(ast.NodeVisitor):
             self._write(target)
         self.generic_visit(node)
 
+    def _parameters(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+            annotation = ast.unparse(arg.annotation) if getattr(arg, "annotation", None) is not None else ""
+            if arg.arg in ("ctx", "context") or "Context" in annotation:
+                self.contexts.add(arg.arg)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._parameters(node)
+        self.generic_visit(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self._parameters(node)
+        self.generic_visit(node)
+
+    def _passes_state(self, node: ast.Call) -> None:
+        given = [(i, a) for i, a in enumerate(node.args)] + [(k.arg, k.value) for k in node.keywords if k.arg]
+        passed: list[tuple[str | int, ast.expr, str | None]] = []
+        for where, argument in given:
+            key = self._key_or_alias(argument)
+            if key is not None or self.carries_state(argument):
+                passed.append((where, argument, key))
+        if passed:
+            self.found.helpers.append(Helper(node.func, tuple(passed), _start(node), node.lineno, self._guards > 0))
+
     def visit_Call(self, node: ast.Call) -> None:
+        self._passes_state(node)
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in MUTATORS:
-            name = self.key(func.value)
+            name = self._key_or_alias(func.value)
             if name is not None:
                 self._stored.add(id(func.value))
                 self.record(name, "mutate", node)
@@ -206,11 +268,27 @@ class StateReader(ast.NodeVisitor):
         self.found.awaits.append(_start(node))
         self.generic_visit(node)
 
+    def visit_If(self, node: ast.If) -> None:
+        self._guards += 1
+        try:
+            self.visit(node.test)
+            for branch, taken in ((node.body, True), (node.orelse, False)):
+                self._conditions.append((node.test, taken))
+                try:
+                    for statement in branch:
+                        self.visit(statement)
+                finally:
+                    self._conditions.pop()
+        finally:
+            self._guards -= 1
+
     def visit_Raise(self, node: ast.Raise) -> None:
         self.found.raises.append(node.lineno)
+        self.found.raise_guards[node.lineno] = tuple(self._conditions)
         self.generic_visit(node)
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._parameters(node)
         self.generic_visit(node)
 
 
@@ -278,10 +356,113 @@ def tree_of(obj: Any) -> ast.AST | None:
         return None
 
 
-def read(obj: Any, make: Callable[[], StateReader]) -> list[Reading]:
+def shown_file(path: str) -> str:
+    """A source file as a finding names it: relative to the working directory when it is under it."""
+    try:
+        relative = os.path.relpath(path) if path else ""
+    except ValueError:
+        return path or "?"
+    return relative if relative and not relative.startswith("..") else path or "?"
+
+
+def tree_file(obj: Any) -> str:
+    """The file `obj`'s source is in, or "" when it has none."""
+    try:
+        return inspect.getsourcefile(code_of(obj)) or ""
+    except TypeError:
+        return ""
+
+
+_HELPER_DEPTH = 4  # helpers followed through helpers; deeper, the writes are unknown
+
+
+def _library(code: Any) -> bool:
+    """Code of the standard library, an installed package or the builtins: it writes none of the user's keys."""
+    file = tree_file(code)
+    if not file:
+        return True
+    roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return any(file.startswith(root) for root in roots)
+
+
+def _resolve(func: ast.expr, owner: Any, instance: Any = None) -> Any:
+    """The object a call's function names, seen from the code `owner` (its globals, closure, `self`: `instance`
+    when given, else the class)."""
+    code = code_of(owner)
+    if isinstance(func, ast.Attribute):
+        if isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+            if instance is not None:
+                return getattr(instance, func.attr, None)
+            return inspect.getattr_static(code, func.attr, None) if inspect.isclass(code) else None
+        base = _resolve(func.value, owner)
+        return getattr(base, func.attr, None) if base is not None else None
+    if not isinstance(func, ast.Name):
+        return None
+    scopes: list[dict[str, Any]] = []
+    if inspect.isfunction(code):
+        try:
+            names = inspect.getclosurevars(code)
+            scopes += [dict(names.nonlocals), dict(code.__globals__)]
+        except (TypeError, ValueError):
+            scopes.append(dict(getattr(code, "__globals__", {})))
+    module = inspect.getmodule(code)
+    if module is not None:
+        scopes.append(vars(module))
+    for scope in scopes:
+        if func.id in scope:
+            return scope[func.id]
+    return None
+
+
+def _follow(
+    reading: Reading, owner: Any, make: Callable[[], StateReader], seen: tuple[Any, ...], instance: Any = None
+) -> None:
+    """Fold into `reading` what the helpers it passes the state to do, at each call's place; unknown when unread."""
+    for helper in reading.helpers:
+        callee = _resolve(helper.func, owner, instance)
+        if callee is not None and code_of(callee) is not None and _library(code_of(callee)):
+            continue
+        tree = tree_of(callee) if callee is not None else None
+        if tree is None or not isinstance(tree, (*_FUNCTIONS, ast.Lambda)) or len(seen) >= _HELPER_DEPTH:
+            reading.dynamic.append(helper.line)  # a helper we cannot read may write any key
+            continue
+        if code_of(callee) in seen:
+            continue
+        names = parameters(tree)
+        if inspect.ismethod(callee) or (isinstance(helper.func, ast.Attribute) and names[:1] in (["self"], ["cls"])):
+            names = names[1:]
+        reader = make()
+        for where, argument, key in helper.arguments:
+            name = names[where] if isinstance(where, int) and where < len(names) else where
+            if isinstance(name, str):
+                reader.receives(name, argument, key)
+        reader.visit(tree)
+        inner = reader.found
+        _follow(inner, callee, make, (*seen, code_of(callee)))
+        _fold(reading, inner, helper)
+
+
+def _fold(reading: Reading, inner: Reading, helper: Helper) -> None:
+    line, column = helper.at
+    guarded = inner.guarded_writes()
+    for key in inner.reads():
+        reading.accesses.append(Access(key, "read", (line, column), line, helper.guarded))
+    for key, kind in inner.writes().items():
+        first = min(a.at for a in inner.accesses if a.name == key and a.kind != "read")
+        if kind == "update-across-await" or any(wait < first for wait in inner.awaits):
+            reading.awaits.append((line, column + 1))
+        written = "mutate" if kind == "mutate" else "set"
+        reading.accesses.append(Access(key, written, (line, column + 2), line, helper.guarded or key in guarded))
+    reading.dynamic += [helper.line for _ in inner.dynamic[:1]]
+
+
+def read(obj: Any, make: Callable[[], StateReader], instance: Any = None) -> list[Reading]:
     """What `obj`'s source does, one Reading per function: a def or lambda alone, a class method by method.
 
     Per function, because the order of a read, an await and a write means something only inside one call.
+    A helper the function hands the state (or its context) to is read too, its writes placed at the call;
+    one whose source cannot be read makes the function's writes unknown (`dynamic`), never nothing. `instance`
+    (the object whose class `obj` is) resolves `self.helper(...)`.
     """
     tree = tree_of(obj)
     if tree is None:
@@ -289,10 +470,13 @@ def read(obj: Any, make: Callable[[], StateReader]) -> list[Reading]:
     bodies: list[ast.AST] = [tree]
     if isinstance(tree, ast.ClassDef):  # its methods; __init__ builds the object, it is not part of a run
         bodies = [n for n in tree.body if isinstance(n, _FUNCTIONS) and n.name != "__init__"]
+    file = tree_file(obj)
     found = []
     for body in bodies:
         reader = make()
         reader.visit(body)
+        reader.found.file = file
+        _follow(reader.found, obj, make, (code_of(obj),), instance)
         found.append(reader.found)
     return found
 

@@ -101,3 +101,15 @@ def test_version_dependent_findings_follow_what_their_probe_saw(tmp_path: Path) 
             "shared-state key written only in some runs",
         ],
     }
+
+
+def test_a_failing_sibling_finding_names_each_raise_by_file_and_line() -> None:
+    """Issue 35 §2, for every inspector with the finding: the raise it rests on is named, not only counted."""
+    corpus = Path(__file__).resolve().parent.parent / "examples" / "corpus"
+    path = corpus / "pg_parallel_budget.py"
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), start=1) if text.strip().startswith("raise "))
+    (result,) = audit.evaluate(f"{path}:graph", MATRIX, audit.python_of(MATRIX.newest("pydantic_graph")), None)
+    (raising,) = [f for f in result.findings if f.pattern == "a parallel step can raise"]
+    assert raising.where[1].startswith("raising: optimist (") and raising.where[1].endswith(
+        f"pg_parallel_budget.py:{line})"
+    )

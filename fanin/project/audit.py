@@ -33,7 +33,7 @@ from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.model.matrix import MITIGATIONS, Cell, Matrix
 from fanin.model.results import HAZARDS, Observation, ResultSet
 from fanin.model.source import SUITES
-from fanin.project import here
+from fanin.project import audit_inspect, here
 from fanin.run import isolation
 from fanin.run.identity import load_reference
 
@@ -58,6 +58,11 @@ WRITES_HOW = {
 DRY_RUN_FAILED = "The dry run failed"
 DRY_RUN_UNFINISHED = "The dry run did not finish"
 DRY_RUN_VARIABLE = "FANIN_AUDIT_DRY_RUN_SECONDS"
+AUDIT_VARIABLE = "FANIN_AUDIT_SECONDS"  # the whole audit's bound: load, read, dry run
+AUDIT_UNFINISHED = "The audit did not finish"
+RECURSION_VARIABLE = "FANIN_AUDIT_RECURSION_LIMIT"  # the dry run's recursion limit, read by the LangGraph inspector
+RECURSION_DEFAULT = 25
+NAMED = 5  # unknown writers named in the Markdown; the JSON has them all
 DRY_RUN_DEFAULT = 60.0  # a graph on a fake model ends in seconds; one that loops is stopped, its static findings kept
 LOAD_SECONDS = 300.0  # importing the user's module and reading the graph, on top of the dry run's bound
 # A target in these is JavaScript or TypeScript: audit loads Python objects, so it says what to read instead.
@@ -108,10 +113,45 @@ class Audit:
     incomplete: list[str] = field(default_factory=list)  # why "no finding" would not mean "no hazard"
 
 
+@dataclass(frozen=True)
+class Options:
+    """How an audit loads and bounds the target: a factory's arguments (--args), the dry run's recursion limit
+    and time bound, the whole audit's time bound (None: each from its variable, else its default)."""
+
+    call_with: str | None = None
+    recursion_limit: int | None = None
+    dry_run_seconds: float | None = None
+    audit_seconds: float | None = None
+
+
+def recursion_limit(given: int | None = None) -> int:
+    """The dry run's recursion limit: --recursion-limit, else FANIN_AUDIT_RECURSION_LIMIT, else 25 (bad: exit 2)."""
+    raw: str | int = given if given is not None else os.environ.get(RECURSION_VARIABLE, str(RECURSION_DEFAULT))
+    where = "--recursion-limit" if given is not None else RECURSION_VARIABLE
+    try:
+        limit = int(raw)
+    except ValueError:
+        raise FaninError(f"{where}={raw!r} is not a whole number of supersteps") from None
+    if limit < 1:
+        raise FaninError(f"{where}={raw!r} must be at least 1")
+    return limit
+
+
+def audit_seconds(given: float | None, dry_run: float) -> float:
+    """The whole audit's bound: --audit-seconds, else FANIN_AUDIT_SECONDS, else 300 s plus the dry run's bound."""
+    if given is None and AUDIT_VARIABLE not in os.environ:
+        return LOAD_SECONDS + dry_run
+    return _seconds(given, "--audit-seconds", AUDIT_VARIABLE, LOAD_SECONDS + dry_run)
+
+
 def dry_run_seconds(given: float | None = None) -> float:
     """The dry run's bound: --dry-run-seconds, else FANIN_AUDIT_DRY_RUN_SECONDS, else 60 s (bad input: exit 2)."""
-    raw: str | float = given if given is not None else os.environ.get(DRY_RUN_VARIABLE, str(DRY_RUN_DEFAULT))
-    where = "--dry-run-seconds" if given is not None else DRY_RUN_VARIABLE
+    return _seconds(given, "--dry-run-seconds", DRY_RUN_VARIABLE, DRY_RUN_DEFAULT)
+
+
+def _seconds(given: float | None, option: str, variable: str, default: float) -> float:
+    raw: str | float = given if given is not None else os.environ.get(variable, str(default))
+    where = option if given is not None else variable
     try:
         seconds = float(raw)
     except ValueError:
@@ -122,12 +162,12 @@ def dry_run_seconds(given: float | None = None) -> float:
 
 
 def _command(
-    target: str, python: str, matrix: Matrix, given: str | None, result: Path, seconds: float
+    target: str, python: str, matrix: Matrix, given: str | None, result: Path, seconds: float, call_with: str | None
 ) -> tuple[list[str], str | None]:
     registry = {key: fw.package for key, fw in matrix.frameworks.items()}
     # -m, not the file: run as a script, the script's folder would be first on sys.path, where a sibling could shadow a stdlib module.
     command = [python, "-m", "fanin.project.audit_inspect", str(SUITES), json.dumps(registry), target, given or ""]
-    command += [str(result), repr(seconds)]
+    command += [str(result), repr(seconds), call_with or ""]
     if given is None:
         return command, None
     return isolation.wrap(command)  # the dry run runs the user's graph: in the cells' network namespace
@@ -190,18 +230,24 @@ def inspect(
     matrix: Matrix,
     given: str | None,
     full_traceback: bool = False,
-    seconds: float | None = None,
+    options: Options = Options(),
 ) -> dict[str, Any]:
-    bound = dry_run_seconds(seconds)
-    env = {**os.environ, **here.run_environment()}
+    bound = dry_run_seconds(options.dry_run_seconds)
+    whole = audit_seconds(options.audit_seconds, bound)
+    env = {**os.environ, **here.run_environment(), RECURSION_VARIABLE: str(recursion_limit(options.recursion_limit))}
+    stopped = False
     with tempfile.TemporaryDirectory(prefix="fanin-audit-") as scratch:
         folder = Path(scratch)
         result = folder / "result.json"
-        command, isolated = _command(target, python, matrix, given, result, bound)
+        command, isolated = _command(target, python, matrix, given, result, bound, options.call_with)
         try:
-            code, stderr = _run_inspector(command, env, folder, LOAD_SECONDS + bound)
+            code, stderr = _run_inspector(command, env, folder, whole)
         except EnvironmentFault as exc:
-            raise EnvironmentFault(f"{target}: {exc}") from None
+            early = audit_inspect.static_path(result)
+            if not early.is_file():  # stopped before the graph was read: nothing to show
+                raise EnvironmentFault(f"{target}: {exc}") from None
+            code, stderr, stopped = 0, "", True
+            result = early
         answer = result.read_text(encoding="utf-8") if result.is_file() else ""
     if code == exits.BAD_INPUT and "fanin: error:" in stderr:
         raise FaninError(stderr.strip().splitlines()[-1].removeprefix("fanin: error: "))
@@ -213,6 +259,11 @@ def inspect(
     if found.get("load_error"):
         raise _load_failure(target, found["load_error"], full_traceback)
     found["isolation"] = isolated
+    if stopped:
+        for facts in found.get("inspected", []):
+            facts["audit_unfinished"] = whole
+            if "no_dry_run" not in facts:
+                facts["dry_run"] = {"writes": [], "by_step": {}, "error": f"stopped with the audit after {whole:g} s"}
     return found
 
 
@@ -276,12 +327,18 @@ def _incomplete(facts: dict[str, Any], given: str | None) -> list[str]:
     if unknown:
         fix = "the dry run did not run them" if given is not None else "run with --input to see them"
         if facts.get("no_dry_run"):  # an inspector that reads source only: --input would not help
-            fix = f"their source could not be read ({facts['no_dry_run']})"
-        reasons.append(
-            f"Writers unknown for {len(unknown)} node{'s' * (len(unknown) != 1)} ({', '.join(unknown)}): {fix}"
+            fix = f"their source could not be read, or that of a helper they hand the state to ({facts['no_dry_run']})"
+        named = ", ".join(unknown[:NAMED]) + (
+            f" and {len(unknown) - NAMED} more (all in --json)" if len(unknown) > NAMED else ""
         )
+        reasons.append(f"Writers unknown for {len(unknown)} node{'s' * (len(unknown) != 1)} ({named}): {fix}")
     run = facts.get("dry_run") or {}
-    if run.get("unfinished"):
+    if facts.get("audit_unfinished"):
+        reasons.append(
+            f"{AUDIT_UNFINISHED} within {facts['audit_unfinished']:g} s (--audit-seconds or {AUDIT_VARIABLE}): it was"
+            " stopped; the findings below were read from the graph before that"
+        )
+    elif run.get("unfinished"):
         reasons.append(f"{DRY_RUN_UNFINISHED} within {run['unfinished']:g} s")
     elif run.get("error"):
         reasons.append(f"{DRY_RUN_FAILED}: {run['error']}")
@@ -307,20 +364,32 @@ def refuse_javascript(target: str) -> None:
         )
 
 
+def refuse_input(target: str, inspected: list[dict[str, Any]]) -> None:
+    """One line, exit 2: --input was given for a graph no inspector can dry-run (it would do nothing)."""
+    names = sorted({str(f["framework"]) for f in inspected})
+    why = "; ".join(str(f["no_dry_run"]) for f in inspected if f.get("no_dry_run")) or "no dry run for it"
+    raise FaninError(
+        f"{target}: --input dry-runs LangGraph graphs and ADK agent trees only, and no dry run exists for this {', '.join(names)} target"
+        f" ({why}); run without --input"
+    )
+
+
 def evaluate(
     target: str,
     matrix: Matrix,
     python: str | None = None,
     given: str | None = None,
     full_traceback: bool = False,
-    seconds: float | None = None,
+    options: Options = Options(),
 ) -> list[Audit]:
     refuse_javascript(target)
     python = python or sys.executable
-    facts = inspect(target, python, matrix, given, full_traceback, seconds)
+    facts = inspect(target, python, matrix, given, full_traceback, options)
     if not facts["inspected"]:
         known = ", ".join(fw.package for fw in matrix.frameworks.values())
         raise FaninError(f"{target} is a {facts['kind']}, not a graph or agent of a framework fanin knows ({known})")
+    if given is not None and not any("dry_run" in f for f in facts["inspected"]):
+        refuse_input(target, facts["inspected"])
     mitigations = _mitigations()
     audits = []
     for inspected in facts["inspected"]:
@@ -398,11 +467,12 @@ def _dry_run_lines(audit: Audit) -> list[str]:
         model = "no chat model found to replace"
     else:
         model = "chat models not replaced (a call to a real one is cut off by the isolation)"
-    how = " (with astream: the graph has async nodes)" if run.get("mode") == "async" else ""
+    unit = str(run.get("unit") or "superstep")
+    how = " (with astream: the graph has async nodes)" if run.get("mode") == "async" and unit == "superstep" else ""
     lines = ["### Dry run", "", f"fanin {DRY_RUN}{how}, {isolated}, {model}.", ""]
     writes = run.get("writes") or []
     if writes:
-        lines += ["| superstep | node | keys written |", "|---|---|---|"]
+        lines += [f"| {unit} | node | keys written |", "|---|---|---|"]
         for w in writes:
             keys = ", ".join(f"`{k}`" for k in w.get("keys") or []) or "(nothing)"
             lines.append(f"| {w.get('step', '?')} | {w.get('node', '?')} | {keys} |")
@@ -517,12 +587,12 @@ def run(
     json_path: Path | None,
     fail_on: list[str],
     full_traceback: bool = False,
-    seconds: float | None = None,
+    options: Options = Options(),
 ) -> int:
     wrong = [h for h in fail_on if h not in HAZARDS]
     if wrong:
         raise FaninError(f"--fail-on {', '.join(wrong)}: hazards are {', '.join(HAZARDS)}")
-    audits = evaluate(target, matrix, python, given, full_traceback, seconds)
+    audits = evaluate(target, matrix, python, given, full_traceback, options)
     print(markdown(audits))
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 """Run inside the environment that holds the user's graph: load it, let each framework's inspector look at it.
 
-`python -m fanin.project.audit_inspect SUITES REGISTRY TARGET [INPUT_JSON [RESULT [SECONDS]]]` writes one JSON
+`python -m fanin.project.audit_inspect SUITES REGISTRY TARGET [INPUT_JSON [RESULT [SECONDS [ARGS_JSON]]]]` writes one JSON
 object (to the file RESULT, else to stdout): the installed version of each registered framework and the
 facts of every inspector that recognised the target (suites/<framework>/audit.py). The harness never
 imports a framework; this script, like a probe, runs where the framework is.
@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect as pyinspect
 import json
 import os
 import sys
@@ -62,11 +63,50 @@ def _bad_spec(message: str) -> SystemExit:
     return SystemExit(BAD_SPEC)
 
 
-def load_target(spec: str) -> Any:
-    """`path/to/file.py:ATTR` or `package.module:ATTR`."""
+def call_arguments(raw: str | None) -> tuple[list[Any], dict[str, Any]] | None:
+    """`--args`: a JSON object (keyword arguments) or array (positional) for a factory target; None: no call."""
+    if raw is None:
+        return None
+    try:
+        given = json.loads(raw)
+    except ValueError as exc:
+        raise _bad_spec(f"--args is not JSON ({exc})") from None
+    if isinstance(given, dict):
+        return [], given
+    if isinstance(given, list):
+        return given, {}
+    raise _bad_spec("--args must be a JSON object (keyword arguments) or array (positional arguments)")
+
+
+def _called(obj: Any, spec: str, arguments: tuple[list[Any], dict[str, Any]]) -> Any:
+    """A factory target's graph: `obj` called with the arguments (an async factory run to its end)."""
+    if not callable(obj):
+        raise _bad_spec(
+            f"{spec}: {type(obj).__name__} is not callable, so it cannot be a factory (drop the () or --args)"
+        )
+    positional, keywords = arguments
+    built = obj(*positional, **keywords)
+    if pyinspect.isawaitable(built):
+        import asyncio
+
+        async def wait() -> Any:
+            return await built
+
+        built = asyncio.run(wait())
+    return built
+
+
+def load_target(spec: str, call_with: str | None = None) -> Any:
+    """`path/to/file.py:ATTR` or `package.module:ATTR`; `ATTR()` (or `call_with`, --args) calls a factory."""
     where, sep, attr = spec.rpartition(":")
     if not sep or not where or not attr:
         raise _bad_spec(f"audit target {spec!r} is not FILE.py:ATTR or package.module:ATTR")
+    arguments = call_arguments(call_with)
+    if attr.endswith("()"):
+        attr = attr[:-2]
+        arguments = arguments or ([], {})
+    if not attr or not all(part.isidentifier() for part in attr.split(".")):
+        raise _bad_spec(f"audit target {spec!r}: {attr!r} is not an attribute name (ATTR, ATTR() or a.b)")
     if where.endswith(".py"):
         path = Path(where).resolve()
         if not path.is_file():
@@ -88,7 +128,7 @@ def load_target(spec: str) -> Any:
         if not hasattr(obj, part):
             raise LoadError(f"{where} has no attribute {attr!r}")
         obj = getattr(obj, part)
-    return obj
+    return obj if arguments is None else _called(obj, spec, arguments)
 
 
 def _library_dirs() -> tuple[str, ...]:
@@ -163,10 +203,15 @@ def not_finished(seconds: float) -> str:
     )
 
 
-def _bounded(suites: Path, versions: dict[str, str], target: Any, given: Any, seconds: float) -> list[dict[str, Any]]:
+def _bounded(
+    suites: Path, versions: dict[str, str], target: Any, given: Any, seconds: float, early: Any = None
+) -> list[dict[str, Any]]:
     """The facts with the dry run, or, when the graph does not end within `seconds`, the static ones (no input)
-    with the dry run marked as not finished. The static look comes first, before any of the user's code runs."""
+    with the dry run marked as not finished. The static look comes first, before any of the user's code runs;
+    `early(static)` keeps it, for the harness to show should the whole audit be stopped."""
     static = _inspect_all(suites, versions, target, None)
+    if early is not None:
+        early(static)
     outcome: dict[str, Any] = {}
 
     def dry_run() -> None:
@@ -193,11 +238,12 @@ def main() -> None:
     given = json.loads(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else None
     result = Path(sys.argv[5]) if len(sys.argv) > 5 and sys.argv[5] else None
     seconds = float(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[6] else DRY_RUN_SECONDS
+    call_with = sys.argv[7] if len(sys.argv) > 7 and sys.argv[7] else None
     from fanin.run import lifetime
 
     lifetime.adopt_orphans()  # a daemon the graph detaches comes back to this process, and ends with it
     try:
-        answer = _answer(suites, registry, spec, given, seconds)
+        answer = _answer(suites, registry, spec, given, seconds, call_with, result)
         text = json.dumps(answer, default=str)
         if result is None:
             print(text)
@@ -210,7 +256,20 @@ def main() -> None:
     os._exit(0)  # a dry run still looping in its thread must not hold the interpreter's exit
 
 
-def _answer(suites: Path, registry: dict[str, str], spec: str, given: Any, seconds: float) -> dict[str, Any]:
+def static_path(result: Path) -> Path:
+    """Where the static facts go as soon as they are read (the harness shows them if the audit is stopped)."""
+    return result.with_name(result.name + ".static")
+
+
+def _answer(
+    suites: Path,
+    registry: dict[str, str],
+    spec: str,
+    given: Any,
+    seconds: float,
+    call_with: str | None = None,
+    result: Path | None = None,
+) -> dict[str, Any]:
     versions = {}
     for key, package in registry.items():
         try:
@@ -225,22 +284,28 @@ def _answer(suites: Path, registry: dict[str, str], spec: str, given: Any, secon
         attempts = netblock.Attempts()
         netblock.install(attempts)
     try:
-        target = load_target(spec)
+        target = load_target(spec, call_with)
     except SystemExit:
         raise
     except BaseException as exc:
         return {"versions": versions, "python": python, "load_error": describe(exc)}
+
+    def answer(seen: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "versions": versions,
+            "python": python,
+            "inspected": seen,
+            "kind": type(target).__name__,
+            "network_attempts": sorted(set(attempts.seen)) if attempts is not None else None,
+        }
+
+    def early(static: list[dict[str, Any]]) -> None:
+        if result is not None:
+            static_path(result).write_text(json.dumps(answer(static), default=str) + "\n", encoding="utf-8")
+
     if given is None:
-        seen = _inspect_all(suites, versions, target, None)
-    else:
-        seen = _bounded(suites, versions, target, given, seconds)
-    return {
-        "versions": versions,
-        "python": python,
-        "inspected": seen,
-        "kind": type(target).__name__,
-        "network_attempts": sorted(set(attempts.seen)) if attempts is not None else None,
-    }
+        return answer(_inspect_all(suites, versions, target, None))
+    return answer(_bounded(suites, versions, target, given, seconds, early))
 
 
 if __name__ == "__main__":

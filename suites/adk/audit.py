@@ -716,10 +716,33 @@ def _topological(nodes: dict[str, Any], edges: list[_Edge]) -> list[str]:
     return order
 
 
+NO_DRY_RUN = "the ADK audit reads a Workflow as built and has no dry run for it; agent trees have one"
+
+
 def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
     """Facts and findings for an ADK agent tree or Workflow; None when `target` is neither."""
     if _is_workflow(target):
-        return {"framework": "adk", "kind": _kind(target), **_workflow_facts(target)}
+        return {"framework": "adk", "kind": _kind(target), **_workflow_facts(target), "no_dry_run": NO_DRY_RUN}
     if not _is_agent(target):
         return None
-    return {"framework": "adk", "kind": _kind(target), **_agent_facts(target)}
+    facts = {"framework": "adk", "kind": _kind(target), **_agent_facts(target)}
+    if given is not None:
+        import audit_dry_run  # suites/adk/audit_dry_run.py: imports ADK's runner, only for a dry run
+
+        facts["dry_run"] = audit_dry_run.dry_run(target, given)
+        _seen_in_dry_run(facts)
+    return facts
+
+
+def _seen_in_dry_run(facts: dict[str, Any]) -> None:
+    """A shared-key finding whose key two agents did write in the dry run is seen, not only read from the tree."""
+    authors: dict[str, list[str]] = {}
+    for write in facts["dry_run"]["writes"]:
+        for key in write["keys"]:
+            authors.setdefault(key, []).append(write["node"])
+    for finding in facts["findings"]:
+        where = "; ".join(str(w) for w in finding["where"])
+        for key, names in authors.items():
+            if f"output_key {key!r}" in where and len(set(names)) > 1:
+                finding["certainty"] = "observed"
+                finding["how"] = f"dry run: {', '.join(dict.fromkeys(names))} each wrote {key!r}; {finding['how']}"

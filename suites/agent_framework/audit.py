@@ -21,6 +21,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+import af_executor_reading
 import audit_reading
 from audit_reading import Reading, StateReader
 
@@ -86,7 +87,7 @@ def _code(executor: Any) -> list[Any]:
 
 def _readings(workflow: Any) -> dict[str, list[Reading]]:
     return {
-        str(name): [r for code in _code(executor) for r in audit_reading.read(code, _StateReader)]
+        str(name): [r for code in _code(executor) for r in audit_reading.read(code, _StateReader, executor)]
         for name, executor in workflow.executors.items()
     }
 
@@ -309,7 +310,14 @@ def _fan_in_findings(groups: list[_Group], walk: _Walk) -> list[dict[str, Any]]:
     return findings
 
 
-def _separate_edge_findings(groups: list[_Group], walk: _Walk) -> list[dict[str, Any]]:
+def _collector(executor: Any) -> list[str]:
+    """The handlers of a user's executor class that collect messages (change an attribute, emit only under a test)."""
+    if executor is None or _ours(executor) or getattr(executor, "_original_func", None) is not None:
+        return []
+    return af_executor_reading.attributes(executor).collects
+
+
+def _separate_edge_findings(groups: list[_Group], walk: _Walk, executors: dict[str, Any]) -> list[dict[str, Any]]:
     findings = []
     reach = _reach(groups)
     fan_in_targets = {g.targets[0]: g for g in groups if g.kind == "fan-in"}
@@ -345,6 +353,8 @@ def _separate_edge_findings(groups: list[_Group], walk: _Walk) -> list[dict[str,
                 for b in plain[i + 1 :]
                 if b not in reach.get(a, set()) and a not in reach.get(b, set())
             ]
+            if concurrent and _collector(executors.get(target)):
+                break  # built for per-message delivery: it counts what arrived and emits once it has enough
             if concurrent:
                 names = sorted({n for pair in concurrent for n in pair})
                 findings.append(
@@ -363,7 +373,34 @@ def _separate_edge_findings(groups: list[_Group], walk: _Walk) -> list[dict[str,
     return findings
 
 
-def _state_findings(walk: _Walk, readings: dict[str, list[Reading]]) -> list[dict[str, Any]]:
+def _kept_findings(workflow: Any) -> list[dict[str, Any]]:
+    """Executors whose attributes a run changes, no run resets and a condition reads: run 2 starts from run 1's."""
+    findings = []
+    for name, executor in sorted(workflow.executors.items()):
+        if _ours(executor) or getattr(executor, "_original_func", None) is not None:
+            continue
+        for attribute, (changed, read) in af_executor_reading.kept(executor).items():
+            file = audit_reading.shown_file(audit_reading.tree_file(type(executor)))
+            findings.append(
+                {
+                    "pattern": "executor attributes kept between runs",
+                    "where": [str(name), f"self.{attribute}", f"changed at {file}:{changed}, tested at {file}:{read}"],
+                    "probes": ["agent_framework/runs/executor-state-kept"],
+                    "certainty": "source",
+                    "how": f"read from {type(executor).__name__}'s source: a handler changes self.{attribute}"
+                    f" ({file}:{changed}), no method resets it, and the condition at {file}:{read} reads it",
+                    "precondition": f"the workflow instance is run more than once (built once, e.g. at module level):"
+                    f" {name} keeps self.{attribute} from the run before, so the condition at line {read} sees run 1's"
+                    " messages in run 2 (a collector that yields at a count never yields again, or raises once it counts past it)",
+                    "only_if": {"value_has": '"kept": true'},  # the versions where the cited probe saw it kept
+                }
+            )
+    return findings
+
+
+def _state_findings(
+    walk: _Walk, readings: dict[str, list[Reading]], executors: dict[str, Any]
+) -> list[dict[str, Any]]:
     writes = {name: audit_reading.writes_of(r) for name, r in readings.items()}
     findings = []
     for conflict in audit_reading.conflicts(writes, walk.together):
@@ -395,18 +432,33 @@ def _state_findings(walk: _Walk, readings: dict[str, list[Reading]]) -> list[dic
                 }
             )
     parallel = {s for pair in walk.together for s in pair}
-    raising = {s: sorted({line for r in readings.get(s, []) for line in r.raises}) for s in sorted(parallel)}
-    raising = {s: lines for s, lines in raising.items() if lines}
+    raising: dict[str, list[str]] = {}
+    cleared: list[str] = []
+    for name in sorted(parallel):
+        for reading in readings.get(name, []):
+            for line in sorted(set(reading.raises)):
+                at = f"{audit_reading.shown_file(reading.file)}:{line}"
+                executor = executors.get(name)
+                user_class = executor is not None and not _ours(executor) and not hasattr(executor, "_original_func")
+                guards = reading.raise_guards.get(line, ())
+                why = af_executor_reading.ruled_out(executor, guards) if user_class else None
+                if why is None:
+                    raising.setdefault(name, []).append(at)
+                else:
+                    cleared.append(f"{name} at {at} ({why})")
     if raising:
-        listed = "; ".join(f"{s} (line {', '.join(map(str, lines))})" for s, lines in raising.items())
+        listed = "; ".join(f"{s} ({', '.join(lines)})" for s, lines in raising.items())
         siblings = sorted({b for a, b in walk.together if a in raising} | {a for a, b in walk.together if b in raising})
+        how = f"read from the executors' source: {listed} can raise"
+        if cleared:
+            how += f"; ruled out: {'; '.join(cleared)}"
         findings.append(
             {
                 "pattern": "a parallel executor can raise",
                 "where": [f"raising: {listed}", f"siblings: {', '.join(siblings)}"],
                 "probes": ["agent_framework/errors/failing-sibling"],
                 "certainty": "source",
-                "how": f"read from the executors' source: {listed} raise",
+                "how": how,
                 "precondition": f"an executor of {sorted(raising)} raises in a superstep it shares with"
                 f" {', '.join(siblings)}: the run ends with that exception, and what happens to the sibling and to the"
                 " superstep's writes depends on the version (below)",
@@ -478,8 +530,10 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
         for name in parallel
         if not all(r.readable for r in readings.get(name, [])) or any(r.dynamic for r in readings.get(name, []))
     )
-    findings = _fan_in_findings(groups, walk) + _separate_edge_findings(groups, walk)
-    findings += _state_findings(walk, readings) + _stale_findings(workflow, readings)
+    executors = {str(name): executor for name, executor in workflow.executors.items()}
+    findings = _fan_in_findings(groups, walk) + _separate_edge_findings(groups, walk, executors)
+    findings += _state_findings(walk, readings, executors) + _stale_findings(workflow, readings)
+    findings += _kept_findings(workflow)
     writes = {name: audit_reading.writes_of(r) for name, r in readings.items()}
     return {
         "framework": "agent_framework",
@@ -490,7 +544,10 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
         "parallel": sorted({tuple(sorted(p)) for p in walk.together}),
         "explored": "cut at the exploration limit" if walk.truncated else "every run the routing allows",
         "writes": {
-            name: {"keys": sorted(writes[name]), "how": "source" if all(r.readable for r in rs) else "unknown"}
+            name: {
+                "keys": sorted(writes[name]),
+                "how": "source" if all(r.readable and not r.dynamic for r in rs) else "unknown",
+            }
             for name, rs in sorted(readings.items())
             if rs
         },

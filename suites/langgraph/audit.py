@@ -31,6 +31,7 @@ import functools
 import inspect as pyinspect
 import itertools
 import linecache
+import os
 import textwrap
 from collections import defaultdict
 from collections.abc import Iterator
@@ -39,6 +40,10 @@ from typing import Any
 
 START, END = "__start__", "__end__"
 MAX_STEPS = 25  # supersteps explored; loops are cut here
+# Builtins that read a dict and never change it: passing the node's update to one leaves its keys as read.
+_READ_ONLY_BUILTINS = frozenset(
+    {"len", "print", "repr", "str", "bool", "list", "tuple", "sorted", "dict", "isinstance", "id"}
+)
 MAX_STATES = 4000  # sets of active nodes explored
 MAX_COMBOS = 64  # routing choices combined per superstep before falling back to "all or one"
 FRAMEWORK_MODULES = ("langgraph.", "langchain.", "langchain_core.", "deepagents.")
@@ -351,7 +356,21 @@ class _Reader:
                     for arg in node.args:
                         out.merge(self.writes(arg))
                     out.keys |= {kw.arg for kw in node.keywords if kw.arg}
+            if isinstance(node, ast.Call) and self._hands_on(node, name):
+                # fill(update): the helper may set any key of the update; unknown, never "nothing"
+                out.merge(
+                    Writes(
+                        complete=False, why=f"{name} is passed to {ast.unparse(node.func)[:40]}(), which may fill it"
+                    )
+                )
         return out
+
+    def _hands_on(self, call: ast.Call, name: str) -> bool:
+        """Does `call` pass the dict `name` to a function that could change it (not a read-only builtin)?"""
+        if isinstance(call.func, ast.Name) and call.func.id in _READ_ONLY_BUILTINS:
+            return False
+        given = list(call.args) + [k.value for k in call.keywords]
+        return any(isinstance(a, ast.Name) and a.id == name for a in given)
 
     # -- routes -------------------------------------------------------------------------------
     def routes(self, expr: ast.AST | None, depth: int = 0, many: bool = False) -> Routes:
@@ -965,7 +984,8 @@ def _dry_run(target: Any, builder: Any, given: Any) -> dict[str, Any]:
     graph = target if hasattr(target, "stream") and not hasattr(target, "add_node") else builder.compile()
     writes: list[dict[str, Any]] = []
     error = None
-    config = {"configurable": {"thread_id": "fanin-audit-dry-run"}, "recursion_limit": MAX_STEPS}
+    limit = int(os.environ.get("FANIN_AUDIT_RECURSION_LIMIT") or MAX_STEPS)  # --recursion-limit
+    config = {"configurable": {"thread_id": "fanin-audit-dry-run"}, "recursion_limit": limit}
 
     def collect(event: Any) -> None:
         if not isinstance(event, dict) or event.get("type") != "task_result":
@@ -976,8 +996,9 @@ def _dry_run(target: Any, builder: Any, given: Any) -> dict[str, Any]:
         writes.append({"step": event.get("step"), "node": payload.get("name"), "task": payload.get("id"), "keys": keys})
 
     async def run_async() -> None:
-        async for event in graph.astream(given, {**config, "configurable": {"thread_id": "fanin-audit-dry-run-async"}},
-                                         stream_mode="debug"):
+        async for event in graph.astream(
+            given, {**config, "configurable": {"thread_id": "fanin-audit-dry-run-async"}}, stream_mode="debug"
+        ):
             collect(event)
 
     mode = "async" if _has_async_nodes(builder) else "sync"
@@ -1016,7 +1037,12 @@ def _dry_run(target: Any, builder: Any, given: Any) -> dict[str, Any]:
     if mode == "async":
         note += "; run with astream (the graph has async nodes)"
     return {
-        "writes": writes, "by_step": dict(by_step), "error": error, "fake_model": faked, "note": note, "mode": mode,
+        "writes": writes,
+        "by_step": dict(by_step),
+        "error": error,
+        "fake_model": faked,
+        "note": note,
+        "mode": mode,
     }
 
 

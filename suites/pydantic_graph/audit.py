@@ -80,6 +80,15 @@ class _StateReader(StateReader):
                 return f"{inner}[{literal!r}]"
         return None
 
+    def carries_state(self, node: ast.AST) -> bool:
+        return self._is_state(node) or super().carries_state(node)
+
+    def receives(self, parameter: str, argument: ast.AST, key: str | None) -> None:
+        if self._is_state(argument):
+            self.aliases.add(parameter)  # helper(ctx.state): the parameter is the state
+        else:
+            super().receives(parameter, argument, key)
+
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             if isinstance(target, ast.Name) and self._is_state(node.value):
@@ -393,12 +402,18 @@ def _raise_findings(forks: list[_Fork], readings: dict[str, list[Reading]]) -> l
     findings = []
     for fork in forks:
         steps = {s for pair in fork.together for s in pair}
-        raising = {s: sorted({line for r in readings.get(s, []) for line in r.raises}) for s in sorted(steps)}
+        raising = {
+            s: [
+                f"{file}:{line}"
+                for file, line in sorted({(audit_reading.shown_file(r.file), n) for r in readings.get(s, []) for n in r.raises})
+            ]
+            for s in sorted(steps)
+        }
         raising = {s: lines for s, lines in raising.items() if lines}
         if not raising:
             continue
         siblings = sorted(steps - set(raising)) or sorted(steps)
-        listed = "; ".join(f"{s} (line {', '.join(map(str, lines))})" for s, lines in raising.items())
+        listed = "; ".join(f"{s} ({', '.join(lines)})" for s, lines in raising.items())
         findings.append(
             {
                 "pattern": "a parallel step can raise",
@@ -453,7 +468,7 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
         "writes": {
             name: {
                 "keys": sorted(writes[name]),
-                "how": "source" if all(r.readable for r in readings[name]) else "unknown",
+                "how": "source" if all(r.readable and not r.dynamic for r in readings[name]) else "unknown",
             }
             for name in sorted(readings)
         },
