@@ -9,7 +9,7 @@ from fanin.probe import Claim, Observer, probe
 from gates import Turns
 
 BRANCH_SRC = f"{hs_kit.SRC}/v2.7.0/haystack/components/joiners/branch.py#L128-L141"
-RUN_SRC = f"{hs_kit.SRC}/v2.7.0/haystack/core/pipeline/pipeline.py"
+RUN_SRC = f"{hs_kit.SRC}/v2.15.2/haystack/core/pipeline/base.py#L1478-L1490"  # a greedy socket keeps the latest value
 
 
 @probe(
@@ -19,8 +19,9 @@ RUN_SRC = f"{hs_kit.SRC}/v2.7.0/haystack/core/pipeline/pipeline.py"
     claim=Claim(
         "Precondition: two branches of one run both produce a value for a BranchJoiner. Its docstring says it"
         " receives one input at a time and run() raises ValueError when it gets more than one; from 2.7.0 its"
-        " input is greedy and the pipeline runs it once, silently, with the value of the branch that finished"
-        " last (the other value is dropped); up to 2.6.1 run() received both and raised ValueError.",
+        " input is greedy and the pipeline overwrites it with each value it is sent, so it runs once, silently,"
+        " with the value of the branch that finished last (the other is dropped); up to 2.6.1 run() received"
+        " both and raised ValueError.",
         BRANCH_SRC,
         expect={"hazard": "silent", "value.rule": "last finisher survives"},
     ),

@@ -22,7 +22,7 @@ from mitigation import judge, words
         f"{hs_kit.DOCS}/listjoiner",
         expect={"hazard": "safe", "value.lost": []},
     ),
-    sources=(f"{hs_kit.SRC}/v2.15.2/haystack/components/joiners/list_joiner.py", f"{hs_kit.DOCS}/creating-custom-components"),
+    sources=(f"{hs_kit.SRC}/v2.15.2/haystack/components/joiners/list_joiner.py", f"{hs_kit.DOCS}/custom-components"),
 )
 async def test_two_live_branches_mitigated(obs: Observer) -> None:
     import haystack.components.joiners as joiners

@@ -15,15 +15,16 @@ from gates import Turns
     " BranchJoiner; run once by Pipeline.run and once asynchronously with `b` forced to finish first",
     claim=Claim(
         "Precondition: the branches are independent and both feed one variadic joiner. Sync Pipeline.run"
-        " runs ready components one at a time, in name order (its priority queue breaks ties by name), so"
+        " runs ready components one at a time, ties broken by a lexicographical topological sort (for sibling"
+        " branches: by name, not by the order they were added), so"
         " ListJoiner gets [a, b] and BranchJoiner keeps b; the async run starts both at once and delivers"
         " in finishing order, so the same pipeline gives [b, a] and keeps a: the join's result depends on"
         " how the pipeline is run.",
-        f"{hs_kit.SRC}/v2.15.2/haystack/core/pipeline/async_pipeline.py",
+        f"{hs_kit.SRC}/v2.15.2/haystack/core/pipeline/base.py#L1212-L1256",
         expect={"value.differs": True, "hazard": "order-coupled"},
     ),
     sources=(
-        f"{hs_kit.SRC}/v2.15.2/haystack/core/pipeline/pipeline.py",
+        f"{hs_kit.SRC}/v2.15.2/haystack/core/pipeline/async_pipeline.py",
         f"{hs_kit.DOCS}/asyncpipeline",
         f"{hs_kit.DOCS}/listjoiner",
     ),
@@ -33,11 +34,10 @@ async def test_join_order(obs: Observer) -> None:
     runner = hs_kit.async_runner(obs)
     seen: dict[str, dict[str, Any]] = {}
     for mode in ("sync", "async"):
-        turns = Turns(["b", "a"]) if mode == "async" else None
         result: dict[str, Any] = {}
         for joiner, into, out, field in ((ListJoiner(), "values", "items", "values"), (BranchJoiner(str), "value", "out", "value")):
             ran: list[str] = []
-            gate = Turns(["b", "a"]) if turns is not None else None
+            gate = Turns(["b", "a"]) if mode == "async" else None
             pipeline = hs_kit.fan(Pipeline() if gate is None else runner(), ["b", "a"], joiner, into, ran, gate, out)
             data = {"start": {"text": "go"}}
             outputs = pipeline.run(data) if gate is None else await pipeline.run_async(data)
