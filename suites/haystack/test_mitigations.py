@@ -1,6 +1,6 @@
 """The fix for a BranchJoiner fed by live branches and for a join order that follows the run mode."""
 
-from typing import Any
+from typing import Any, List
 
 from haystack import Pipeline
 
@@ -40,7 +40,7 @@ async def test_two_live_branches_mitigated(obs: Observer) -> None:
             if variant == "explicit-join":
                 join, into, out, field = hs_kit.explicit_join(["a", "b"]), "{name}", "out", "joined"
             else:
-                join, into, out, field = joiners.ListJoiner(), "values", "items", "values"
+                join, into, out, field = joiners.ListJoiner(List[str]), "values", "items", "values"
             added = case if turns is None else ["a", "b"]
             pipeline = hs_kit.fan(Pipeline() if turns is None else runner(), added, join, into, ran, turns, out)
             data = {"start": {"text": "go"}}

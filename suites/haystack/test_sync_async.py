@@ -1,6 +1,6 @@
 """The same fan-out pipeline run by sync Pipeline.run and by the async runner: which order the join sees."""
 
-from typing import Any
+from typing import Any, List
 
 from haystack import Pipeline
 
@@ -35,7 +35,7 @@ async def test_join_order(obs: Observer) -> None:
     seen: dict[str, dict[str, Any]] = {}
     for mode in ("sync", "async"):
         result: dict[str, Any] = {}
-        for joiner, into, out, field in ((ListJoiner(), "values", "items", "values"), (BranchJoiner(str), "value", "out", "value")):
+        for joiner, into, out, field in ((ListJoiner(List[str]), "values", "items", "values"), (BranchJoiner(str), "value", "out", "value")):
             ran: list[str] = []
             gate = Turns(["b", "a"]) if mode == "async" else None
             pipeline = hs_kit.fan(Pipeline() if gate is None else runner(), ["b", "a"], joiner, into, ran, gate, out)
