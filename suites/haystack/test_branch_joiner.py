@@ -18,10 +18,10 @@ RUN_SRC = f"{hs_kit.SRC}/v2.15.2/haystack/core/pipeline/base.py#L1478-L1490"  # 
     " sync: both add orders; async: both finishing orders forced",
     claim=Claim(
         "Precondition: two branches of one run both produce a value for a BranchJoiner. Its docstring says it"
-        " receives one input at a time and run() raises ValueError when it gets more than one; from 2.7.0 its"
-        " input is greedy and the pipeline overwrites it with each value it is sent, so it runs once, silently,"
-        " with the value of the branch that finished last (the other is dropped); up to 2.6.1 run() received"
-        " both and raised ValueError.",
+        " receives one input at a time and run() raises ValueError when it gets more than one. Its input is"
+        " greedy variadic; from 2.7.0 the pipeline overwrites such a socket with each value it is sent, so it"
+        " runs once, silently, with the value of the branch that finished last (the other is dropped); up to"
+        " 2.6.1 run() received both and raised ValueError.",
         BRANCH_SRC,
         expect={"hazard": "silent", "value.rule": "last finisher survives"},
     ),
