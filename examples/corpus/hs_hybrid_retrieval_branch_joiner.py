@@ -4,7 +4,6 @@ Both retrievers run in every run, so the joiner keeps one list and drops the oth
 (haystack/branch-joiner/two-live-branches); up to 2.6.1 it raised ValueError.
 """
 
-
 from haystack import Document, Pipeline, component
 from haystack.components.joiners import BranchJoiner
 

@@ -2,7 +2,6 @@
 joined by a DocumentJoiner, which keeps both lists and orders them by score. Hazard-free: the fan-in the
 BranchJoiner version gets wrong (hs_hybrid_retrieval_branch_joiner.py)."""
 
-
 from haystack import Document, Pipeline, component
 from haystack.components.joiners import DocumentJoiner
 

@@ -2,7 +2,6 @@
 list. Nothing is lost, but the list's order follows how the pipeline is run: sender names under
 Pipeline.run, finishing order under run_async (haystack/sync-async/join-order, order-coupled)."""
 
-
 from haystack import Pipeline, component
 from haystack.components.joiners import ListJoiner
 
