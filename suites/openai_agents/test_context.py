@@ -6,17 +6,20 @@ from agents import ModelSettings, RunContextWrapper, function_tool
 
 import oa_kit
 from fanin.probe import Claim, Observer, probe
-from gates import IdleTurns, Turns
+from gates import IdleTurns
 
 SRC = "https://github.com/openai/openai-agents-python/blob/v0.0.7/src/agents"
 NEW = "https://github.com/openai/openai-agents-python/blob/v0.2.11/src/agents"
 
 
-async def _two_calls(obs: Observer, settings: ModelSettings, gate: type[Turns]) -> dict[str, Any]:
-    """Both finishing orders of `record(a)`, `record(b)` asked for in one model turn; what each run kept."""
+async def _two_calls(obs: Observer, settings: ModelSettings, required: bool) -> dict[str, Any]:
+    """Both finishing orders of `record(a)`, `record(b)` asked for in one model turn; what each run kept.
+
+    The gate learns from the event loop (IdleTurns, no wall time) when the calls never are in flight
+    together; `required`: that makes the probe vacuous, otherwise it is part of the answer."""
     runs: dict[str, Any] = {}
     for order in (["a", "b"], ["b", "a"]):
-        turns = gate(order)
+        turns = IdleTurns(order)
 
         @function_tool
         async def record(ctx: RunContextWrapper[Any], branch: str) -> str:
@@ -38,7 +41,7 @@ async def _two_calls(obs: Observer, settings: ModelSettings, gate: type[Turns]) 
             "parallel_tool_calls sent": model.settings[0],
             "together": not turns.vacuous,
         }
-        if gate is Turns:
+        if required:
             obs.require_in_flight(turns)
     return runs
 
@@ -62,7 +65,7 @@ def _lost(runs: dict[str, Any]) -> list[str]:
     sources=(f"{SRC}/run_context.py#L11-L22",),
 )
 async def test_lost_update(obs: Observer) -> None:
-    runs = await _two_calls(obs, ModelSettings(parallel_tool_calls=True), Turns)
+    runs = await _two_calls(obs, ModelSettings(parallel_tool_calls=True), required=True)
     lost = _lost(runs)
     obs.record(
         {"runs": runs, "lost": lost},
@@ -86,12 +89,12 @@ async def test_lost_update(obs: Observer) -> None:
     sources=(f"{SRC}/model_settings.py#L33-L34",),
 )
 async def test_lost_update_default(obs: Observer) -> None:
-    runs = await _two_calls(obs, ModelSettings(), IdleTurns)
+    runs = await _two_calls(obs, ModelSettings(), required=False)
     lost = _lost(runs)
     sent = sorted({str(r["parallel_tool_calls sent"]) for r in runs.values()})
     obs.record(
         {"runs": runs, "lost": lost},
-        label=f"lost {len(lost)} of 4 updates" if lost else "one call a turn, every update kept",
+        label=f"lost {len(lost)} of 4 updates" if lost else "one at a time, every update kept",
         detail=f"parallel_tool_calls sent: {sent}; context['applied'] after each order:"
         f" {[r['applied'] for r in runs.values()]}",
         hazard="silent" if lost else "safe",

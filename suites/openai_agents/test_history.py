@@ -6,7 +6,7 @@ from agents import ModelSettings, RunContextWrapper, function_tool
 
 import oa_kit
 from fanin.probe import Claim, Observer, probe
-from gates import Turns
+from gates import IdleTurns
 
 SRC = "https://github.com/openai/openai-agents-python/blob/v0.0.7/src/agents"
 CALLS = ["a", "b", "c"]
@@ -33,7 +33,7 @@ def _which(seen: list[str], run: dict[str, Any]) -> str:
 async def test_output_order(obs: Observer) -> None:
     runs: dict[str, Any] = {}
     for order in (["c", "b", "a"], ["b", "c", "a"]):
-        turns = Turns(order)
+        turns = IdleTurns(order)
 
         @function_tool
         async def step(ctx: RunContextWrapper[Any], branch: str) -> str:
