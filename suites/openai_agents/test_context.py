@@ -86,7 +86,11 @@ async def test_lost_update(obs: Observer) -> None:
         f"{NEW}/model_settings.py#L84-L91",
         expect={"hazard": "silent"},
     ),
-    sources=(f"{SRC}/model_settings.py#L33-L34",),
+    sources=(
+        f"{SRC}/model_settings.py#L33-L34",
+        "https://github.com/openai/openai-agents-python/blob/v0.0.8/src/agents/model_settings.py#L35-L37",
+        "https://github.com/openai/openai-agents-python/blob/v0.0.8/src/agents/models/openai_responses.py#L210-L216",
+    ),
 )
 async def test_lost_update_default(obs: Observer) -> None:
     runs = await _two_calls(obs, ModelSettings(), required=False)

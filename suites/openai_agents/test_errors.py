@@ -23,6 +23,9 @@ SRC = "https://github.com/openai/openai-agents-python/blob/v0.0.7/src/agents"
         f"{SRC}/_run_impl.py#L457-L477",
         expect={"value.slow at return": ["unfinished"], "value.slow after settle": ["done"]},
     ),
+    sources=(
+        "https://github.com/openai/openai-agents-python/blob/v0.10.4/src/agents/run_internal/tool_execution.py#L266-L269",
+    ),
 )
 async def test_failing_tool_sibling(obs: Observer) -> None:
     turns = Turns(["fail", "slow"])
