@@ -17,6 +17,11 @@ def _which(seen: list[str], run: dict[str, Any]) -> str:
     return "call order" if seen == CALLS else "finish order" if seen == run["finished"] else "another order"
 
 
+def _short(kind: str | list[str]) -> str:
+    """A kind for the label (at most 40 characters in all): one order in every run, or `varies`."""
+    return {"call order": "by call", "finish order": "by finish"}.get(kind, "other") if isinstance(kind, str) else "varies"
+
+
 @probe(
     "openai_agents/history/output-order",
     title="One model turn calls `step` three times (`a`, `b`, `c`); each appends its name to"
@@ -55,7 +60,7 @@ async def test_output_order(obs: Observer) -> None:
     coupled = any(len({tuple(run[what]) for run in runs.values()}) > 1 for what in ("history", "effects"))
     obs.record(
         value,
-        label=f"history {value['history']}, effects {value['effects']}",
+        label=f"history {_short(value['history'])}, effects {_short(value['effects'])}",
         detail=f"per finishing order, history and effects: {[(k, r['history'], r['effects']) for k, r in runs.items()]}",
         hazard="order-coupled" if coupled else "safe",
     )
