@@ -58,7 +58,8 @@ def _lost(runs: dict[str, Any]) -> list[str]:
     claim=Claim(
         "The SDK starts every function tool call of one model response together (asyncio.gather over the"
         " tool runs), each on the same RunContextWrapper, whose `context` is the one object the caller"
-        " passed: a tool that reads it, awaits and writes it back overwrites its sibling's write.",
+        " passed: a tool that reads it, awaits and writes it back overwrites its sibling's write. Precondition:"
+        " the model makes both calls in one response, which parallel_tool_calls=True allows.",
         f"{SRC}/_run_impl.py#L472-L477",
         expect={"hazard": "silent"},
     ),

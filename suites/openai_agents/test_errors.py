@@ -19,7 +19,9 @@ SRC = "https://github.com/openai/openai-agents-python/blob/v0.0.7/src/agents"
     " `context['slow']` when its turn comes, after the SDK has reacted to the failure",
     claim=Claim(
         "Tool runs are gathered with asyncio.gather, which propagates the first exception and leaves the other"
-        " awaitables running: the caller sees the error while the sibling call goes on writing to the context.",
+        " awaitables running: the caller sees the error while the sibling call goes on writing to the context."
+        " Precondition: the tools are made with failure_error_function=None (by default an error becomes the"
+        " tool's output for the model and nothing is raised).",
         f"{SRC}/_run_impl.py#L457-L477",
         expect={"value.slow at return": ["unfinished"], "value.slow after settle": ["done"]},
     ),

@@ -30,7 +30,7 @@ def _short(kind: str | list[str]) -> str:
     claim=Claim(
         "The SDK gathers the tool runs (asyncio.gather keeps the argument order) and adds their outputs to the"
         " turn's items in the order the model made the calls, whatever order they finished in; effects on shared"
-        " objects happen as each tool runs.",
+        " objects happen as each tool runs. Precondition: the three calls come in one model response.",
         f"{SRC}/_run_impl.py#L477-L490",
         expect={"value.history": ["call order"], "value.effects": ["finish order"]},
     ),

@@ -36,7 +36,8 @@ NO_LIMIT = "agents has no ToolExecutionConfig (max_function_tool_concurrency) in
     " model told parallel_tool_calls=False; the SDK told max_function_tool_concurrency=1; both orders",
     claim=Claim(
         "A lock held across the read, the await and the write serialises the calls' updates to the shared"
-        " context; with parallel_tool_calls=False the model makes one call a turn, and a function-tool"
+        " context; with parallel_tool_calls=False the model makes one call a turn (precondition: a provider"
+        " that honours the setting, as the Responses API does), and a function-tool"
         " concurrency of 1 makes the SDK run a turn's calls one after another: every update kept.",
         f"{NEW}/run_config.py#L107-L116",
         expect={"hazard": "safe"},
