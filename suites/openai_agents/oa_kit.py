@@ -16,12 +16,12 @@ the real SDK's Agent, Runner, function tools, run context and history.
 
 import json
 import os
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")  # before the SDK reads it
 
-from agents import Agent, ModelSettings, Runner, set_tracing_disabled  # noqa: E402
+from agents import Agent, ModelSettings, RunConfig, Runner, set_tracing_disabled  # noqa: E402
 from agents.items import ModelResponse  # noqa: E402
 from agents.models.interface import Model  # noqa: E402
 from agents.usage import Usage  # noqa: E402
@@ -92,11 +92,13 @@ def agent(model: Scripted, tools: list[Any], settings: ModelSettings | None = No
 
 
 async def run(agent: Any, context: Any, run_config: Any = None) -> Any:
-    """One `Runner.run` of `agent` on `context` (tracing off); returns the RunResult."""
-    kwargs: dict[str, Any] = {"context": context}
-    if run_config is not None:
-        kwargs["run_config"] = run_config
-    return await Runner.run(agent, "go", **kwargs)
+    """One `Runner.run` of `agent` on `context`; returns the RunResult.
+
+    Tracing is off in the run's own config too, not only process-wide: a standalone reproducer
+    (`fanin repro`) inlines this function but not the module's statements, and must never export
+    a trace, whatever OPENAI_API_KEY its user has set."""
+    config = replace(run_config if run_config is not None else RunConfig(), tracing_disabled=True)
+    return await Runner.run(agent, "go", context=context, run_config=config)
 
 
 def _field(item: Any, name: str) -> Any:
