@@ -56,7 +56,7 @@ async def test_output_order(obs: Observer) -> None:
         history = [output for _, output in oa_kit.outputs_in_history(model.inputs[1])]
         runs[",".join(order)] = {"finished": turns.acted, "effects": context["effects"], "history": history}
     kinds = {what: sorted({_which(run[what], run) for run in runs.values()}) for what in ("history", "effects")}
-    value = {"runs": runs, **{what: kind[0] if len(kind) == 1 else kind for what, kind in kinds.items()}}
+    value: dict[str, Any] = {"runs": runs, **{what: kind[0] if len(kind) == 1 else kind for what, kind in kinds.items()}}
     coupled = any(len({tuple(run[what]) for run in runs.values()}) > 1 for what in ("history", "effects"))
     obs.record(
         value,
