@@ -24,8 +24,18 @@ ENV = {**os.environ, "PYTHONPATH": f"{REPO_ROOT / 'suites'}{os.pathsep}{REPO_ROO
 
 
 def test_the_pydantic_graph_adapter_speaks_the_protocol_as_a_program() -> None:
-    python = audit.python_of(MATRIX.newest("pydantic_graph"))
-    command = [python, str(REPO_ROOT / "suites" / "pydantic_graph" / "scenario_adapter.py")]
+    _speaks_the_protocol("pydantic_graph")
+
+
+def test_the_openai_agents_adapter_speaks_the_protocol_as_a_program() -> None:
+    """The SDK's adapter (parallel tool calls of one scripted model turn) keeps stdout to the protocol: no log,
+    no trace exporter's output, and observes as a program what the cell's probes observed in process."""
+    _speaks_the_protocol("openai_agents")
+
+
+def _speaks_the_protocol(key: str) -> None:
+    python = audit.python_of(MATRIX.newest(key))
+    command = [python, str(REPO_ROOT / "suites" / key / "scenario_adapter.py")]
     chosen = list(scenarios.catalogue().values())
     capabilities, found, session = adapters.run(command, chosen, env=ENV)
     assert session.process.returncode == 0  # stop ends it
@@ -35,11 +45,11 @@ def test_the_pydantic_graph_adapter_speaks_the_protocol_as_a_program() -> None:
     assert session.sent[0] == {"cmd": "start", "protocol": scenarios.PROTOCOL} and session.sent[-1] == {"cmd": "stop"}
     runs = [m for m in session.sent if m["cmd"] == "run"]
     assert len(runs) == sum(len(s.orders) for s in chosen) == len(session.received) - 1
-    assert capabilities["framework"] == "pydantic_graph" and capabilities["language"] == "python"
+    assert capabilities["framework"] == key and capabilities["language"] == "python"
     assert set(found) == {s.id for s in chosen}
     assert all(o.outcome == "ok" for o in found.values())  # the newest version expresses every scenario
     assert found["read-await-write"].hazard == "silent"  # one shared state object: an increment is lost
-    _same_as_the_cells(MATRIX.newest("pydantic_graph"), found)
+    _same_as_the_cells(MATRIX.newest(key), found)
 
 
 def _same_as_the_cells(cell: matrix.Cell, found: dict[str, Observation]) -> None:

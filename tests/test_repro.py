@@ -312,3 +312,12 @@ def test_a_scenario_probe_names_its_adapter_instead_of_a_script(declared: catalo
     with pytest.raises(repro.ReproError, match="scenario probe: its reproducer is its adapter") as raised:
         repro.script(declared.id, MATRIX)
     assert f"{declared.framework}/scenario_adapter.py" in str(raised.value)
+
+
+def test_an_openai_agents_reproducer_exports_no_trace(pythons: dict[str, str], tmp_path: Path) -> None:
+    """A reproducer inlines the kit's definitions, not its module statements (set_tracing_disabled): the run's own
+    config keeps tracing off, so no exporter starts (the SDK's says "skipping trace export" when no key is set)."""
+    done = execute(repro.script("openai_agents/context/lost-update", MATRIX), pythons["openai_agents"], tmp_path)
+    observation = printed(done)
+    assert printed_behaviour(observation) == reference_behaviour("openai_agents/context/lost-update")
+    assert "trace" not in done.stderr.lower(), done.stderr[-2000:]

@@ -1,0 +1,52 @@
+"""The OpenAI Agents SDK's scenario adapter (docs/ADAPTERS.md): a scenario as parallel tool calls of one model turn.
+
+The branches are the calls of one model response: the scripted model (oa_kit.Scripted, asked for parallel
+calls with `parallel_tool_calls=True`) calls the function tool `branch` once per scenario branch, in the
+branches' declaration order, and the SDK runs them together. A branch's `read` and `write` are the run
+context's keys (`ctx.context[key]`, the one object the caller passed to `Runner.run`); its `return` value is
+the tool's output (a branch without one returns its name). The join is the next model turn: `join.saw` is
+the tool outputs its input holds, in the order the SDK put them there. `final` is the context object the
+caller still holds after the run (null when the run raised before any turn). A `raise` step raises in the
+tool; with the SDK's default `failure_error_function` the error becomes the tool's output for the model.
+
+Run as a program: `PYTHONPATH=suites:. python suites/openai_agents/scenario_adapter.py`.
+"""
+
+from importlib.metadata import version
+from typing import Any
+
+import oa_kit
+import scenario_kit
+from agents import ModelSettings, RunContextWrapper, function_tool
+
+
+def capabilities() -> dict[str, Any]:
+    return scenario_kit.declare("openai_agents", version("openai-agents"))
+
+
+async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
+    script = scenario_kit.Script(scenario, order)
+    context: dict[str, Any] = script.state
+    keys = list(context)
+
+    async def branch(ctx: RunContextWrapper[Any], name: str) -> str:
+        """Run one scenario branch."""
+        returned = await script.branch(name, read=lambda k: ctx.context[k], write=ctx.context.__setitem__)
+        return name if returned is None else returned
+
+    tool = function_tool(branch)
+    model = oa_kit.Scripted([[("branch", {"name": name}) for name in script.branches], "done"])
+    agent = oa_kit.agent(model, [tool], ModelSettings(parallel_tool_calls=True))
+    raises = None
+    try:
+        await oa_kit.run(agent, context)
+    except Exception as exc:
+        raises = type(exc).__name__
+    saw = [output for _, output in oa_kit.outputs_in_history(model.inputs[1])] if len(model.inputs) > 1 else None
+    return await script.answer(raises=raises, final=lambda: {k: context.get(k) for k in keys}, saw=saw)
+
+
+ADAPTER = scenario_kit.Adapter(capabilities=capabilities, run=run)
+
+if __name__ == "__main__":
+    scenario_kit.serve(ADAPTER)
