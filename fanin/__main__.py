@@ -323,6 +323,13 @@ def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
     return 0
 
 
+def cmd_record(args: argparse.Namespace, matrix: Matrix) -> int:
+    from fanin.project import record
+
+    pytest_args = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
+    return record.run(pytest_args, matrix, args.python, args.json, args.fail_on)
+
+
 def cmd_probes(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.report import catalogue
 
@@ -652,6 +659,13 @@ def build_parser() -> argparse.ArgumentParser:
     scn.add_argument("--json", action="store_true", help="the capabilities and observations as one JSON object")
     scn.add_argument("adapter", nargs=argparse.REMAINDER, help="the adapter's command line, after `--`")
     scn.set_defaults(func=cmd_scenarios)
+
+    rec = sub.add_parser("record", help="run your tests, record the writes each graph run made, and what they mean")
+    rec.add_argument("--python", help="the interpreter your tests run with (default: this one)")
+    rec.add_argument("--json", type=Path, help="also write the record and its findings as JSON here")
+    rec.add_argument("--fail-on", nargs="*", default=[], help="exit 1 when a finding has one of these hazards")
+    rec.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after `--`: pytest's arguments, as you run them")
+    rec.set_defaults(func=cmd_record)
 
     probes = sub.add_parser("probes", help="list and search the catalogue, by topic (reference/topics.toml)")
     probes.add_argument("text", nargs="*", help="words every listed probe's id, title or claim contains")

@@ -1,7 +1,8 @@
 """The contract between the harness and a cell's process: the FANIN_* variables the harness sets for it.
 
 Both sides import these names: the harness where it starts a cell (fanin.run.one_cell, node_cell,
-services, isolation) and the cell's side (fanin.plugin, fanin.probe, fanin.run.environment). The
+services, isolation) and the cell's side (fanin.plugin, fanin.probe, fanin.run.environment); `fanin record`
+and the plugin it loads into the user's tests (fanin.project.record, record_plugin). The
 exit codes of the contract are fanin.model.exits. Runs inside cells, so it stays importable on Python 3.10.
 """
 
@@ -17,6 +18,11 @@ FAST_EXIT = "FANIN_FAST_EXIT"  # "1": the plugin ends the process once every fil
 SUITE_COMMIT = "FANIN_SUITE_COMMIT"  # the suite's commit, given by a harness that copied the suite elsewhere
 NODE_OUT = "FANIN_NODE_OUT"  # a Node cell: the directory its probes write their observations into
 
+# `fanin record` and the plugin it loads into the user's own test run (fanin.project.record_plugin).
+RECORD_RESULT = "FANIN_RECORD_RESULT"  # the file the plugin writes its facts to
+RECORD_SUITES = "FANIN_RECORD_SUITES"  # fanin's suites/: the recorders and inspectors
+RECORD_FRAMEWORKS = "FANIN_RECORD_FRAMEWORKS"  # JSON {key: {"module", "package"}}: the registry's frameworks
+
 # Every variable of the contract, for the test that no other module spells one.
 VARIABLES = (
     POSTGRES_DSN,
@@ -27,4 +33,7 @@ VARIABLES = (
     FAST_EXIT,
     SUITE_COMMIT,
     NODE_OUT,
+    RECORD_RESULT,
+    RECORD_SUITES,
+    RECORD_FRAMEWORKS,
 )

@@ -43,12 +43,15 @@ CERTAINTY = {
     "source": "read from the source",
     "static": "read from the graph's structure",
     "possible": "possible: writers unknown (run with --input)",
+    "recorded": "seen in your tests",
+    "recorded-static": "written in your tests by nodes the graph lets run in one superstep",
 }
 INCOMPLETE = exits.NOT_RUN  # exit 3: no silent/loud finding, but the dry run failed or writers are unknown
 DRY_RUN = "ran the graph once on your input"
 # How a node's writes are known, in the words of the "Keys each node writes" line.
 WRITES_HOW = {
     "observed": "dry run",
+    "recorded": "your tests",
     "source": "source",
     "static": "structure",
     "subgraph": "its output schema",
@@ -390,6 +393,12 @@ def evaluate(
         raise FaninError(f"{target} is a {facts['kind']}, not a graph or agent of a framework fanin knows ({known})")
     if given is not None and not any("dry_run" in f for f in facts["inspected"]):
         refuse_input(target, facts["inspected"])
+    return audits_from(target, facts, matrix, given)
+
+
+def audits_from(target: str, facts: dict[str, Any], matrix: Matrix, given: str | None) -> list[Audit]:
+    """The findings of every inspected graph, each with its evidence from the nearest reference cell
+    (`fanin audit`'s facts, and `fanin record`'s: the writes a test suite made)."""
     mitigations = _mitigations()
     audits = []
     for inspected in facts["inspected"]:
@@ -505,11 +514,11 @@ def _dry_run_lines(audit: Audit) -> list[str]:
     return lines
 
 
-def markdown(audits: list[Audit]) -> str:
+def markdown(audits: list[Audit], heading: str = "fanin audit of") -> str:
     lines: list[str] = []
     for audit in audits:
         lines += [
-            f"## fanin audit of `{audit.target}`",
+            f"## {heading} `{audit.target}`",
             "",
             f"{audit.package} {audit.version} installed; evidence from reference cell `{audit.compared_with}` ({audit.why}).",
             "",

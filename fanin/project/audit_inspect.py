@@ -170,25 +170,33 @@ def describe(exc: BaseException) -> dict[str, Any]:
     }
 
 
-def _inspect_all(suites: Path, versions: dict[str, str], target: Any, given: Any) -> list[dict[str, Any]]:
-    """The facts of every installed framework's inspector that recognises the target."""
-    seen = []
+def inspector(suites: Path, key: str) -> Any | None:
+    """The framework's inspector module (suites/<key>/audit.py), loaded once; None where it has none."""
+    path = suites / key / "audit.py"
+    if not path.is_file():
+        return None
     # Helpers the inspectors share (suites/audit_reading.py); last on the path, so they never shadow the user's modules.
     if str(suites) not in sys.path:
         sys.path.append(str(suites))
+    name = f"fanin_audit_{key}"
+    module = sys.modules.get(name)
+    if module is None:
+        sys.path.insert(0, str(path.parent))
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        assert module_spec is not None and module_spec.loader is not None
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_spec.name] = module  # dataclasses and typing look their module up by name
+        module_spec.loader.exec_module(module)
+    return module
+
+
+def _inspect_all(suites: Path, versions: dict[str, str], target: Any, given: Any) -> list[dict[str, Any]]:
+    """The facts of every installed framework's inspector that recognises the target."""
+    seen = []
     for key in versions:
-        inspector = suites / key / "audit.py"
-        if not inspector.is_file():
-            continue
-        name = f"fanin_audit_{key}"
-        module = sys.modules.get(name)
+        module = inspector(suites, key)
         if module is None:
-            sys.path.insert(0, str(inspector.parent))
-            module_spec = importlib.util.spec_from_file_location(name, inspector)
-            assert module_spec is not None and module_spec.loader is not None
-            module = importlib.util.module_from_spec(module_spec)
-            sys.modules[module_spec.name] = module  # dataclasses and typing look their module up by name
-            module_spec.loader.exec_module(module)
+            continue
         facts = module.inspect(target, given)
         if facts is not None:
             seen.append(facts)

@@ -1083,13 +1083,14 @@ class _Findings:
             writers = list(dict.fromkeys([*held["where"][:-1], *finding["where"][:-1]]))
             held["where"] = [*writers, held["where"][-1]]
 
-    def observe(self, key: tuple[str, str], finding: dict[str, Any], how: str) -> None:
-        """A dry-run observation: upgrades the static finding of the same pattern and key, or adds one."""
+    def observe(self, key: tuple[str, str], finding: dict[str, Any], how: str, certainty: str = "observed") -> None:
+        """A dry-run (or recorded) observation: upgrades the static finding of the same pattern and key, or adds one."""
         if key in self.items:
-            self.items[key]["certainty"] = "observed"
-            self.items[key]["how"] = f"{how}; {self.items[key]['how']}"
+            if self.items[key]["certainty"] != certainty:
+                self.items[key]["certainty"] = certainty
+                self.items[key]["how"] = f"{how}; {self.items[key].get('how', '')}".rstrip("; ")
         else:
-            self.items[key] = {**finding, "certainty": "observed", "how": how}
+            self.items[key] = {**finding, "certainty": certainty, "how": how}
 
 
 def _writers_findings(g: Graph, walk: Walk, policies: dict[str, dict[str, Any]], out: _Findings) -> None:
@@ -1303,7 +1304,15 @@ def _structure_findings(g: Graph, out: _Findings) -> None:
             )
 
 
-def _dry_run_findings(run: dict[str, Any], g: Graph, policies: dict[str, dict[str, Any]], out: _Findings) -> None:
+def _dry_run_findings(
+    run: dict[str, Any],
+    g: Graph,
+    policies: dict[str, dict[str, Any]],
+    out: _Findings,
+    seen: str = "dry run",
+    certainty: str = "observed",
+) -> None:
+    """Findings from writes a run made: `seen` says which run (the dry run, or a test of the user's suite)."""
     observed: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for write in run.get("writes", []):
         for key in write["keys"]:
@@ -1315,8 +1324,8 @@ def _dry_run_findings(run: dict[str, Any], g: Graph, policies: dict[str, dict[st
             row = policies.get(key, {})
             via_send = len(set(writers)) < len(writers)
             names = sorted(set(writers))
-            how = f"dry run, superstep {step}: {len(writers)} tasks of {names} wrote {key!r}"
-            meet = f"{len(writers)} tasks of {names} ran in one superstep of the dry run"
+            how = f"{seen}, superstep {step}: {len(writers)} tasks of {names} wrote {key!r}"
+            meet = f"{len(writers)} tasks of {names} ran in one superstep of the {seen}"
             covered = next(
                 (
                     k
@@ -1328,7 +1337,7 @@ def _dry_run_findings(run: dict[str, Any], g: Graph, policies: dict[str, dict[st
                 None,
             )
             if covered is not None:
-                out.observe(covered, {}, how)
+                out.observe(covered, {}, how, certainty)
             elif row.get("channel") == "LastValue":
                 out.observe(
                     ("plain key written in parallel", key),
@@ -1341,6 +1350,7 @@ def _dry_run_findings(run: dict[str, Any], g: Graph, policies: dict[str, dict[st
                         "precondition": f"{meet} and each wrote the plain key {key!r} (LastValue, no reducer)",
                     },
                     how,
+                    certainty,
                 )
             elif row.get("commutative") is False and not row.get("by_id"):
                 out.observe(
@@ -1352,6 +1362,7 @@ def _dry_run_findings(run: dict[str, Any], g: Graph, policies: dict[str, dict[st
                         "precondition": f"{meet} and each wrote {key!r}, whose reducer ({row['policy']}) is not commutative on sample values",
                     },
                     how,
+                    certainty,
                 )
     error = run.get("error") or ""
     if "InvalidUpdateError" in error and not any(
@@ -1427,4 +1438,106 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
         "unknown_writers": [n for n in unknown if n in meeting],
         "dry_run": run,
         "findings": findings,
+    }
+
+
+def _risky(row: dict[str, Any]) -> bool:
+    """A merge whose result depends on who wrote last or in which order: no reducer, or one not commutative."""
+    return row.get("channel") == "LastValue" or (row.get("commutative") is False and not row.get("by_id"))
+
+
+def recorded(graph: Any, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """`fanin record`: the writes a test suite's runs of one graph made, crossed with its merge policies and
+    which of its nodes can run in one superstep. A lower bound: only the paths the tests took."""
+    builder = _builder(graph) if graph is not None else None
+    channels = _channels(builder) if builder is not None else []
+    policies = {row["key"]: row for row in channels}
+    g = _graph(builder) if builder is not None else None
+    walk = _walk(g) if g is not None else None
+    out = _Findings()
+    writers: dict[str, set[str]] = defaultdict(set)
+    seen_nodes: set[str] = set()
+    met: set[frozenset[str]] = set()
+    state_keys = set(policies)
+    for run in runs:
+        if g is not None:  # the graph's own nodes and state keys: not its start task, barriers or routing channels
+            run = {
+                **run,
+                "writes": [
+                    {**w, "keys": [k for k in w["keys"] if k in state_keys]}
+                    for w in run["writes"]
+                    if w["node"] in g.nodes
+                ],
+            }
+        by_step: dict[Any, list[str]] = defaultdict(list)
+        for write in run["writes"]:
+            seen_nodes.add(write["node"])
+            by_step[write["step"]].append(write["node"])
+            for key in write["keys"]:
+                writers[key].add(write["node"])
+        met |= {frozenset(names) for names in by_step.values() if len(names) > 1}
+        if g is not None:
+            _dry_run_findings(
+                run,
+                g,
+                policies,
+                out,
+                seen=f"run in your test {run['test'] or '(outside a test)'}",
+                certainty="recorded",
+            )
+    if g is not None and walk is not None:
+        meets = [(sorted(pair), False) for pair in _pairs(walk)] + [([n], True) for n in sorted(walk.several)]
+        for key, nodes in sorted(writers.items()):
+            row = policies.get(key, {})
+            if not _risky(row):
+                continue
+            for group, via_send in meets:
+                if not set(group) <= nodes or (via_send and len(group) != 1):
+                    continue
+                pattern = (
+                    "plain key written in parallel" if row.get("channel") == "LastValue" else "order-sensitive reducer"
+                )
+                if (pattern, key) in out.items:
+                    continue  # already seen written in one superstep: the stronger evidence
+                together = (
+                    f"the Send fan-out starts several {group[0]} tasks at once"
+                    if via_send
+                    else f"{_names(group)} can run in one superstep"
+                )
+                probes = (
+                    (["langgraph/send/reducer-required"] if via_send else ["langgraph/same-key/no-reducer"])
+                    if pattern == "plain key written in parallel"
+                    else _order_probes(via_send)
+                )
+                out.add(
+                    (pattern, key),
+                    {
+                        "pattern": pattern,
+                        "where": [*group, f"key {key!r} ({row.get('policy', '?')})"],
+                        "probes": probes,
+                        "certainty": "recorded-static",
+                        "how": f"your tests saw {_names(sorted(nodes))} write {key!r}; the graph's structure says {together}",
+                        "precondition": f"{together} and each writes {key!r}, as your tests saw; never seen in one superstep by them",
+                    },
+                )
+    ran = {run["test"] for run in runs}
+    return {
+        "framework": "langgraph",
+        "kind": "recorded",
+        "name": str(getattr(graph, "name", "") or "a graph"),
+        "channels": channels,
+        "parallel": sorted(sorted(group) for group in walk.together) if walk is not None else [],
+        "writes": {
+            node: {"keys": sorted(k for k, ns in writers.items() if node in ns), "how": "recorded"}
+            for node in sorted(seen_nodes)
+        },
+        "findings": list(out.items.values()),
+        "recorded": {
+            "runs": len(runs),
+            "tests": sorted(t for t in ran if t),
+            "outside_tests": sum(1 for run in runs if not run["test"]),
+            "never_ran": sorted(set(g.nodes) - seen_nodes) if g is not None else [],
+            "seen_together": sorted(sorted(group) for group in met),
+            "writers": {key: sorted(nodes) for key, nodes in sorted(writers.items())},
+        },
     }

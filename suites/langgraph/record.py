@@ -47,7 +47,7 @@ class Recording:
                 )
                 rows.append(
                     {
-                        "step": metadata.get("langgraph_step"),
+                        "step": metadata.get("langgraph_step", -1),
                         "node": str(getattr(task, "name", "?")),
                         "task": str(getattr(task, "id", "")),
                         "keys": keys,

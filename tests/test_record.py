@@ -1,0 +1,74 @@
+"""`fanin record`: the write relation a user's own test suite exercises (tests/data/record_*: apps in the shapes
+users write, each with its own tests), on the newest LangGraph cell's interpreter."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fanin import __main__ as cli
+from fanin.model import matrix
+from fanin.project import audit, record
+
+MATRIX = matrix.load()
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def python() -> str:
+    return audit.python_of(MATRIX.newest("langgraph"))
+
+
+def _summary(out: str) -> str:
+    """pytest's last line: how many passed and failed (the tests' own outcome)."""
+    return next(
+        line for line in reversed(out.splitlines()) if " in " in line and ("passed" in line or "failed" in line)
+    )
+
+
+def test_a_reducer_written_in_one_superstep_by_the_users_tests_is_seen(python: str, tmp_path: Path) -> None:
+    facts = record.record([str(DATA / "record_app"), "-q", "-p", "no:cacheprovider"], MATRIX, python)
+    (graph,) = facts["inspected"]
+    seen = graph["recorded"]
+    assert (seen["runs"], len(seen["tests"]), seen["never_ran"]) == (2, 2, ["review"])
+    assert seen["writers"]["notes"] == ["research_papers", "research_web"]
+    assert seen["writers"]["summary"] == ["research_papers", "summarise"]  # two writers, never in one superstep
+    (one,) = record.audits(facts, MATRIX)
+    found = {(f.pattern, f.certainty) for f in one.findings}
+    assert found == {("order-sensitive reducer", "recorded")}, found  # summary's two writers never meet: no finding
+    (finding,) = one.findings
+    assert "test_both_researchers_contribute, superstep 1" in finding.how and finding.evidence
+    text = record.markdown(facts, [one])
+    assert "Never ran in these tests: review." in text and "A lower bound" in text
+    assert (
+        "| `summary` | LastValue (one write per superstep; no reducer) | research_papers, summarise | never |" in text
+    )
+
+
+def test_writes_seen_apart_are_crossed_with_the_structure_and_the_tests_outcome_is_their_own(
+    python: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    args = [str(DATA / "record_routes"), "-q", "-p", "no:cacheprovider"]
+    plain = subprocess.run([python, "-m", "pytest", *args], capture_output=True, text=True, cwd=DATA.parent.parent)
+    capfd.readouterr()
+    out = tmp_path / "record.json"
+    assert cli.main(["record", "--python", python, "--json", str(out), "--", *args]) == 1  # one test fails
+    said = capfd.readouterr().out
+    assert _summary(said).split(" in ")[0] == _summary(plain.stdout).split(" in ")[0] == "1 failed, 2 passed"
+    assert said.rstrip().endswith("the record covers the runs they made")
+    (entry,) = json.loads(out.read_text())["audits"]
+    (finding,) = entry["findings"]
+    assert (finding["pattern"], finding["certainty"]) == ("order-sensitive reducer", "recorded-static")
+    assert "never seen in one superstep by them" in finding["precondition"]
+
+
+def test_record_refuses_bad_input_in_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert cli.main(["record", "--fail-on", "nope", "--", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fanin: error: --fail-on nope: hazards are") and "\n" not in err
+    assert cli.main(["record", "--python", str(tmp_path / "no-python"), "--", str(tmp_path)]) == 3
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fanin: error: cannot run ") and "\n" not in err
