@@ -116,6 +116,7 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.model import compare
     from fanin.report.gate_table import changes_table
     from fanin.run import identity
+    from fanin.versions.upgrade import proofs_at
 
     if args.base is None:
         pairs = [(cell.id, str(cell.results_path)) for cell in matrix.cells if cell.results_path.exists()]
@@ -149,7 +150,7 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
         if not changes:
             print(f"{header}: no change in {len(new.observations)} probes")
             continue
-        print(f"{header}:\n{changes_table(changes)}\n")
+        print(f"{header}:\n{changes_table(changes, proofs_at(changes, new))}\n")
         if not args.quiet:
             for change in changes:
                 print(compare.describe(change) + "\n")

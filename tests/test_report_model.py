@@ -14,7 +14,7 @@ from report_helpers import COMMIT, info, obs, result_set, write
 from fanin.model import compare, matrix
 from fanin.model.source import REPO_ROOT
 from fanin.report import build as report
-from fanin.report import html, links, markdown, read, view
+from fanin.report import html, html_compare, links, markdown, read, view
 
 MATRIX = matrix.load()
 PID = "langgraph/join/x"
@@ -285,3 +285,50 @@ def test_each_scenario_is_a_comparison_row_saying_how_many_frameworks_disagree(t
     assert row.answers["deepagents"] == ()  # no scenario probe: "no probe cited", never counted
     assert rows["Scenario fan-in-order"].disagreement == ""  # nobody observed it here
     assert f"**{row.disagreement}**" in markdown.report(build(tmp_path / "r"))
+
+
+def test_every_regression_and_changed_row_of_a_compare_page_says_its_mitigation_at_the_newer_version(
+    tmp_path: Path, data: Path
+) -> None:
+    """Issue 31: a compare page listed regressions without their mitigation. Beside each regression and changed row:
+    the mitigation and its `-mitigated` probe when that probe observed safe in the newer cell itself; else "no proven
+    mitigation" and why (observed unsafe there, or only at another version, or nothing recorded), never a blank."""
+    proven, unsafe, elsewhere, bare = (f"langgraph/join/{c}" for c in ("proven", "unsafe", "elsewhere", "bare"))
+    (data / "mitigations.toml").write_text(
+        "".join(
+            f'[probe."{pid}"]\ntext = "fix {pid.rsplit("/", 1)[1]}"\nsource = "https://example.org/m"\n'
+            f'probe = "{pid}-mitigated"\n'
+            for pid in (proven, unsafe, elsewhere)
+        )
+    )
+    probes = [info(p) for p in (proven, unsafe, elsewhere, bare)] + [
+        info(f"{p}-mitigated") for p in (proven, unsafe, elsewhere)
+    ]
+    old = {p: obs("safe", "kept") for p in (proven, unsafe, elsewhere, bare)}
+    old[f"{elsewhere}-mitigated"] = obs("safe", "ok")  # safe at the older cell only: proves nothing at the newer one
+    new = {p: obs("silent", "lost") for p in (proven, unsafe, elsewhere, bare)}
+    new |= {f"{proven}-mitigated": obs("safe", "ok"), f"{unsafe}-mitigated": obs("silent", "lost too")}
+    write(tmp_path / "r", result_set("langgraph-1.2.9", old, probes), result_set("langgraph-1.2.18", new, probes))
+    rep = build(tmp_path / "r")
+    (page,) = rep.frameworks[0].steps
+    regressions = [g for g in page.grouped if g.step.label == "regression" and not g.probe_id.endswith("-mitigated")]
+    said = {g.probe_id: g.proof.words if g.proof else "" for g in regressions}
+    assert said == {
+        proven: f"fix proven (proven: {proven}-mitigated safe at 1.2.18)",
+        unsafe: f"no proven mitigation ({unsafe}-mitigated observes silent at 1.2.18); suggested: fix unsafe",
+        elsewhere: f"no proven mitigation ({elsewhere}-mitigated was not observed at 1.2.18); suggested: fix elsewhere",
+        bare: "no proven mitigation (none recorded in reference/mitigations.toml)",
+    }
+    md, page_html = markdown.compare_page(rep, page), html_compare.compare_page(rep, page)
+    (row,) = [line for line in md.splitlines() if line.startswith("| regression |") and f"`{proven}`" in line]
+    assert row.rstrip(" |").endswith(
+        f"fix proven — proven: [`{proven}-mitigated`](../probes/langgraph.md#{proven}-mitigated) safe at 1.2.18"
+    )
+    for text in ("| mitigation |", "no proven mitigation (none recorded"):
+        assert text in md
+    assert (
+        f'— proven: <a href="../matrix.html#{proven}-mitigated"><code>{proven}-mitigated</code></a> safe at 1.2.18'
+        in page_html
+    )
+    assert "no proven mitigation (this probe is a mitigation's own test)" in md  # a -mitigated probe's own row
+    assert all(g.proof is not None for g in page.grouped if g.step.label in ("regression", "changed"))

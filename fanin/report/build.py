@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fanin.model import compare, scenarios
+from fanin.model import mitigations as mitigation_entries
 from fanin.model.matrix import Matrix
 from fanin.model.results import (
     HARMFUL,
@@ -180,7 +181,7 @@ def _framework_view(
     origins: Mapping[str, str],
     focus_cell: str | None,
     bisected: Mapping[str, list[dict[str, Any]]],
-    mitigations: Mapping[str, Mapping[str, str]],
+    mitigations: Mapping[str, mitigation_entries.Entry],
 ) -> FrameworkView:
     all_columns = _columns(sets, key, matrix, origins)
     main = [c for c in all_columns if not c.twin_of]
@@ -235,7 +236,7 @@ def _framework_view(
     for probe in probes:
         entry = mitigations.get(probe.id)
         if entry and probe.harmful:
-            mitigated = by_id.get(str(entry.get("probe", "")))
+            mitigated = by_id.get(entry.probe)
             seen: Observation | None = None
             seen_at: Column | None = None
             if mitigated is not None:
@@ -246,8 +247,8 @@ def _framework_view(
                         seen, seen_at = mitigated.default.observations[candidate.cell], candidate
                         break
             mitigation = Mitigation(
-                str(entry.get("text", "")),
-                str(entry.get("source", "")),
+                entry.text,
+                entry.source,
                 mitigated.id if mitigated else "",
                 seen,
                 seen_at,
@@ -255,9 +256,9 @@ def _framework_view(
             probe = dataclasses.replace(probe, mitigation=mitigation)
         finished.append(probe)
 
-    steps = tuple(versions_page(name, a, b, by_cell, bisected) for a, b in itertools.pairwise(main))
+    steps = tuple(versions_page(name, a, b, by_cell, bisected, mitigations) for a, b in itertools.pairwise(main))
     twins = tuple(
-        TwinView(c, twin, versions_page(name, twin, c, by_cell, {}))
+        TwinView(c, twin, versions_page(name, twin, c, by_cell, {}, mitigations))
         for c in all_columns
         if c.twin_of
         for twin in [next(m for m in main if m.cell == c.twin_of)]
@@ -297,7 +298,7 @@ def _checklist_mitigations(
     views: Sequence[FrameworkView],
     view: FrameworkView | None,
     answers: Sequence[Answer],
-    mitigations: Mapping[str, Mapping[str, str]],
+    mitigations: Mapping[str, mitigation_entries.Entry],
 ) -> list[ChecklistMitigation]:
     """The mitigation of each observed evidence probe, with its mitigation probe's answer at the same version.
 
@@ -310,15 +311,13 @@ def _checklist_mitigations(
             continue
         if answer.observation.outcome == NOT_APPLICABLE:
             continue
-        target = str(entry.get("probe", ""))
+        target = entry.probe
         observed = None
         if target:
             owner = next((v for v in views if v.probe(probe_of(target))), view)
             (observed,) = answers_at(owner, [target], owner.focus)
         at = f"{view.package} {answer.column.label}"
-        out.append(
-            ChecklistMitigation(answer.probe_id, str(entry.get("text", "")), str(entry.get("source", "")), observed, at)
-        )
+        out.append(ChecklistMitigation(answer.probe_id, entry.text, entry.source, observed, at))
     return out
 
 
@@ -395,7 +394,7 @@ def _build(
     # The registry's order (matrix.toml), then any framework a result set names that the registry no longer has.
     keys = [*matrix.frameworks, *sorted({rs.framework for rs in sets} - set(matrix.frameworks))]
     bisected = bisect_findings()
-    mitigations = {k: dict(v) for k, v in read_toml("mitigations.toml").get("probe", {}).items()}
+    mitigations = mitigation_entries.entries(read_toml("mitigations.toml"))
     views = tuple(
         _framework_view(
             key,
@@ -497,6 +496,7 @@ def _build(
         focus_notes=notes,
         focused=bool(focus),
         checklist_fields=fields,
+        mitigations=mitigations,
         anchors={
             variant.observation_id: variant.observation_id
             if variant.suffix == "" or not variant.same_as_default
@@ -510,7 +510,7 @@ def _build(
     for view in views:
         pages += view.steps
         if len(view.columns) > 2:
-            pages.append(page_from_views(view, view.columns[0], view.columns[-1]))
+            pages.append(page_from_views(view, view.columns[0], view.columns[-1], mitigations))
         pages += [t.page for t in view.twins]
     with_columns = [v for v in views if v.focus]
     for left, right in itertools.combinations(with_columns, 2):

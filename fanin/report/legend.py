@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fanin.model import compare
+from fanin.model import compare, mitigations
 from fanin.model.results import (
     Hazard,
 )
@@ -55,3 +55,5 @@ HAZARD_STYLES: dict[str, HazardStyle] = {
 CHANGE_WORDS = compare.CHANGE_WORDS
 CHANGE_MEANINGS = compare.CHANGE_MEANINGS
 CHANGED_MARK = "Δ"
+
+NO_PROVEN_MITIGATION = mitigations.NONE  # beside a regression or changed row whose mitigation is not proven there

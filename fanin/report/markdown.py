@@ -11,7 +11,7 @@ import itertools
 from tabulate import tabulate
 
 from fanin.model.results import Hazard, Observation
-from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES
+from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES, NO_PROVEN_MITIGATION
 from fanin.report.links import COMPARE_DIR, MATRIX_HTML, REPORT_MD, probes_md
 from fanin.report.view import (
     Answer,
@@ -531,6 +531,20 @@ def _value_table(step: Step) -> list[str]:
     return lines
 
 
+def mitigation_text(rep: Report, group: CompareGroup, source: str) -> str:
+    """A compare row's mitigation: its text and the probe that proves it at the newer version, or why there is none."""
+    proof = group.proof
+    if proof is None:
+        return "—"
+    if proof.proven and proof.entry is not None:
+        link = _link(rep, proof.mitigated, proof.mitigated, source)
+        return f"{escape(proof.entry.text)} — proven: {link} safe at {escape(proof.at)}"
+    before, pid, after = proof.reason
+    why = escape(before) + (_link(rep, pid, pid, source) if pid else "") + escape(after)
+    suggested = f"; suggested: {escape(proof.entry.text)}" if proof.entry and proof.entry.text else ""
+    return f"{NO_PROVEN_MITIGATION} ({why}){suggested}"
+
+
 def compare_page(rep: Report, page: ComparePage) -> str:
     source = f"{COMPARE_DIR}/{page.name}.md"
     lines = [
@@ -565,13 +579,22 @@ def compare_page(rep: Report, page: ComparePage) -> str:
         lines.append("No observation differs.")
         return "\n".join(lines).rstrip() + "\n"
     rows = [
-        [g.step.label, _group_link(rep, g, source), observed(g.step.before), observed(g.step.after)]
+        [
+            g.step.label,
+            _group_link(rep, g, source),
+            observed(g.step.before),
+            observed(g.step.after),
+            mitigation_text(rep, g, source),
+        ]
         for g in page.grouped
     ]
     lines += [
-        "Variants of a probe that changed alike share a row.",
+        (
+            "Variants of a probe that changed alike share a row. Beside each regression and changed row, its mitigation"
+            f" (reference/mitigations.toml) and whether the probe that tests it observed safe at {page.b.label}."
+        ),
         "",
-        table(["change", "observation", page.a.label, page.b.label], rows),
+        table(["change", "observation", page.a.label, page.b.label, "mitigation"], rows),
         "",
     ]
     for group in page.grouped:

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from fanin.model import compare
+from fanin.model import compare, mitigations
 from fanin.model.errors import FaninError
 from fanin.model.results import (
     NOT_APPLICABLE,
@@ -120,6 +120,7 @@ def versions_page(
     b: Column,
     by_cell: Mapping[str, ResultSet],
     bisected: Mapping[str, list[dict[str, Any]]],
+    table: Mapping[str, mitigations.Entry],
 ) -> ComparePage:
     before, after = by_cell[a.cell], by_cell[b.cell]
     ids = sorted(set(before.observations) | set(after.observations))
@@ -127,10 +128,18 @@ def versions_page(
     for oid in ids:
         step = step_between(oid, a, b, before.observations.get(oid), after.observations.get(oid), bisected)
         if step is not None:
-            entries.append(CompareEntry(step))
+            entries.append(CompareEntry(step, _proof(table, step, after.observations, b)))
     order = {word: index for index, word in enumerate(CHANGE_WORDS)}
     entries.sort(key=lambda e: (order.get(e.step.label, len(order)), e.observation_id))
     return ComparePage(a, b, name, name, tuple(entries), (), len(ids), Counter(probe_of(i) for i in ids))
+
+
+def _proof(
+    table: Mapping[str, mitigations.Entry], step: Step, target: Mapping[str, Observation], at: Column
+) -> mitigations.Proof | None:
+    """The mitigation beside a regression or changed row, proven (or not) by the newer cell's own observations."""
+    found = mitigations.of_changes(table, [(step.observation_id, step.label)], target, at.label)
+    return found.get(step.observation_id)
 
 
 def answers_at(view: FrameworkView | None, probe_ids: Sequence[str], column: Column | None) -> tuple[Answer, ...]:
@@ -208,7 +217,7 @@ def compare_page(report: Report, a: str, b: str) -> ComparePage:
         for page in (*view_a.steps, *(t.page for t in view_a.twins)):
             if (page.a.cell, page.b.cell) == (a, b):
                 return page
-        return page_from_views(view_a, col_a, col_b)
+        return page_from_views(view_a, col_a, col_b, report.mitigations)
     questions = []
     for question in report.comparison:
         ans_a = answers_at(view_a, [x.probe_id for x in question.answers.get(view_a.key, ())], col_a)
@@ -218,11 +227,12 @@ def compare_page(report: Report, a: str, b: str) -> ComparePage:
     return ComparePage(col_a, col_b, view_a.name, view_b.name, (), tuple(questions), len(questions))
 
 
-def page_from_views(view: FrameworkView, a: Column, b: Column) -> ComparePage:
+def page_from_views(view: FrameworkView, a: Column, b: Column, table: Mapping[str, mitigations.Entry]) -> ComparePage:
     """Two cells of one framework that are not neighbours: every variant's observation at each."""
     entries = []
     compared = 0
     counts: Counter[str] = Counter()
+    at_b = {v.observation_id: o for p in view.probes for v in p.variants if (o := v.observations.get(b.cell))}
     for probe in view.probes:
         for variant in probe.variants:
             before, after = variant.observations.get(a.cell), variant.observations.get(b.cell)
@@ -232,7 +242,7 @@ def page_from_views(view: FrameworkView, a: Column, b: Column) -> ComparePage:
             counts[probe.id] += 1
             step = step_between(variant.observation_id, a, b, before, after, {})
             if step is not None:
-                entries.append(CompareEntry(step))
+                entries.append(CompareEntry(step, _proof(table, step, at_b, b)))
     order = {word: index for index, word in enumerate(CHANGE_WORDS)}
     entries.sort(key=lambda e: (order.get(e.step.label, len(order)), e.observation_id))
     return ComparePage(a, b, view.name, view.name, tuple(entries), (), compared, counts)

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from fanin.model.mitigations import Entry, Proof
 from fanin.model.results import (
     HARMFUL,
     NOT_APPLICABLE,
@@ -267,6 +268,7 @@ class CompareEntry:
     """One observation id that differs between two cells, classified by compare."""
 
     step: Step
+    proof: Proof | None = None  # a regression's or changed row's mitigation at the newer cell (fanin.model.mitigations)
 
     @property
     def observation_id(self) -> str:
@@ -285,6 +287,7 @@ class CompareGroup:
     observation_ids: tuple[str, ...]
     step: Step  # the first variant's change; the others' are the same
     of: int = 1  # how many variants of the probe were compared
+    proof: Proof | None = None  # the probe's mitigation at the newer cell, where the row is a regression or changed
 
     @property
     def variants(self) -> str:
@@ -390,6 +393,7 @@ class ComparePage:
                 tuple(e.observation_id for e in found),
                 found[0].step,
                 self.variant_counts.get(found[0].probe_id, 1),
+                found[0].proof,
             )
             for found in groups.values()
         )
@@ -537,6 +541,7 @@ class Report:
     key_findings: tuple[KeyFinding, ...] = ()  # the opening: one line per framework
     # Python vs JavaScript: (Python framework, its Node framework, the probe ids both observe)
     runtime_pairs: tuple[tuple[FrameworkView, FrameworkView, tuple[RuntimePair, ...]], ...] = ()
+    mitigations: Mapping[str, Entry] = field(default_factory=dict)  # reference/mitigations.toml, by hazard probe id
 
     def anchor(self, observation_id: str) -> str:
         """Where an observation's section is: its own when it has one (the default, a differing variant), else its probe's."""
