@@ -96,8 +96,10 @@ def test_the_newest_of_each_framework_side_by_side() -> None:
         "same hazard, other behaviour",
         "Google ADK more harmful",
         "LangGraph more harmful",
-        "not comparable: a side has no observation",
-    }  # a question no LangGraph probe answers yet
+        "not comparable: Google ADK not probed",
+        "not comparable: LangGraph not probed",
+        "not comparable: neither side probed",
+    }  # a question a side's probes do not (all) answer at its version: no verdict
     assert {q.verdict for q in page.questions} <= allowed | {"only Google ADK applies", "only LangGraph applies"}
     assert "| question | LangGraph 1.2.24 | Google ADK 2.13.0 | compared |" in markdown.compare_page(REFERENCE, page)
 

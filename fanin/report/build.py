@@ -35,9 +35,17 @@ from fanin.model.source import shown
 from fanin.report import pages as report_pages
 from fanin.report import sameness
 from fanin.report.gcpause import while_paused
-from fanin.report.legend import CHANGE_WORDS, UNREADABLE
+from fanin.report.legend import CHANGE_WORDS, NOT_APPLICABLE_THERE, NOT_PROBED, OBSERVED, UNREADABLE
 from fanin.report.links import Links
-from fanin.report.pages import answers_at, compare_page, page_from_views, runtime_pairs, step_between, versions_page
+from fanin.report.pages import (
+    answers_at,
+    compare_page,
+    coverage_of,
+    page_from_views,
+    runtime_pairs,
+    step_between,
+    versions_page,
+)
 from fanin.report.read import bisect_findings, commit_of, load_dir, probe_reproducer, python_of, read_toml, version_key
 from fanin.report.sameness import same_span
 from fanin.report.view import (
@@ -49,6 +57,7 @@ from fanin.report.view import (
     Column,
     ColumnGroup,
     ComparePage,
+    Coverage,
     FrameworkView,
     KeyFinding,
     MatrixCell,
@@ -80,7 +89,25 @@ def _key_finding(view: FrameworkView) -> KeyFinding | None:
     changes = [(sum(1 for e in page.entries if e.step.behaviour), page) for page in view.steps]
     most = max((n for n, _ in changes), default=0)
     biggest = next((page for n, page in changes if n == most), None) if most else None
-    return KeyFinding(view, newest, tuple((h, hazards[h]) for h in order), examples, biggest)
+    return KeyFinding(view, newest, tuple((h, hazards[h]) for h in order), examples, biggest, _coverage(at_newest))
+
+
+def _coverage(observed: Sequence[tuple[ProbeView, Observation | None]]) -> Coverage:
+    """Of a framework's probes at one version: how many observed an applicable behaviour, observed n/a, or none."""
+    missing = sum(1 for _, o in observed if o is None)
+    na = sum(1 for _, o in observed if o is not None and o.outcome == NOT_APPLICABLE)
+    return Coverage(len(observed) - missing - na, na, missing)
+
+
+def _question_coverage(questions: Sequence[Question], views: Sequence[FrameworkView]) -> dict[str, Coverage]:
+    """Of the comparison's questions, per framework with a focus version: how many it observed, n/a, not probed."""
+    found = {}
+    for view in views:
+        if view.focus is None:
+            continue
+        said = Counter(q.coverage.get(view.key, NOT_PROBED) for q in questions)
+        found[view.key] = Coverage(said[OBSERVED], said[NOT_APPLICABLE_THERE], said[NOT_PROBED], "questions")
+    return found
 
 
 def _variant(
@@ -350,7 +377,8 @@ def scenario_questions(views: Sequence[FrameworkView]) -> list[Question]:
         common = max(sorted(groups, key=compare.harm), key=lambda hazard: len(groups[hazard]), default="")
         shown = "; ".join(f"{hazard}: {', '.join(groups[hazard])}" for hazard in sorted(groups, key=compare.harm))
         said = f"{observed - len(groups.get(common, []))} of {observed} frameworks disagree ({shown})" if groups else ""
-        rows.append(Question(f"Scenario {scenario.id}: {scenario.question}", answers, disagreement=said))
+        coverage = {key: coverage_of(found) for key, found in answers.items()}
+        rows.append(Question(f"Scenario {scenario.id}: {scenario.question}", answers, "", said, coverage))
     return rows
 
 
@@ -415,7 +443,8 @@ def _build(
     comparison = []
     for row in read_toml("comparison.toml").get("question", []):
         answers = {v.key: answers_at(v, list(row.get(v.key, [])), v.focus) for v in views}
-        comparison.append(Question(row["question"], answers))
+        coverage = {key: coverage_of(found) for key, found in answers.items()}
+        comparison.append(Question(row["question"], answers, "", "", coverage))
     comparison += scenario_questions(views)
     checklist = []
     asked = [v for v in views if focus and v.key in focus]
@@ -497,6 +526,7 @@ def _build(
         focused=bool(focus),
         checklist_fields=fields,
         mitigations=mitigations,
+        comparison_coverage=_question_coverage(comparison, views),
         anchors={
             variant.observation_id: variant.observation_id
             if variant.suffix == "" or not variant.same_as_default

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fanin.report.common import escape
 from fanin.report.html import answer_cell, document, group_link, hazard_class, observed_cell, probe_link
-from fanin.report.legend import NO_PROVEN_MITIGATION
+from fanin.report.legend import NO_PROBE_CITED, NO_PROVEN_MITIGATION
 from fanin.report.links import COMPARE_DIR, fragment
 from fanin.report.view import CompareGroup, ComparePage, Report, Step
 
@@ -62,13 +62,16 @@ def compare_page(rep: Report, page_: ComparePage) -> str:
     if page_.across_frameworks:
         rows = "".join(
             f'<tr><th scope="row">{escape(q.question)}</th>'
-            f"<td>{''.join(answer_cell(rep, a, source) for a in q.answers.get(page_.a.framework, ())) or 'no probe cited'}</td>"
-            f"<td>{''.join(answer_cell(rep, a, source) for a in q.answers.get(page_.b.framework, ())) or 'no probe cited'}</td>"
+            f"<td>{''.join(answer_cell(rep, a, source) for a in q.answers.get(page_.a.framework, ())) or NO_PROBE_CITED}</td>"
+            f"<td>{''.join(answer_cell(rep, a, source) for a in q.answers.get(page_.b.framework, ())) or NO_PROBE_CITED}</td>"
             f"<td>{escape(q.verdict)}</td></tr>"
             for q in page_.questions
         )
         body += [
-            "<p>Each side is the most harmful of the cited probes' observations, compared with compare's order of harm.</p>",
+            (
+                "<p>Each side is the most harmful of the cited probes' observations, compared with compare's order of harm;"
+                " no verdict where a side was not probed (no probe cited, or a cited probe not run at that version).</p>"
+            ),
             (
                 f'<div class="wrap"><table><thead><tr><th scope="col">question</th><th scope="col">{escape(page_.a_name)} '
                 f'{escape(page_.a.label)}</th><th scope="col">{escape(page_.b_name)} {escape(page_.b.label)}</th>'

@@ -57,3 +57,11 @@ CHANGE_MEANINGS = compare.CHANGE_MEANINGS
 CHANGED_MARK = "Δ"
 
 NO_PROVEN_MITIGATION = mitigations.NONE  # beside a regression or changed row whose mitigation is not proven there
+
+# Coverage, said apart wherever frameworks are compared (as MDN separates unknown from unsupported): a probe
+# observed an applicable behaviour, observed that the API is missing, or has no observation at that version.
+OBSERVED = "observed"
+NOT_APPLICABLE_THERE = "n/a"
+NOT_PROBED = "not probed"
+COVERAGE_WORDS = (OBSERVED, NOT_APPLICABLE_THERE, NOT_PROBED)
+NO_PROBE_CITED = f"{NOT_PROBED}: no probe cited"  # a framework's cell of a question none of its probes answers

@@ -11,7 +11,7 @@ import itertools
 from tabulate import tabulate
 
 from fanin.model.results import Hazard, Observation
-from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES, NO_PROVEN_MITIGATION
+from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES, NO_PROBE_CITED, NO_PROVEN_MITIGATION
 from fanin.report.links import COMPARE_DIR, MATRIX_HTML, REPORT_MD, probes_md
 from fanin.report.view import (
     Answer,
@@ -201,11 +201,15 @@ def _comparison(rep: Report, source: str) -> str:
     for chunk in _even(len(every)):  # more frameworks than the width allows: tables side by side, split evenly
         views = [every[i] for i in chunk]
         headers = ["question", *(f"{v.name} {v.focus.label}" for v in views if v.focus)]
-        rows = [
+        coverage = [
+            "**coverage**",
+            *(escape(c.text) if (c := rep.comparison_coverage.get(v.key)) else "—" for v in views),
+        ]
+        rows = [coverage] + [
             [
                 escape(q.question) + (f"<br>**{escape(q.disagreement)}**" if q.disagreement else ""),
                 *(
-                    "<br>".join(answer_text(rep, a, source) for a in q.answers.get(v.key, ())) or "no probe cited"
+                    "<br>".join(answer_text(rep, a, source) for a in q.answers.get(v.key, ())) or NO_PROBE_CITED
                     for v in views
                 ),
             ]
@@ -368,8 +372,7 @@ def _key_findings(rep: Report, source: str) -> str:
     lines = []
     for key in rep.key_findings:
         view, column = key.framework, key.column
-        counts = ", ".join(f"{n} {hazard}" for hazard, n in key.counts) or "no harmful hazard"
-        line = f"- **{view.name} {column.label}**: {counts} of {len(view.probes)} probes"
+        line = f"- **{view.name} {column.label}**: {key.shares_text}; {key.coverage.text}"
         if key.examples:
             worst = key.examples[0].default.observations[column.cell].hazard
             shown = ", ".join(_link(rep, rep.anchor(p.id), p.id, source) for p in key.examples)
@@ -561,16 +564,17 @@ def compare_page(rep: Report, page: ComparePage) -> str:
         rows = [
             [
                 escape(q.question),
-                "<br>".join(answer_text(rep, a, source) for a in q.answers.get(page.a.framework, ()))
-                or "no probe cited",
-                "<br>".join(answer_text(rep, a, source) for a in q.answers.get(page.b.framework, ()))
-                or "no probe cited",
+                "<br>".join(answer_text(rep, a, source) for a in q.answers.get(page.a.framework, ())) or NO_PROBE_CITED,
+                "<br>".join(answer_text(rep, a, source) for a in q.answers.get(page.b.framework, ())) or NO_PROBE_CITED,
                 q.verdict,
             ]
             for q in page.questions
         ]
         lines += [
-            "Each side is the most harmful of the cited probes' observations, compared with compare's order of harm.",
+            (
+                "Each side is the most harmful of the cited probes' observations, compared with compare's order of harm;"
+                " no verdict where a side was not probed (no probe cited, or a cited probe not run at that version)."
+            ),
             "",
             table(headers, rows),
         ]

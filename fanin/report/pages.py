@@ -16,7 +16,7 @@ from fanin.model.results import (
     probe_of,
 )
 from fanin.model.suggest import LIST_CELLS, did_you_mean
-from fanin.report.legend import CHANGE_WORDS
+from fanin.report.legend import CHANGE_WORDS, NOT_APPLICABLE_THERE, NOT_PROBED, OBSERVED
 from fanin.report.sameness import same_behaviour
 from fanin.report.view import (
     Answer,
@@ -177,12 +177,28 @@ def runtime_pairs(rep: Report) -> tuple[tuple[FrameworkView, FrameworkView, tupl
     return tuple(found)
 
 
+def coverage_of(answers: Sequence[Answer]) -> str:
+    """One framework's answers to a question: not probed (no probe cited, or a cited one has no observation at
+    that version), n/a (every cited probe observed the API missing), else observed."""
+    if not answers or any(a.observation is None for a in answers):
+        return NOT_PROBED
+    if all(a.observation is not None and a.observation.outcome == NOT_APPLICABLE for a in answers):
+        return NOT_APPLICABLE_THERE
+    return OBSERVED
+
+
 def _question_verdict(a_name: str, b_name: str, a: Sequence[Answer], b: Sequence[Answer], question: str) -> str:
-    """Compare's classifier over the most harmful answer of each side, said between frameworks."""
+    """Compare's classifier over the most harmful answer of each side, said between frameworks; no verdict where
+    a side was not probed (its worst observation so far could be anything the unprobed case would outrank)."""
+    unprobed = [name for name, side in ((a_name, a), (b_name, b)) if coverage_of(side) == NOT_PROBED]
+    if len(unprobed) == 2:
+        return "not comparable: neither side probed"
+    if unprobed:
+        return f"not comparable: {unprobed[0]} not probed"
     worst_a = worst_of([x.observation for x in a if x.observation], question)
     worst_b = worst_of([x.observation for x in b if x.observation], question)
     if worst_a is None or worst_b is None:
-        return "not comparable: a side has no observation"
+        return "not comparable: neither side probed"
     change = compare.classify(question, worst_a, worst_b)
     direction = change.direction
     if direction is None:
@@ -223,7 +239,8 @@ def compare_page(report: Report, a: str, b: str) -> ComparePage:
         ans_a = answers_at(view_a, [x.probe_id for x in question.answers.get(view_a.key, ())], col_a)
         ans_b = answers_at(view_b, [x.probe_id for x in question.answers.get(view_b.key, ())], col_b)
         verdict = _question_verdict(view_a.name, view_b.name, ans_a, ans_b, question.question)
-        questions.append(Question(question.question, {view_a.key: ans_a, view_b.key: ans_b}, verdict))
+        coverage = {view_a.key: coverage_of(ans_a), view_b.key: coverage_of(ans_b)}
+        questions.append(Question(question.question, {view_a.key: ans_a, view_b.key: ans_b}, verdict, "", coverage))
     return ComparePage(col_a, col_b, view_a.name, view_b.name, (), tuple(questions), len(questions))
 
 
