@@ -13,7 +13,7 @@ from tabulate import tabulate
 
 from fanin.model import compare
 from fanin.model.mitigations import Proof
-from fanin.report.markdown import label
+from fanin.report.markdown import escape, label
 
 
 def divergence(before: str, after: str) -> tuple[str, str]:
@@ -56,7 +56,7 @@ def changes_table(rows: list[compare.Change], proofs: Mapping[str, Proof] | None
         row = [change.label, change.probe_id, label(before, 64), label(after, 64)]
         if proofs is not None:
             found = proofs.get(change.probe_id)
-            row.append(found.words if found else "—")
+            row.append(escape(found.words) if found else "—")
         table.append(row)
     headers = ["change", "probe", "before", "after", *(["mitigation"] if proofs is not None else [])]
     return tabulate(table, headers=headers, tablefmt="github")
