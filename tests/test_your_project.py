@@ -692,3 +692,22 @@ def test_the_user_cache_keeps_the_newest_runs_and_never_one_another_run_holds(
     assert kept == sorted(
         [runs[0].name, *(r.name for r in runs[-(here.KEEP_RUNS - 1) :]), mine.name, "langgraph-1.2.24.json"]
     )
+
+
+def test_probe_here_puts_the_mitigation_proven_in_this_environment_beside_a_regression(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The gate's table in probe --here, as in upgrade: a regression's mitigation is proven by the `-mitigated` probe's
+    observation in the user's own run (the version installed here), never by the reference's."""
+    hazard, mitigated = "langgraph/same-key/no-reducer", "langgraph/same-key/no-reducer-mitigated"
+    reference = ResultSet("langgraph-1.2.24", "langgraph", "1.2.24", {}, {}, {hazard: _seen(hazard="loud")})
+    here_run = _here({hazard: _seen(hazard="silent"), mitigated: _seen(hazard="safe")}, {})
+    code, _ = here._compare(FW, reference, here_run)
+    out = capsys.readouterr().out
+    assert code == 1
+    (row,) = [line for line in out.splitlines() if line.startswith("| regression")]
+    assert row.rstrip(" |").endswith(f"(proven: {mitigated} safe at 1.2.24)")
+    unproven = _here({hazard: _seen(hazard="silent"), mitigated: _seen(hazard="silent")}, {})
+    here._compare(FW, reference, unproven)
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| regression")]
+    assert f"no proven mitigation ({mitigated} observes silent at 1.2.24)" in row
