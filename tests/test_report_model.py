@@ -385,3 +385,20 @@ def test_no_cross_framework_verdict_where_a_side_was_not_probed(tmp_path: Path, 
     assert "| **coverage** | of " in text and "not probed: no probe cited" in text
     assert '<th scope="row">coverage</th>' in html.page(rep)
     assert "not probed: no probe cited" in html_compare.compare_page(rep, page)
+
+
+def test_the_summary_says_how_many_probes_a_version_was_not_probed_for(tmp_path: Path, data: Path) -> None:
+    """A probe added after a cell was run has no observation there: the Summary says "not probed" beside the
+    counts (Markdown and HTML), so its counts read as of fewer probes, not as fewer hazards."""
+    old, added = "langgraph/join/old", "langgraph/join/added"
+    write(
+        tmp_path / "r",
+        result_set("langgraph-1.2.9", {old: obs("silent", "lost")}, [info(old)]),
+        result_set(
+            "langgraph-1.2.24", {old: obs("silent", "lost"), added: obs("silent", "lost")}, [info(old), info(added)]
+        ),
+    )
+    rep = build(tmp_path / "r")
+    assert [row.not_probed for row in rep.frameworks[0].summary] == [1, 0]
+    assert "| 1.2.9 (1 not probed) |" in markdown.report(rep)
+    assert '<th scope="col">not probed</th>' in html.page(rep)

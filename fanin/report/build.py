@@ -311,6 +311,7 @@ def _framework_view(
             column,
             tuple((hazard, hazards[hazard]) for hazard in HAZARDS),
             tuple((word, n) for word in CHANGE_WORDS if (n := moved.get(column.cell, Counter())[word])),
+            len(finished) - sum(hazards.values()),
         )
         for column in main
         for hazards in [Counter(o.hazard for p in finished for o in [p.default.observations.get(column.cell)] if o)]

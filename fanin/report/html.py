@@ -13,7 +13,7 @@ from importlib import resources
 
 from fanin.model.results import Observation
 from fanin.report.common import escape, escape_text, pretty_json
-from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES, NO_PROBE_CITED, NOT_OBSERVED
+from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES, NO_PROBE_CITED, NOT_OBSERVED, NOT_PROBED
 from fanin.report.links import COMPARE_DIR, MATRIX_HTML
 from fanin.report.view import (
     Answer,
@@ -185,12 +185,13 @@ def summary_table(view: FrameworkView) -> str:
     rows = "".join(
         f'<tr><th scope="row">{escape(r.column.label)}</th>'
         + "".join(f"<td>{n}</td>" for _, n in r.counts)
-        + f"<td>{escape(r.changes_text)}</td></tr>"
+        + f"<td>{r.not_probed}</td><td>{escape(r.changes_text)}</td></tr>"
         for r in view.summary
     )
     return (
         f'<div class="wrap"><table><thead><tr><th scope="col">{escape(view.name)} ({len(view.probes)} probes)</th>'
-        f'{head}<th scope="col">changed from the version before</th></tr></thead><tbody>{rows}</tbody></table></div>'
+        f'{head}<th scope="col">{NOT_PROBED}</th><th scope="col">changed from the version before</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
     )
 
 

@@ -11,7 +11,14 @@ import itertools
 from tabulate import tabulate
 
 from fanin.model.results import Hazard, Observation
-from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES, NO_PROBE_CITED, NO_PROVEN_MITIGATION
+from fanin.report.legend import (
+    CHANGE_MEANINGS,
+    CHANGED_MARK,
+    HAZARD_STYLES,
+    NO_PROBE_CITED,
+    NO_PROVEN_MITIGATION,
+    NOT_PROBED,
+)
 from fanin.report.links import COMPARE_DIR, MATRIX_HTML, REPORT_MD, probes_md
 from fanin.report.view import (
     Answer,
@@ -95,6 +102,7 @@ def _summary(rep: Report) -> str:
             [
                 row.column.label
                 + (f" ({n} {na.mark} n/a)" if (n := dict(row.counts).get(na.hazard)) else "")
+                + (f" ({row.not_probed} {NOT_PROBED})" if row.not_probed else "")
                 + (f"<br>{row.changes_text}" if row.changes else ""),
                 *(dict(row.counts)[h] for h in shown),
             ]

@@ -432,6 +432,7 @@ class SummaryRow:
     column: Column
     counts: tuple[tuple[str, int], ...]  # (hazard, probes) over each probe's default variant
     changes: tuple[tuple[str, int], ...] = ()  # (direction, probes) whose default changed from the version before
+    not_probed: int = 0  # the framework's probes with no observation at this version (newer than its run)
 
     @property
     def changes_text(self) -> str:
