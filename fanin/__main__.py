@@ -47,8 +47,8 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     No option: the reference (reference/REPORT.md, CHECKLIST.md), reports/matrix.html and
     reports/compare/, and reports/run/ from a local run. `--out DIR`: the site, HTML pages, data, badges,
     trends, feeds and the viewer (docs/SITE.md). `--for SPEC...`: the Markdown bundle at those versions.
-    `--compare A B`: two cells' page (with `--out DIR`, the bundle its links lead to beside it, so every link
-    resolves in DIR).
+    `--compare A B`: two cells' page (in reports/compare/ with reports/matrix.html and the compare pages it
+    links; with `--out DIR`, the bundle its links lead to beside it, so every link resolves in DIR).
     """
     from fanin.model import focus as focus_model
     from fanin.model.staging import write_all
@@ -98,7 +98,8 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     # A directory of many files is one line: compare pages, and the site's badges, trends and feeds.
     grouped = {"compare": "compare pages", "badges": "badges", "trend": "trend charts", "feeds": "feeds"}
     copies = {p for p in files if tag and args.out is not None and p.is_relative_to(args.out / "v" / tag)}
-    pages = [p for p in files if p.parent.name in grouped and not (args.compare and p.parent == asked)]
+    own = {asked / f"compare-{a}-{b}{suffix}" for suffix in (".md", ".html")} if asked else set()  # the pages asked for
+    pages = [p for p in files if p.parent.name in grouped and p not in own]
     pages = [p for p in pages if p not in copies]
     for path in files:
         if path not in pages and path not in copies:
@@ -116,6 +117,7 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.model import compare
     from fanin.report.gate_table import changes_table
     from fanin.run import identity
+    from fanin.versions.upgrade import proofs_at
 
     if args.base is None:
         pairs = [(cell.id, str(cell.results_path)) for cell in matrix.cells if cell.results_path.exists()]
@@ -149,7 +151,7 @@ def cmd_diff(args: argparse.Namespace, matrix: Matrix) -> int:
         if not changes:
             print(f"{header}: no change in {len(new.observations)} probes")
             continue
-        print(f"{header}:\n{changes_table(changes)}\n")
+        print(f"{header}:\n{changes_table(changes, proofs_at(changes, new))}\n")
         if not args.quiet:
             for change in changes:
                 print(compare.describe(change) + "\n")

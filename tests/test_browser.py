@@ -468,17 +468,14 @@ def test_every_page_kind_passes_axe_core(browser: Browser, pages: Path, axe: str
     assert not broken, json.dumps(broken, indent=1, ensure_ascii=False)
 
 
-def test_the_viewer_reads_a_users_result_set_in_the_page_and_says_the_gates_verdict(
-    browser: Browser, tmp_path: Path
-) -> None:
-    """viewer.html over loopback HTTP (as published): the user's file is given to the page's file input, the
-    reference cell comes from data/results/ beside it, and the verdict is the classifier's."""
+def _viewer_verdict(browser: Browser, tmp_path: Path, mine: Any) -> tuple[str, list[list[str]], str]:
+    """viewer.html over loopback HTTP (as published), the user's result set `mine` given to its file input:
+    the verdict line, the rows and the status line, read once the verdict is first written."""
     import functools
     import http.server
     import threading
 
-    from fanin.model import compare
-    from fanin.model.results import Observation, load, save
+    from fanin.model.results import save
     from fanin.report import data
 
     site = tmp_path / "site"
@@ -488,15 +485,7 @@ def test_the_viewer_reads_a_users_result_set_in_the_page_and_says_the_gates_verd
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    reference = load(built.newest("langgraph").reference_path)
-    probe_id = sorted(i for i, o in reference.observations.items() if o.hazard == "safe")[0]
-    mine = load(built.newest("langgraph").reference_path)
-    mine.observations[probe_id] = Observation("ok", {"lost": ["b"]}, "lost b", "b was lost", "silent")
     save(mine, tmp_path / "mine.json")
-    assert (
-        compare.classify(probe_id, reference.observations[probe_id], mine.observations[probe_id]).label == "regression"
-    )
-
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     serving = threading.Thread(target=server.serve_forever, daemon=True)
@@ -521,6 +510,26 @@ def test_the_viewer_reads_a_users_result_set_in_the_page_and_says_the_gates_verd
         server.shutdown()
         server.server_close()
         serving.join()
+    return verdict, rows, status
+
+
+def test_the_viewer_reads_a_users_result_set_in_the_page_and_says_the_gates_verdict(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """viewer.html over loopback HTTP (as published): the user's file is given to the page's file input, the
+    reference cell comes from data/results/ beside it, and the verdict is the classifier's."""
+    from fanin.model import compare
+    from fanin.model.results import Observation, load
+
+    built = matrix.load()
+    reference = load(built.newest("langgraph").reference_path)
+    probe_id = sorted(i for i, o in reference.observations.items() if o.hazard == "safe")[0]
+    mine = load(built.newest("langgraph").reference_path)
+    mine.observations[probe_id] = Observation("ok", {"lost": ["b"]}, "lost b", "b was lost", "silent")
+    assert (
+        compare.classify(probe_id, reference.observations[probe_id], mine.observations[probe_id]).label == "regression"
+    )
+    verdict, rows, status = _viewer_verdict(browser, tmp_path, mine)
     assert verdict.startswith(f"langgraph {mine.version} (yours) against {reference.cell} (reference): 1 regression")
     assert verdict.endswith("probe --here would exit 1 (1 regression or changed value).")
     assert rows == [
@@ -532,6 +541,36 @@ def test_the_viewer_reads_a_users_result_set_in_the_page_and_says_the_gates_verd
         ]
     ]
     assert f"read from data/results/{reference.cell}.json" in status
+
+
+def test_the_viewer_reads_the_newer_neighbour_for_a_version_between_two_cells(browser: Browser, tmp_path: Path) -> None:
+    """A version between two reference cells that behaves as the newer one: the page reads both cells, calls each
+    difference "as the newer reference", and says probe --here would exit 0 (it said exit 1, every difference a
+    regression or changed value)."""
+    import itertools
+
+    from fanin.model import compare
+    from fanin.model.results import ResultSet, load
+
+    built = matrix.load()
+    main = [c for c in built.of("adk") if c.python == built.default_python and c.reference_path.exists()]
+
+    def judged(a: ResultSet, b: ResultSet) -> list[compare.Change]:
+        return [compare.standing(c, b.observations.get(c.probe_id), b.cell) for c in compare.diff(a, b)]
+
+    sets = [load(c.reference_path) for c in main]
+    older, newer, base, ahead = next(
+        (main[i], main[i + 1], a, b)
+        for i, (a, b) in enumerate(itertools.pairwise(sets))
+        if any(c.gates for c in compare.diff(a, b)) and not any(c.gates for c in judged(a, b))
+    )
+    mine = ResultSet(older.id, "adk", f"{older.version}.1", base.environment, ahead.probes, dict(ahead.observations))
+    verdict, rows, status = _viewer_verdict(browser, tmp_path, mine)
+    assert f"against {older.id} (reference): " in verdict and "as the newer reference" in verdict
+    assert verdict.endswith("probe --here would exit 0."), verdict
+    said = {c.probe_id: c.label for c in judged(base, mine) if c.kind != compare.SAME}
+    assert {row[0]: row[-1].split(" (", 1)[0] for row in rows} == said
+    assert f"and its newer neighbour {newer.id}" in status
 
 
 # --- the published site (report --out DIR): every kind of page ------------------------------------------------

@@ -128,3 +128,26 @@ def test_the_gate_table_reads_regressions_first_and_says_what_moved() -> None:
     table = changes_table(rows).splitlines()[2:]
     assert [line.split("|")[1].strip() for line in table] == ["regression", "changed", "fix", "wording"]
     assert 'value.kept[0]: "a"' in table[1] and 'value.kept[0]: "b"' in table[1]
+
+
+def test_the_gate_table_says_each_regression_and_changed_rows_mitigation_whole() -> None:
+    """With the target's proofs a fifth column holds the mitigation of a regression or changed row (a row that moved
+    the other way gets "—"); the text is one table cell, whatever it holds (a `|` split the row in two)."""
+    from fanin.model import mitigations
+    from fanin.report.gate_table import changes_table
+
+    safe = Observation("ok", {"kept": ["a", "b"]}, "kept", "both kept", "safe")
+    silent = Observation("ok", {"kept": ["a"]}, "lost", "b lost", "silent")
+    rows = [compare.classify("x/d/regression", safe, silent), compare.classify("x/a/fix", silent, safe)]
+    table = {
+        "x/d/regression": mitigations.Entry("use a | b reducer", "https://example.org", "x/d/regression-mitigated")
+    }
+    proofs = mitigations.of_changes(
+        table, [(c.probe_id, c.label) for c in rows], {"x/d/regression-mitigated": safe}, "2.0"
+    )
+    lines = changes_table(rows, proofs).splitlines()
+    assert lines[0].split("|")[5].strip() == "mitigation"
+    regression, fix = (line.split(" | ") for line in lines[2:])
+    assert regression[-1].strip(" |") == "use a \\| b reducer (proven: x/d/regression-mitigated safe at 2.0)"
+    assert fix[-1].strip(" |") == "—"
+    assert changes_table(rows).splitlines()[0].count("|") == 5  # without proofs: the table as before

@@ -14,6 +14,7 @@ from report_helpers import info, newest_and_beyond, obs, result_set, write
 import fanin.__main__ as cli
 from fanin.model import compare, matrix
 from fanin.model.results import load, save
+from fanin.model.source import shown
 from fanin.report import build as report
 from fanin.report import html_compare, markdown, outputs, pages
 
@@ -96,8 +97,10 @@ def test_the_newest_of_each_framework_side_by_side() -> None:
         "same hazard, other behaviour",
         "Google ADK more harmful",
         "LangGraph more harmful",
-        "not comparable: a side has no observation",
-    }  # a question no LangGraph probe answers yet
+        "not comparable: Google ADK not probed",
+        "not comparable: LangGraph not probed",
+        "not comparable: neither side probed",
+    }  # a question a side's probes do not (all) answer at its version: no verdict
     assert {q.verdict for q in page.questions} <= allowed | {"only Google ADK applies", "only LangGraph applies"}
     heading = (
         f"| question | LangGraph {MATRIX.newest('langgraph').version} | Google ADK {MATRIX.newest('adk').version} |"
@@ -215,6 +218,56 @@ def test_a_standalone_compare_links_only_to_files_it_wrote(
     assert f"fanin: wrote {out}/compare-{a}-{b}.html" in said
     (summary,) = [line for line in said if "/compare/" in line]  # the bundle's pages in one line
     assert re.fullmatch(rf"fanin: wrote \d+ compare pages in {re.escape(str(out))}/compare/", summary)
+
+
+def _dead_links(page: Path) -> list[str]:
+    """Every relative link of one written page (HTML href/src, Markdown link) whose file, or id in it, is missing."""
+    text = page.read_text(encoding="utf-8")
+    if page.suffix == ".html":
+        hrefs = _read(page).targets
+    else:
+        prose = re.sub(r"```.*?```|`[^`\n]*`", "", text, flags=re.DOTALL)  # code holds no links
+        hrefs = re.findall(r"\]\(([^)\s]+)\)", prose)
+    dead = []
+    for href in hrefs:
+        if "://" in href or href.startswith(("mailto:", "data:")):
+            continue
+        path, _, anchor = href.partition("#")
+        target = (page.parent / unquote(path)).resolve() if path else page.resolve()
+        if not target.is_file():
+            dead.append(f"{href} (no such file)")
+        elif anchor and target.suffix in (".html", ".md"):
+            ids = (
+                _read(target).ids
+                if target.suffix == ".html"
+                else set(re.findall(r'<a id="([^"]+)"', target.read_text()))
+            )
+            if unquote(anchor) not in ids:
+                dead.append(f"{href} (no such id)")
+    return dead
+
+
+@pytest.mark.parametrize(("a", "b"), [("adk-1.15.1", "adk-2.0.0"), ("langgraph-1.2.24", "adk-2.13.0")])
+@pytest.mark.parametrize("out", [False, True])
+def test_every_link_of_a_compare_page_resolves_where_it_was_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], a: str, b: str, out: bool
+) -> None:
+    """Issue 31: `report --compare A B` without --out wrote reports/compare/compare-A-B.html, whose probe links (37
+    of them) led to reports/matrix.html, which a fresh checkout does not have. Each link of both pages written,
+    without --out and with --out DIR, names a file that exists from where the page is, and an id that file has."""
+    monkeypatch.setattr(matrix, "REPORTS", tmp_path / "reports")
+    where = tmp_path / "cmp" if out else tmp_path / "reports" / "compare"
+    assert cli.main(["report", "--compare", a, b, *(["--out", str(where)] if out else [])]) == 0
+    for suffix in (".html", ".md"):
+        page = where / f"compare-{a}-{b}{suffix}"
+        assert page.is_file() and _read(page).targets if suffix == ".html" else page.is_file()
+        dead = _dead_links(page)
+        assert not dead, f"{page.name}: {len(dead)} dead links, e.g. {dead[:3]}"
+    said = capsys.readouterr().out.splitlines()
+    assert (
+        f"fanin: wrote {where}/compare-{a}-{b}.html" in said
+        or f"fanin: wrote {shown(where)}/compare-{a}-{b}.html" in said
+    )
 
 
 @pytest.mark.parametrize("where", ["reference", "reference/probes"])

@@ -15,7 +15,7 @@ from report_helpers import COMMIT, info, obs, result_set, write
 from fanin.model import compare, matrix
 from fanin.model.source import REPO_ROOT
 from fanin.report import build as report
-from fanin.report import html, links, markdown, read, view
+from fanin.report import html, html_compare, links, markdown, pages, read, view
 
 MATRIX = matrix.load()
 PID = "langgraph/join/x"
@@ -300,3 +300,120 @@ def test_python_and_javascript_pair_by_the_registrys_port_of_not_by_a_suffix() -
     views = tuple(renamed if v is node else v for v in rep.frameworks)
     found = {(p.key, n.key): pairs for p, n, pairs in runtime_pairs(dataclasses.replace(rep, frameworks=views))}
     assert set(found) == {("langgraph", "langgraph-ts"), ("adk", "adkjs")} and found[("langgraph", "langgraph-ts")]
+
+
+def test_every_regression_and_changed_row_of_a_compare_page_says_its_mitigation_at_the_newer_version(
+    tmp_path: Path, data: Path
+) -> None:
+    """Issue 31: a compare page listed regressions without their mitigation. Beside each regression and changed row:
+    the mitigation and its `-mitigated` probe when that probe observed safe in the newer cell itself; else "no proven
+    mitigation" and why (observed unsafe there, or only at another version, or nothing recorded), never a blank."""
+    proven, unsafe, elsewhere, bare = (f"langgraph/join/{c}" for c in ("proven", "unsafe", "elsewhere", "bare"))
+    (data / "mitigations.toml").write_text(
+        "".join(
+            f'[probe."{pid}"]\ntext = "fix {pid.rsplit("/", 1)[1]}"\nsource = "https://example.org/m"\n'
+            f'probe = "{pid}-mitigated"\n'
+            for pid in (proven, unsafe, elsewhere)
+        )
+    )
+    probes = [info(p) for p in (proven, unsafe, elsewhere, bare)] + [
+        info(f"{p}-mitigated") for p in (proven, unsafe, elsewhere)
+    ]
+    old = {p: obs("safe", "kept") for p in (proven, unsafe, elsewhere, bare)}
+    old[f"{elsewhere}-mitigated"] = obs("safe", "ok")  # safe at the older cell only: proves nothing at the newer one
+    new = {p: obs("silent", "lost") for p in (proven, unsafe, elsewhere, bare)}
+    new |= {f"{proven}-mitigated": obs("safe", "ok"), f"{unsafe}-mitigated": obs("silent", "lost too")}
+    write(tmp_path / "r", result_set("langgraph-1.2.9", old, probes), result_set("langgraph-1.2.18", new, probes))
+    rep = build(tmp_path / "r")
+    (page,) = rep.frameworks[0].steps
+    regressions = [g for g in page.grouped if g.step.label == "regression" and not g.probe_id.endswith("-mitigated")]
+    said = {g.probe_id: g.proof.words if g.proof else "" for g in regressions}
+    assert said == {
+        proven: f"fix proven (proven: {proven}-mitigated safe at 1.2.18)",
+        unsafe: f"no proven mitigation ({unsafe}-mitigated observes silent at 1.2.18); suggested: fix unsafe",
+        elsewhere: f"no proven mitigation ({elsewhere}-mitigated was not observed at 1.2.18); suggested: fix elsewhere",
+        bare: "no proven mitigation (none recorded in reference/mitigations.toml)",
+    }
+    md, page_html = markdown.compare_page(rep, page), html_compare.compare_page(rep, page)
+    (row,) = [line for line in md.splitlines() if line.startswith("| regression |") and f"`{proven}`" in line]
+    assert row.rstrip(" |").endswith(
+        f"fix proven — proven: [`{proven}-mitigated`](../probes/langgraph.md#{proven}-mitigated) safe at 1.2.18"
+    )
+    for text in ("| mitigation |", "no proven mitigation (none recorded"):
+        assert text in md
+    assert (
+        f'— proven: <a href="../matrix.html#{proven}-mitigated"><code>{proven}-mitigated</code></a> safe at 1.2.18'
+        in page_html
+    )
+    assert "no proven mitigation (this probe is a mitigation's own test)" in md  # a -mitigated probe's own row
+    assert all(g.proof is not None for g in page.grouped if g.step.label in ("regression", "changed"))
+
+
+def test_key_findings_are_shares_of_what_was_observed_with_coverage_said_apart(tmp_path: Path, data: Path) -> None:
+    """Issue 31: "22 silent of 94" beside "1 of 6" read as a ranking. A key finding is a share of the probes observed
+    at that version ("silent in 1 of 2 observed (50%)"), and how many were n/a or not probed there is said apart."""
+    silent, safe, absent, newer = (f"langgraph/join/{c}" for c in ("silent", "safe", "absent", "old-only"))
+    probes = [info(p) for p in (silent, safe, absent, newer)]
+    old = {silent: obs("silent", "lost"), safe: obs("safe", "kept"), absent: obs("n/a", "n/a"), newer: obs("safe", "k")}
+    new = {silent: obs("silent", "lost"), safe: obs("safe", "kept"), absent: obs("n/a", "n/a")}  # `newer` not run
+    write(tmp_path / "r", result_set("langgraph-1.2.9", old, probes), result_set("langgraph-1.2.24", new, probes))
+    rep = build(tmp_path / "r")
+    (key,) = rep.key_findings
+    assert key.shares_text == "silent in 1 of 2 observed (50%)"
+    assert key.coverage.text == "of 4 probes: 2 observed, 1 n/a, 1 not probed"
+    assert "- **LangGraph 1.2.24**: silent in 1 of 2 observed (50%); of 4 probes: 2 observed, 1 n/a, 1 not probed" in (
+        markdown.report(rep)
+    )
+
+
+def test_no_cross_framework_verdict_where_a_side_was_not_probed(tmp_path: Path, data: Path) -> None:
+    """A question whose Google ADK side cites a probe not run at 2.13.0 got "LangGraph more harmful" from the one
+    ADK probe that did run. Not probed is its own answer: no verdict, a coverage row per framework, and a
+    framework with no probe cited says "not probed"."""
+    lg, adk_ran, adk_unrun = "langgraph/join/x", "adk/join/ran", "adk/join/unrun"
+    (data / "comparison.toml").write_text(
+        "[[question]]\n"
+        'question = "partly probed?"\n'
+        f'langgraph = ["{lg}"]\nadk = ["{adk_ran}", "{adk_unrun}"]\n'
+        "[[question]]\n"
+        'question = "fully probed?"\n'
+        f'langgraph = ["{lg}"]\nadk = ["{adk_ran}"]\n'
+        "[[question]]\n"
+        'question = "only LangGraph cited?"\n'
+        f'langgraph = ["{lg}"]\n'
+    )
+    write(
+        tmp_path / "r",
+        result_set("langgraph-1.2.24", {lg: obs("silent", "lost")}, [info(lg)]),
+        result_set("adk-2.13.0", {adk_ran: obs("safe", "kept")}, [info(adk_ran), info(adk_unrun)]),
+        result_set("adk-2.0.0", {adk_ran: obs("safe", "kept"), adk_unrun: obs("safe", "ok")}, [info(adk_ran)]),
+    )
+    rep = build(tmp_path / "r")
+    page = pages.compare_page(rep, "langgraph-1.2.24", "adk-2.13.0")
+    verdicts = {q.question: q.verdict for q in page.questions}
+    assert verdicts["partly probed?"] == "not comparable: Google ADK not probed"
+    assert verdicts["fully probed?"] == "LangGraph more harmful"
+    assert verdicts["only LangGraph cited?"] == "not comparable: Google ADK not probed"
+    assert page.summary.startswith(f"{len(page.questions)} questions, 1 probed on both sides (")
+    assert rep.comparison_coverage["adk"].text.startswith(f"of {len(rep.comparison)} questions: 1 observed, 0 n/a,")
+    text = markdown.report(rep)
+    assert "| **coverage** | of " in text and "not probed: no probe cited" in text
+    assert '<th scope="row">coverage</th>' in html.page(rep)
+    assert "not probed: no probe cited" in html_compare.compare_page(rep, page)
+
+
+def test_the_summary_says_how_many_probes_a_version_was_not_probed_for(tmp_path: Path, data: Path) -> None:
+    """A probe added after a cell was run has no observation there: the Summary says "not probed" beside the
+    counts (Markdown and HTML), so its counts read as of fewer probes, not as fewer hazards."""
+    old, added = "langgraph/join/old", "langgraph/join/added"
+    write(
+        tmp_path / "r",
+        result_set("langgraph-1.2.9", {old: obs("silent", "lost")}, [info(old)]),
+        result_set(
+            "langgraph-1.2.24", {old: obs("silent", "lost"), added: obs("silent", "lost")}, [info(old), info(added)]
+        ),
+    )
+    rep = build(tmp_path / "r")
+    assert [row.not_probed for row in rep.frameworks[0].summary] == [1, 0]
+    assert "| 1.2.9 (1 not probed) |" in markdown.report(rep)
+    assert '<th scope="col">not probed</th>' in html.page(rep)

@@ -103,8 +103,7 @@ def test_the_front_page_says_what_fanin_is_and_the_key_findings_the_report_shows
     assert REFERENCE.key_findings
     for key in REFERENCE.key_findings:  # the builder's findings, the same ones REPORT.md opens with
         view, column = key.framework, key.column
-        counts = ", ".join(f"{n} {hazard}" for hazard, n in key.counts) or "no harmful hazard"
-        assert f"{view.name} {column.label}: {counts} of {len(view.probes)} probes" in text
+        assert f"{view.name} {column.label}: {key.shares_text}; {key.coverage.text}" in text  # shares, coverage apart
         for probe in key.examples:
             assert links.fragment(probe.id) in "".join(page.hrefs)
     for view in REFERENCE.frameworks:  # each framework, its newest version, a link to its page

@@ -182,3 +182,48 @@ def test_the_page_reads_the_users_file_in_the_browser_and_the_reference_beside_i
     assert "http" not in script  # no other host
     assert re.findall(r"fetch\(([^)]*)\)", script) == ["cell.results"]  # the only request: a reference cell
     assert "<script src" not in page and "<link" not in page
+
+
+def test_the_port_judges_a_version_between_two_cells_against_the_newer_neighbour_as_probe_here_does(
+    tmp_path: Path,
+) -> None:
+    """Between two reference cells, `probe --here` calls a difference the newer cell already shows "as the newer
+    reference" (exit 0), never a regression; the viewer called every difference from the older cell a regression.
+    The port picks the same newer neighbour and gives every row the label and gate the CLI gives it."""
+    rep = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
+    main = [c for c in MATRIX.of("adk") if c.python == MATRIX.default_python and c.reference_path.exists()]
+    older, newer = next(
+        (a, b)
+        for a, b in itertools.pairwise(main)
+        if compare.diff(load(a.reference_path), load(b.reference_path))
+        and any(c.gates for c in compare.diff(load(a.reference_path), load(b.reference_path)))
+    )
+    base, ahead = load(older.reference_path), load(newer.reference_path)
+    between = f"{older.version}.1"  # after the older cell's release, before the newer one's
+    assert here.newer_neighbour(MATRIX, older, between) == newer
+    observed = dict(ahead.observations)  # what the newer cell shows, and one behaviour neither cell shows
+    own = sorted(observed)[0]
+    observed[own] = obs("silent", "lost here")
+    mine = ResultSet(older.id, "adk", between, base.environment, ahead.probes, observed)
+    judged = [compare.standing(c, ahead.observations.get(c.probe_id), ahead.cell) for c in compare.diff(base, mine)]
+    assert any(c.standing == compare.Standing.AS_NEWER for c in judged) and any(c.gates for c in judged)
+    got = _node(
+        "const older = data.cells.find((c) => c.id === data.older);\n"
+        "const picked = port.newerNeighbour(data.cells, older, data.between);\n"
+        "const rows = port.compareSets(data.reference, data.mine, data.rules, data.newer);\n"
+        "console.log(JSON.stringify({picked: picked && picked.id,"
+        " rows: rows.filter((r) => r.kind !== 'same').map((r) => [r.id, r.label, r.gates])}));",
+        {
+            "cells": viewer.cells(rep),
+            "older": older.id,
+            "between": between,
+            "reference": base.to_json(),
+            "mine": mine.to_json(),
+            "newer": ahead.to_json(),
+            "rules": viewer.rules(),
+        },
+        tmp_path,
+    )
+    assert got["picked"] == newer.id
+    order = sorted(judged, key=lambda c: (compare.change_order(c.label), c.probe_id))
+    assert got["rows"] == [[c.probe_id, c.label, c.gates] for c in order]

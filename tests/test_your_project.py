@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,34 @@ def test_upgrade_from_between_two_reference_cells_classifies_and_gates() -> None
     for word in ("regression", "fix", "new coverage", "changed"):
         assert word in header
     assert re.search(r"^\| regression +\| adk/", done.stdout, flags=re.MULTILINE)
+
+
+def test_upgrade_puts_the_mitigation_proven_at_the_target_beside_every_regression_and_changed_row() -> None:
+    """Issue 31: the gate listed regressions with no mitigation. Each regression or changed row ends with the
+    mitigation and its `-mitigated` probe where that probe observed safe in the target's own cell, else with
+    "no proven mitigation" and why; the rows that moved the other way get none."""
+    done = fanin("upgrade", "google-adk==2.13.0", "--from", "1.15.1")
+    assert done.returncode == 1, done.stderr
+    table = [line for line in done.stdout.splitlines() if line.startswith("| ")]
+    assert [c.strip() for c in table[0].strip("|").split("|")] == ["change", "probe", "before", "after", "mitigation"]
+    rows = {
+        cells[1]: (cells[0], cells[-1]) for line in table[1:] for cells in [[c.strip() for c in line.split("|")[1:-1]]]
+    }
+    target = json.loads((matrix.REFERENCE_RESULTS / "adk-2.13.0.json").read_text())
+    mitigations = tomllib.loads(matrix.MITIGATIONS.read_text())["probe"]
+    proven = 0
+    for probe, (word, said) in rows.items():
+        if word not in ("regression", "changed"):
+            assert said == "—", probe
+            continue
+        entry = mitigations.get(probe.split("[", 1)[0])
+        observed = entry and target["observations"].get(entry["probe"])
+        if observed and observed["hazard"] == "safe":
+            assert said == f"{entry['text']} (proven: {entry['probe']} safe at 2.13.0)", probe
+            proven += 1
+        else:
+            assert said.startswith("no proven mitigation ("), probe
+    assert proven >= 1  # adk/escalate/direct-child: its -mitigated probe is safe at 2.13.0
 
 
 def test_upgrade_to_an_older_version_says_it_is_a_downgrade() -> None:
@@ -663,3 +692,22 @@ def test_the_user_cache_keeps_the_newest_runs_and_never_one_another_run_holds(
     assert kept == sorted(
         [runs[0].name, *(r.name for r in runs[-(here.KEEP_RUNS - 1) :]), mine.name, "langgraph-1.2.24.json"]
     )
+
+
+def test_probe_here_puts_the_mitigation_proven_in_this_environment_beside_a_regression(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The gate's table in probe --here, as in upgrade: a regression's mitigation is proven by the `-mitigated` probe's
+    observation in the user's own run (the version installed here), never by the reference's."""
+    hazard, mitigated = "langgraph/same-key/no-reducer", "langgraph/same-key/no-reducer-mitigated"
+    reference = ResultSet("langgraph-1.2.24", "langgraph", "1.2.24", {}, {}, {hazard: _seen(hazard="loud")})
+    here_run = _here({hazard: _seen(hazard="silent"), mitigated: _seen(hazard="safe")}, {})
+    code, _ = here._compare(FW, reference, here_run)
+    out = capsys.readouterr().out
+    assert code == 1
+    (row,) = [line for line in out.splitlines() if line.startswith("| regression")]
+    assert row.rstrip(" |").endswith(f"(proven: {mitigated} safe at 1.2.24)")
+    unproven = _here({hazard: _seen(hazard="silent"), mitigated: _seen(hazard="silent")}, {})
+    here._compare(FW, reference, unproven)
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| regression")]
+    assert f"no proven mitigation ({mitigated} observes silent at 1.2.24)" in row

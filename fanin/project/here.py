@@ -365,7 +365,7 @@ def _compare(framework: Framework, base: ResultSet, here: ResultSet, newer: Resu
     Each difference is judged by compare's classifier, then by `compare.standing`: exit 1 only for a behaviour
     the installed version shows and its reference does not. `newer` is the newer neighbour cell's result set,
     where the version lies between two cells: what it already shows is "as the newer reference"."""
-    from fanin.versions.upgrade import gate
+    from fanin.versions.upgrade import gate, proofs_at
 
     changes = compare.diff(base, here)
     aside = not_covered(changes, here)
@@ -383,7 +383,7 @@ def _compare(framework: Framework, base: ResultSet, here: ResultSet, newer: Resu
     header = f"{against} -> {here.framework} {here.version} installed here"
     code = exits.SAME
     if covered:
-        code = gate(header, covered, observed, details=True)
+        code = gate(header, covered, observed, details=True, proofs=proofs_at(covered, here))  # proven here or not
     if aside:
         needed = here.environment.get(NOT_INSTALLED) or {}
         names = sorted({name for change in aside for name in needed[change.probe_id]})

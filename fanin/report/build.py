@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fanin.model import compare, scenarios, topics
+from fanin.model import mitigations as mitigation_entries
 from fanin.model.matrix import Matrix
 from fanin.model.results import (
     HARMFUL,
@@ -34,9 +35,17 @@ from fanin.model.source import shown
 from fanin.report import pages as report_pages
 from fanin.report import sameness
 from fanin.report.gcpause import while_paused
-from fanin.report.legend import CHANGE_WORDS, UNREADABLE
+from fanin.report.legend import CHANGE_WORDS, NOT_APPLICABLE_THERE, NOT_PROBED, OBSERVED, UNREADABLE
 from fanin.report.links import Links
-from fanin.report.pages import answers_at, compare_page, page_from_views, runtime_pairs, step_between, versions_page
+from fanin.report.pages import (
+    answers_at,
+    compare_page,
+    coverage_of,
+    page_from_views,
+    runtime_pairs,
+    step_between,
+    versions_page,
+)
 from fanin.report.read import bisect_findings, commit_of, load_dir, probe_reproducer, python_of, read_toml, version_key
 from fanin.report.sameness import same_span
 from fanin.report.view import (
@@ -48,6 +57,7 @@ from fanin.report.view import (
     Column,
     ColumnGroup,
     ComparePage,
+    Coverage,
     FrameworkView,
     KeyFinding,
     MatrixCell,
@@ -79,7 +89,25 @@ def _key_finding(view: FrameworkView) -> KeyFinding | None:
     changes = [(sum(1 for e in page.entries if e.step.behaviour), page) for page in view.steps]
     most = max((n for n, _ in changes), default=0)
     biggest = next((page for n, page in changes if n == most), None) if most else None
-    return KeyFinding(view, newest, tuple((h, hazards[h]) for h in order), examples, biggest)
+    return KeyFinding(view, newest, tuple((h, hazards[h]) for h in order), examples, biggest, _coverage(at_newest))
+
+
+def _coverage(observed: Sequence[tuple[ProbeView, Observation | None]]) -> Coverage:
+    """Of a framework's probes at one version: how many observed an applicable behaviour, observed n/a, or none."""
+    missing = sum(1 for _, o in observed if o is None)
+    na = sum(1 for _, o in observed if o is not None and o.outcome == NOT_APPLICABLE)
+    return Coverage(len(observed) - missing - na, na, missing)
+
+
+def _question_coverage(questions: Sequence[Question], views: Sequence[FrameworkView]) -> dict[str, Coverage]:
+    """Of the comparison's questions, per framework with a focus version: how many it observed, n/a, not probed."""
+    found = {}
+    for view in views:
+        if view.focus is None:
+            continue
+        said = Counter(q.coverage.get(view.key, NOT_PROBED) for q in questions)
+        found[view.key] = Coverage(said[OBSERVED], said[NOT_APPLICABLE_THERE], said[NOT_PROBED], "questions")
+    return found
 
 
 def _variant(
@@ -189,7 +217,7 @@ def _framework_view(
     origins: Mapping[str, str],
     focus_cell: str | None,
     bisected: Mapping[str, list[dict[str, Any]]],
-    mitigations: Mapping[str, Mapping[str, str]],
+    mitigations: Mapping[str, mitigation_entries.Entry],
 ) -> FrameworkView:
     all_columns = _columns(sets, key, matrix, origins)
     main = [c for c in all_columns if not c.twin_of]
@@ -244,7 +272,7 @@ def _framework_view(
     for probe in probes:
         entry = mitigations.get(probe.id)
         if entry and probe.harmful:
-            mitigated = by_id.get(str(entry.get("probe", "")))
+            mitigated = by_id.get(entry.probe)
             seen: Observation | None = None
             seen_at: Column | None = None
             if mitigated is not None:
@@ -255,8 +283,8 @@ def _framework_view(
                         seen, seen_at = mitigated.default.observations[candidate.cell], candidate
                         break
             mitigation = Mitigation(
-                str(entry.get("text", "")),
-                str(entry.get("source", "")),
+                entry.text,
+                entry.source,
                 mitigated.id if mitigated else "",
                 seen,
                 seen_at,
@@ -264,9 +292,9 @@ def _framework_view(
             probe = dataclasses.replace(probe, mitigation=mitigation)
         finished.append(probe)
 
-    steps = tuple(versions_page(name, a, b, by_cell, bisected) for a, b in itertools.pairwise(main))
+    steps = tuple(versions_page(name, a, b, by_cell, bisected, mitigations) for a, b in itertools.pairwise(main))
     twins = tuple(
-        TwinView(c, twin, versions_page(name, twin, c, by_cell, {}))
+        TwinView(c, twin, versions_page(name, twin, c, by_cell, {}, mitigations))
         for c in all_columns
         if c.twin_of
         for twin in [next(m for m in main if m.cell == c.twin_of)]
@@ -292,6 +320,7 @@ def _framework_view(
             column,
             tuple((hazard, hazards[hazard]) for hazard in HAZARDS),
             tuple((word, n) for word in CHANGE_WORDS if (n := moved.get(column.cell, Counter())[word])),
+            len(finished) - sum(hazards.values()),
         )
         for column in main
         for hazards in [Counter(o.hazard for p in finished for o in [p.default.observations.get(column.cell)] if o)]
@@ -317,7 +346,7 @@ def _checklist_mitigations(
     views: Sequence[FrameworkView],
     view: FrameworkView | None,
     answers: Sequence[Answer],
-    mitigations: Mapping[str, Mapping[str, str]],
+    mitigations: Mapping[str, mitigation_entries.Entry],
 ) -> list[ChecklistMitigation]:
     """The mitigation of each observed evidence probe, with its mitigation probe's answer at the same version.
 
@@ -330,15 +359,13 @@ def _checklist_mitigations(
             continue
         if answer.observation.outcome == NOT_APPLICABLE:
             continue
-        target = str(entry.get("probe", ""))
+        target = entry.probe
         observed = None
         if target:
             owner = next((v for v in views if v.probe(probe_of(target))), view)
             (observed,) = answers_at(owner, [target], owner.focus)
         at = f"{view.package} {answer.column.label}"
-        out.append(
-            ChecklistMitigation(answer.probe_id, str(entry.get("text", "")), str(entry.get("source", "")), observed, at)
-        )
+        out.append(ChecklistMitigation(answer.probe_id, entry.text, entry.source, observed, at))
     return out
 
 
@@ -371,7 +398,8 @@ def scenario_questions(views: Sequence[FrameworkView]) -> list[Question]:
         common = max(sorted(groups, key=compare.harm), key=lambda hazard: len(groups[hazard]), default="")
         shown = "; ".join(f"{hazard}: {', '.join(groups[hazard])}" for hazard in sorted(groups, key=compare.harm))
         said = f"{observed - len(groups.get(common, []))} of {observed} frameworks disagree ({shown})" if groups else ""
-        rows.append(Question(f"Scenario {scenario.id}: {scenario.question}", answers, disagreement=said))
+        coverage = {key: coverage_of(found) for key, found in answers.items()}
+        rows.append(Question(f"Scenario {scenario.id}: {scenario.question}", answers, "", said, coverage))
     return rows
 
 
@@ -415,7 +443,7 @@ def _build(
     # The registry's order (matrix.toml), then any framework a result set names that the registry no longer has.
     keys = [*matrix.frameworks, *sorted({rs.framework for rs in sets} - set(matrix.frameworks))]
     bisected = bisect_findings()
-    mitigations = {k: dict(v) for k, v in read_toml("mitigations.toml").get("probe", {}).items()}
+    mitigations = mitigation_entries.entries(read_toml("mitigations.toml"))
     views = tuple(
         _framework_view(
             key,
@@ -436,7 +464,8 @@ def _build(
     comparison = []
     for row in read_toml("comparison.toml").get("question", []):
         answers = {v.key: answers_at(v, list(row.get(v.key, [])), v.focus) for v in views}
-        comparison.append(Question(row["question"], answers))
+        coverage = {key: coverage_of(found) for key, found in answers.items()}
+        comparison.append(Question(row["question"], answers, "", "", coverage))
     comparison += scenario_questions(views)
     checklist = []
     asked = [v for v in views if focus and v.key in focus]
@@ -517,6 +546,8 @@ def _build(
         focus_notes=notes,
         focused=bool(focus),
         checklist_fields=fields,
+        mitigations=mitigations,
+        comparison_coverage=_question_coverage(comparison, views),
         anchors={
             variant.observation_id: variant.observation_id
             if variant.suffix == "" or not variant.same_as_default
@@ -530,7 +561,7 @@ def _build(
     for view in views:
         pages += view.steps
         if len(view.columns) > 2:
-            pages.append(page_from_views(view, view.columns[0], view.columns[-1]))
+            pages.append(page_from_views(view, view.columns[0], view.columns[-1], mitigations))
         pages += [t.page for t in view.twins]
     with_columns = [v for v in views if v.focus]
     for left, right in itertools.combinations(with_columns, 2):

@@ -1,15 +1,19 @@
 """The gate's table of changes, as `upgrade`, `diff`, `bless` and the release watch print it.
 
 Regressions first, in compare's one order of change words; one line per changed probe, before and
-after, cut to where they differ.
+after, cut to where they differ; given the target's proofs (fanin.model.mitigations), a regression or
+changed row also names its mitigation and the probe that proves it there, or says there is none.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from tabulate import tabulate
 
 from fanin.model import compare
-from fanin.report.markdown import label
+from fanin.model.mitigations import Proof
+from fanin.report.markdown import escape, label
 
 
 def divergence(before: str, after: str) -> tuple[str, str]:
@@ -35,8 +39,12 @@ def _what_moved(change: compare.Change) -> tuple[str, str]:
     return f"label {change.before.label}", f"label {change.after.label}"
 
 
-def changes_table(rows: list[compare.Change]) -> str:
-    """The gate's table: regressions first; one line per changed probe, before and after, from where they differ."""
+def changes_table(rows: list[compare.Change], proofs: Mapping[str, Proof] | None = None) -> str:
+    """The gate's table: regressions first; one line per changed probe, before and after, from where they differ.
+
+    With `proofs` (by observation id) a fifth column holds each row's mitigation: a regression or changed row
+    without a proof in it would be a bug of the caller, so it says so rather than leaving the cell blank.
+    """
     table = []
     for change in sorted(rows, key=lambda c: (compare.change_order(c.label), c.probe_id)):
         before = f"[{change.before.hazard}] {change.before.detail}" if change.before else "—"
@@ -45,5 +53,10 @@ def changes_table(rows: list[compare.Change]) -> str:
             before, after = _what_moved(change)
         elif change.before and change.after:
             before, after = divergence(before, after)
-        table.append([change.label, change.probe_id, label(before, 64), label(after, 64)])
-    return tabulate(table, headers=["change", "probe", "before", "after"], tablefmt="github")
+        row = [change.label, change.probe_id, label(before, 64), label(after, 64)]
+        if proofs is not None:
+            found = proofs.get(change.probe_id)
+            row.append(escape(found.words) if found else "—")
+        table.append(row)
+    headers = ["change", "probe", "before", "after", *(["mitigation"] if proofs is not None else [])]
+    return tabulate(table, headers=headers, tablefmt="github")

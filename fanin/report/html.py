@@ -13,7 +13,7 @@ from importlib import resources
 
 from fanin.model.results import Observation
 from fanin.report.common import escape, escape_text, pretty_json
-from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES, NOT_OBSERVED
+from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES, NO_PROBE_CITED, NOT_OBSERVED, NOT_PROBED
 from fanin.report.links import COMPARE_DIR, MATRIX_HTML
 from fanin.report.view import (
     Answer,
@@ -189,12 +189,13 @@ def summary_table(view: FrameworkView) -> str:
     rows = "".join(
         f'<tr><th scope="row">{escape(r.column.label)}</th>'
         + "".join(f"<td>{n}</td>" for _, n in r.counts)
-        + f"<td>{escape(r.changes_text)}</td></tr>"
+        + f"<td>{r.not_probed}</td><td>{escape(r.changes_text)}</td></tr>"
         for r in view.summary
     )
     return (
         f'<div class="wrap"><table><thead><tr><th scope="col">{escape(view.name)} ({len(view.probes)} probes)</th>'
-        f'{head}<th scope="col">changed from the version before</th></tr></thead><tbody>{rows}</tbody></table></div>'
+        f'{head}<th scope="col">{NOT_PROBED}</th><th scope="col">changed from the version before</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
     )
 
 
@@ -290,11 +291,14 @@ def comparison(rep: Report, source: str) -> str:
         return "<p>No comparison questions (reference/comparison.toml).</p>"
     views = [v for v in rep.frameworks if v.focus]
     head = "".join(f'<th scope="col">{escape(v.name)} {escape(v.focus.label)}</th>' for v in views if v.focus)
-    rows = []
+    coverage = "".join(
+        f"<td>{escape(c.text) if (c := rep.comparison_coverage.get(v.key)) else '—'}</td>" for v in views
+    )
+    rows = [f'<tr><th scope="row">coverage</th>{coverage}</tr>']
     for q in rep.comparison:
         cells = "".join(
             "<td>"
-            + ("".join(answer_cell(rep, a, source) for a in q.answers.get(v.key, ())) or "no probe cited")
+            + ("".join(answer_cell(rep, a, source) for a in q.answers.get(v.key, ())) or NO_PROBE_CITED)
             + "</td>"
             for v in views
         )

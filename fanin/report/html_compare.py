@@ -3,9 +3,24 @@
 from __future__ import annotations
 
 from fanin.report.common import escape
-from fanin.report.html import answer_cell, document, group_link, hazard_class, observed_cell
+from fanin.report.html import answer_cell, document, group_link, hazard_class, observed_cell, probe_link
+from fanin.report.legend import NO_PROBE_CITED, NO_PROVEN_MITIGATION
 from fanin.report.links import COMPARE_DIR, fragment
-from fanin.report.view import ComparePage, Report, Step
+from fanin.report.view import CompareGroup, ComparePage, Report, Step
+
+
+def mitigation_cell(rep: Report, group: CompareGroup, source: str) -> str:
+    """A compare row's mitigation: its text and the probe that proves it at the newer version, or why there is none."""
+    proof = group.proof
+    if proof is None:
+        return "—"
+    if proof.proven and proof.entry is not None:
+        link = probe_link(rep, proof.mitigated, proof.mitigated, source)
+        return f"{escape(proof.entry.text)} — proven: {link} safe at {escape(proof.at)}"
+    before, pid, after = proof.reason
+    why = escape(before) + (probe_link(rep, pid, pid, source) if pid else "") + escape(after)
+    suggested = f"; suggested: {escape(proof.entry.text)}" if proof.entry and proof.entry.text else ""
+    return f"<strong>{NO_PROVEN_MITIGATION}</strong> ({why}){suggested}"
 
 
 def _step_details(step: Step) -> str:
@@ -47,13 +62,16 @@ def compare_page(rep: Report, page_: ComparePage) -> str:
     if page_.across_frameworks:
         rows = "".join(
             f'<tr><th scope="row">{escape(q.question)}</th>'
-            f"<td>{''.join(answer_cell(rep, a, source) for a in q.answers.get(page_.a.framework, ())) or 'no probe cited'}</td>"
-            f"<td>{''.join(answer_cell(rep, a, source) for a in q.answers.get(page_.b.framework, ())) or 'no probe cited'}</td>"
+            f"<td>{''.join(answer_cell(rep, a, source) for a in q.answers.get(page_.a.framework, ())) or NO_PROBE_CITED}</td>"
+            f"<td>{''.join(answer_cell(rep, a, source) for a in q.answers.get(page_.b.framework, ())) or NO_PROBE_CITED}</td>"
             f"<td>{escape(q.verdict)}</td></tr>"
             for q in page_.questions
         )
         body += [
-            "<p>Each side is the most harmful of the cited probes' observations, compared with compare's order of harm.</p>",
+            (
+                "<p>Each side is the most harmful of the cited probes' observations, compared with compare's order of harm;"
+                " no verdict where a side was not probed (no probe cited, or a cited probe not run at that version).</p>"
+            ),
             (
                 f'<div class="wrap"><table><thead><tr><th scope="col">question</th><th scope="col">{escape(page_.a_name)} '
                 f'{escape(page_.a.label)}</th><th scope="col">{escape(page_.b_name)} {escape(page_.b.label)}</th>'
@@ -71,13 +89,16 @@ def compare_page(rep: Report, page_: ComparePage) -> str:
             f'<td class="obs {hazard_class(o.hazard)}">{observed_cell(o)}</td>' if o is not None else "<td>—</td>"
             for o in (g.step.before, g.step.after)
         )
+        + f"<td>{mitigation_cell(rep, g, source)}</td>"
         + f'<td><a href="#{escape(fragment(g.anchor))}">values</a></td></tr>'
         for g in page_.grouped
     )
     body.append(
-        "<p>Variants of a probe that changed alike share a row.</p>"
+        "<p>Variants of a probe that changed alike share a row. Beside each regression and changed row, its mitigation"
+        f" (reference/mitigations.toml) and whether the probe that tests it observed safe at {escape(page_.b.label)}.</p>"
         '<div class="wrap"><table><thead><tr><th scope="col">change</th><th scope="col">observation</th>'
-        f'<th scope="col">{escape(page_.a.label)}</th><th scope="col">{escape(page_.b.label)}</th><th scope="col">values</th>'
+        f'<th scope="col">{escape(page_.a.label)}</th><th scope="col">{escape(page_.b.label)}</th>'
+        '<th scope="col">mitigation</th><th scope="col">values</th>'
         f"</tr></thead><tbody>{rows}</tbody></table></div>"
     )
     body.append("<h2>Each change, value by value</h2>")

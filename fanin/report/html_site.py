@@ -65,10 +65,9 @@ def _page(rep: Report, source: str, title: str, body: list[str], script: bool = 
 
 def _key_finding(rep: Report, key: KeyFinding, source: str) -> str:
     view, column = key.framework, key.column
-    counts = ", ".join(f"{n} {hazard}" for hazard, n in key.counts) or "no harmful hazard"
     page = escape(rep.links.href(framework_html(view.key), "", source))
     line = f'<a href="{page}"><strong>{escape(view.name)} {escape(column.label)}</strong></a>: '
-    line += f"{escape(counts)} of {len(view.probes)} probes"
+    line += f"{escape(key.shares_text)}; {escape(key.coverage.text)}"
     if key.examples:
         worst = key.examples[0].default.observations[column.cell].hazard
         shown = ", ".join(html.probe_link(rep, p.id, p.id, source) for p in key.examples)
@@ -90,14 +89,18 @@ def _frameworks(rep: Report, source: str) -> str:
             continue
         newest = view.newest
         versions = f"{len(view.columns)} ({view.columns[0].label} – {newest.label})" if newest else "none"
+        found = next((k for k in rep.key_findings if k.framework.key == view.key), None)
+        coverage = found.coverage.text if found else "—"
         rows.append(
             f'<tr><th scope="row"><a href="{escape(rep.links.href(framework_html(view.key), "", source))}">'
             f"{escape(view.name)}</a></th><td><code>{escape(view.package)}</code></td>"
-            f"<td>{escape(newest.label if newest else '—')}</td><td>{escape(versions)}</td><td>{len(view.probes)}</td></tr>"
+            f"<td>{escape(newest.label if newest else '—')}</td><td>{escape(versions)}</td><td>{len(view.probes)}</td>"
+            f"<td>{escape(coverage)}</td></tr>"
         )
     return (
         '<div class="wrap"><table><thead><tr><th scope="col">framework</th><th scope="col">package</th>'
-        '<th scope="col">newest version</th><th scope="col">versions</th><th scope="col">probes</th></tr></thead>'
+        '<th scope="col">newest version</th><th scope="col">versions</th><th scope="col">probes</th>'
+        '<th scope="col">at the newest version</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 

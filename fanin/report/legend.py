@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fanin.model import compare
+from fanin.model import compare, mitigations
 from fanin.model.results import (
     Hazard,
 )
@@ -55,3 +55,13 @@ HAZARD_STYLES: dict[str, HazardStyle] = {
 CHANGE_WORDS = compare.CHANGE_WORDS
 CHANGE_MEANINGS = compare.CHANGE_MEANINGS
 CHANGED_MARK = "Δ"
+
+NO_PROVEN_MITIGATION = mitigations.NONE  # beside a regression or changed row whose mitigation is not proven there
+
+# Coverage, said apart wherever frameworks are compared (as MDN separates unknown from unsupported): a probe
+# observed an applicable behaviour, observed that the API is missing, or has no observation at that version.
+OBSERVED = "observed"
+NOT_APPLICABLE_THERE = "n/a"
+NOT_PROBED = "not probed"
+COVERAGE_WORDS = (OBSERVED, NOT_APPLICABLE_THERE, NOT_PROBED)
+NO_PROBE_CITED = f"{NOT_PROBED}: no probe cited"  # a framework's cell of a question none of its probes answers

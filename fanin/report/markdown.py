@@ -11,7 +11,14 @@ import itertools
 from tabulate import tabulate
 
 from fanin.model.results import Hazard, Observation
-from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES
+from fanin.report.legend import (
+    CHANGE_MEANINGS,
+    CHANGED_MARK,
+    HAZARD_STYLES,
+    NO_PROBE_CITED,
+    NO_PROVEN_MITIGATION,
+    NOT_PROBED,
+)
 from fanin.report.links import COMPARE_DIR, MATRIX_HTML, REPORT_MD, probes_md
 from fanin.report.view import (
     Answer,
@@ -95,6 +102,7 @@ def _summary(rep: Report) -> str:
             [
                 row.column.label
                 + (f" ({n} {na.mark} n/a)" if (n := dict(row.counts).get(na.hazard)) else "")
+                + (f" ({row.not_probed} {NOT_PROBED})" if row.not_probed else "")
                 + (f"<br>{row.changes_text}" if row.changes else ""),
                 *(dict(row.counts)[h] for h in shown),
             ]
@@ -204,11 +212,15 @@ def _comparison(rep: Report, source: str) -> str:
     for chunk in _even(len(every)):  # more frameworks than the width allows: tables side by side, split evenly
         views = [every[i] for i in chunk]
         headers = ["question", *(f"{v.name} {v.focus.label}" for v in views if v.focus)]
-        rows = [
+        coverage = [
+            "**coverage**",
+            *(escape(c.text) if (c := rep.comparison_coverage.get(v.key)) else "—" for v in views),
+        ]
+        rows = [coverage] + [
             [
                 escape(q.question) + (f"<br>**{escape(q.disagreement)}**" if q.disagreement else ""),
                 *(
-                    "<br>".join(answer_text(rep, a, source) for a in q.answers.get(v.key, ())) or "no probe cited"
+                    "<br>".join(answer_text(rep, a, source) for a in q.answers.get(v.key, ())) or NO_PROBE_CITED
                     for v in views
                 ),
             ]
@@ -371,8 +383,7 @@ def _key_findings(rep: Report, source: str) -> str:
     lines = []
     for key in rep.key_findings:
         view, column = key.framework, key.column
-        counts = ", ".join(f"{n} {hazard}" for hazard, n in key.counts) or "no harmful hazard"
-        line = f"- **{view.name} {column.label}**: {counts} of {len(view.probes)} probes"
+        line = f"- **{view.name} {column.label}**: {key.shares_text}; {key.coverage.text}"
         if key.examples:
             worst = key.examples[0].default.observations[column.cell].hazard
             shown = ", ".join(_link(rep, rep.anchor(p.id), p.id, source) for p in key.examples)
@@ -534,6 +545,20 @@ def _value_table(step: Step) -> list[str]:
     return lines
 
 
+def mitigation_text(rep: Report, group: CompareGroup, source: str) -> str:
+    """A compare row's mitigation: its text and the probe that proves it at the newer version, or why there is none."""
+    proof = group.proof
+    if proof is None:
+        return "—"
+    if proof.proven and proof.entry is not None:
+        link = _link(rep, proof.mitigated, proof.mitigated, source)
+        return f"{escape(proof.entry.text)} — proven: {link} safe at {escape(proof.at)}"
+    before, pid, after = proof.reason
+    why = escape(before) + (_link(rep, pid, pid, source) if pid else "") + escape(after)
+    suggested = f"; suggested: {escape(proof.entry.text)}" if proof.entry and proof.entry.text else ""
+    return f"{NO_PROVEN_MITIGATION} ({why}){suggested}"
+
+
 def compare_page(rep: Report, page: ComparePage) -> str:
     source = f"{COMPARE_DIR}/{page.name}.md"
     lines = [
@@ -550,16 +575,17 @@ def compare_page(rep: Report, page: ComparePage) -> str:
         rows = [
             [
                 escape(q.question),
-                "<br>".join(answer_text(rep, a, source) for a in q.answers.get(page.a.framework, ()))
-                or "no probe cited",
-                "<br>".join(answer_text(rep, a, source) for a in q.answers.get(page.b.framework, ()))
-                or "no probe cited",
+                "<br>".join(answer_text(rep, a, source) for a in q.answers.get(page.a.framework, ())) or NO_PROBE_CITED,
+                "<br>".join(answer_text(rep, a, source) for a in q.answers.get(page.b.framework, ())) or NO_PROBE_CITED,
                 q.verdict,
             ]
             for q in page.questions
         ]
         lines += [
-            "Each side is the most harmful of the cited probes' observations, compared with compare's order of harm.",
+            (
+                "Each side is the most harmful of the cited probes' observations, compared with compare's order of harm;"
+                " no verdict where a side was not probed (no probe cited, or a cited probe not run at that version)."
+            ),
             "",
             table(headers, rows),
         ]
@@ -568,13 +594,22 @@ def compare_page(rep: Report, page: ComparePage) -> str:
         lines.append("No observation differs.")
         return "\n".join(lines).rstrip() + "\n"
     rows = [
-        [g.step.label, _group_link(rep, g, source), observed(g.step.before), observed(g.step.after)]
+        [
+            g.step.label,
+            _group_link(rep, g, source),
+            observed(g.step.before),
+            observed(g.step.after),
+            mitigation_text(rep, g, source),
+        ]
         for g in page.grouped
     ]
     lines += [
-        "Variants of a probe that changed alike share a row.",
+        (
+            "Variants of a probe that changed alike share a row. Beside each regression and changed row, its mitigation"
+            f" (reference/mitigations.toml) and whether the probe that tests it observed safe at {page.b.label}."
+        ),
         "",
-        table(["change", "observation", page.a.label, page.b.label], rows),
+        table(["change", "observation", page.a.label, page.b.label, "mitigation"], rows),
         "",
     ]
     for group in page.grouped:

@@ -263,7 +263,8 @@ def site(rep: view.Report, matrix: Matrix, out: Path, base: str = "", tag: str =
 
 @while_paused
 def compare(rep: view.Report, a: str, b: str, out: Path, base: str = "", standalone: bool = False) -> dict[Path, str]:
-    """DIR/compare-<a>-<b>.md and .html; probe links lead to reference/REPORT.md and reports/matrix.html.
+    """DIR/compare-<a>-<b>.md and .html; probe links lead to reference/REPORT.md and reports/matrix.html, which
+    is written with them (and the compare pages it links) unless a base URL makes every link a permalink.
 
     `standalone` (`--out DIR` without a base URL): the pages' links lead into DIR, where the report
     they name (REPORT.md, probes/, matrix.html, and what those link: the bundle) is written too, so
@@ -275,9 +276,17 @@ def compare(rep: view.Report, a: str, b: str, out: Path, base: str = "", standal
         files = bundle(rep, out)
         files.update(_compare_files(rep.with_links(links.Links("", places, ""), inline_reproducers=True), out, [page]))
         return files
-    places = _places(paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST, paths.REPORTS / "matrix.html", out)
-    rep = rep.with_links(links.Links(base, places, ""))
-    return _compare_files(rep, out, [page])
+    matrix_html = paths.REPORTS / links.MATRIX_HTML
+    places = _places(paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST, matrix_html, out)
+    if base:  # every link is a permalink: nothing else to write
+        return _compare_files(rep.with_links(links.Links(base, places, "")), out, [page])
+    # The page's probe links lead to reports/matrix.html, and the matrix's to its compare pages: none of them
+    # may be missing (a fresh checkout has no reports/), so they are written with it, from the same report.
+    rep = rep.with_links(links.Links("", places, REPO_ROOT.as_posix()))
+    files = {matrix_html: html.page(rep)}
+    files.update(_compare_files(rep, out, rep.compare_pages))
+    files.update(_compare_files(rep, out, [page]))
+    return files
 
 
 @while_paused

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from fanin.model import compare
+from fanin.model import compare, mitigations
 from fanin.model.errors import FaninError
 from fanin.model.results import (
     NOT_APPLICABLE,
@@ -16,7 +16,7 @@ from fanin.model.results import (
     probe_of,
 )
 from fanin.model.suggest import LIST_CELLS, did_you_mean
-from fanin.report.legend import CHANGE_WORDS
+from fanin.report.legend import CHANGE_WORDS, NOT_APPLICABLE_THERE, NOT_PROBED, OBSERVED
 from fanin.report.sameness import same_behaviour
 from fanin.report.view import (
     Answer,
@@ -120,6 +120,7 @@ def versions_page(
     b: Column,
     by_cell: Mapping[str, ResultSet],
     bisected: Mapping[str, list[dict[str, Any]]],
+    table: Mapping[str, mitigations.Entry],
 ) -> ComparePage:
     before, after = by_cell[a.cell], by_cell[b.cell]
     ids = sorted(set(before.observations) | set(after.observations))
@@ -127,10 +128,18 @@ def versions_page(
     for oid in ids:
         step = step_between(oid, a, b, before.observations.get(oid), after.observations.get(oid), bisected)
         if step is not None:
-            entries.append(CompareEntry(step))
+            entries.append(CompareEntry(step, _proof(table, step, after.observations, b)))
     order = {word: index for index, word in enumerate(CHANGE_WORDS)}
     entries.sort(key=lambda e: (order.get(e.step.label, len(order)), e.observation_id))
     return ComparePage(a, b, name, name, tuple(entries), (), len(ids), Counter(probe_of(i) for i in ids))
+
+
+def _proof(
+    table: Mapping[str, mitigations.Entry], step: Step, target: Mapping[str, Observation], at: Column
+) -> mitigations.Proof | None:
+    """The mitigation beside a regression or changed row, proven (or not) by the newer cell's own observations."""
+    found = mitigations.of_changes(table, [(step.observation_id, step.label)], target, at.label)
+    return found.get(step.observation_id)
 
 
 def answers_at(view: FrameworkView | None, probe_ids: Sequence[str], column: Column | None) -> tuple[Answer, ...]:
@@ -168,12 +177,28 @@ def runtime_pairs(rep: Report) -> tuple[tuple[FrameworkView, FrameworkView, tupl
     return tuple(found)
 
 
+def coverage_of(answers: Sequence[Answer]) -> str:
+    """One framework's answers to a question: not probed (no probe cited, or a cited one has no observation at
+    that version), n/a (every cited probe observed the API missing), else observed."""
+    if not answers or any(a.observation is None for a in answers):
+        return NOT_PROBED
+    if all(a.observation is not None and a.observation.outcome == NOT_APPLICABLE for a in answers):
+        return NOT_APPLICABLE_THERE
+    return OBSERVED
+
+
 def _question_verdict(a_name: str, b_name: str, a: Sequence[Answer], b: Sequence[Answer], question: str) -> str:
-    """Compare's classifier over the most harmful answer of each side, said between frameworks."""
+    """Compare's classifier over the most harmful answer of each side, said between frameworks; no verdict where
+    a side was not probed (its worst observation so far could be anything the unprobed case would outrank)."""
+    unprobed = [name for name, side in ((a_name, a), (b_name, b)) if coverage_of(side) == NOT_PROBED]
+    if len(unprobed) == 2:
+        return "not comparable: neither side probed"
+    if unprobed:
+        return f"not comparable: {unprobed[0]} not probed"
     worst_a = worst_of([x.observation for x in a if x.observation], question)
     worst_b = worst_of([x.observation for x in b if x.observation], question)
     if worst_a is None or worst_b is None:
-        return "not comparable: a side has no observation"
+        return "not comparable: neither side probed"
     change = compare.classify(question, worst_a, worst_b)
     direction = change.direction
     if direction is None:
@@ -208,21 +233,23 @@ def compare_page(report: Report, a: str, b: str) -> ComparePage:
         for page in (*view_a.steps, *(t.page for t in view_a.twins)):
             if (page.a.cell, page.b.cell) == (a, b):
                 return page
-        return page_from_views(view_a, col_a, col_b)
+        return page_from_views(view_a, col_a, col_b, report.mitigations)
     questions = []
     for question in report.comparison:
         ans_a = answers_at(view_a, [x.probe_id for x in question.answers.get(view_a.key, ())], col_a)
         ans_b = answers_at(view_b, [x.probe_id for x in question.answers.get(view_b.key, ())], col_b)
         verdict = _question_verdict(view_a.name, view_b.name, ans_a, ans_b, question.question)
-        questions.append(Question(question.question, {view_a.key: ans_a, view_b.key: ans_b}, verdict))
+        coverage = {view_a.key: coverage_of(ans_a), view_b.key: coverage_of(ans_b)}
+        questions.append(Question(question.question, {view_a.key: ans_a, view_b.key: ans_b}, verdict, "", coverage))
     return ComparePage(col_a, col_b, view_a.name, view_b.name, (), tuple(questions), len(questions))
 
 
-def page_from_views(view: FrameworkView, a: Column, b: Column) -> ComparePage:
+def page_from_views(view: FrameworkView, a: Column, b: Column, table: Mapping[str, mitigations.Entry]) -> ComparePage:
     """Two cells of one framework that are not neighbours: every variant's observation at each."""
     entries = []
     compared = 0
     counts: Counter[str] = Counter()
+    at_b = {v.observation_id: o for p in view.probes for v in p.variants if (o := v.observations.get(b.cell))}
     for probe in view.probes:
         for variant in probe.variants:
             before, after = variant.observations.get(a.cell), variant.observations.get(b.cell)
@@ -232,7 +259,7 @@ def page_from_views(view: FrameworkView, a: Column, b: Column) -> ComparePage:
             counts[probe.id] += 1
             step = step_between(variant.observation_id, a, b, before, after, {})
             if step is not None:
-                entries.append(CompareEntry(step))
+                entries.append(CompareEntry(step, _proof(table, step, at_b, b)))
     order = {word: index for index, word in enumerate(CHANGE_WORDS)}
     entries.sort(key=lambda e: (order.get(e.step.label, len(order)), e.observation_id))
     return ComparePage(a, b, view.name, view.name, tuple(entries), (), compared, counts)

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from fanin.model.mitigations import Entry, Proof
 from fanin.model.results import (
     HARMFUL,
     NOT_APPLICABLE,
@@ -18,7 +19,7 @@ from fanin.model.results import (
     ProbeInfo,
     probe_of,
 )
-from fanin.report.legend import CHANGE_WORDS
+from fanin.report.legend import CHANGE_WORDS, NOT_APPLICABLE_THERE, NOT_PROBED, OBSERVED
 from fanin.report.links import Links
 from fanin.report.sameness import shown_key
 
@@ -269,6 +270,7 @@ class CompareEntry:
     """One observation id that differs between two cells, classified by compare."""
 
     step: Step
+    proof: Proof | None = None  # a regression's or changed row's mitigation at the newer cell (fanin.model.mitigations)
 
     @property
     def observation_id(self) -> str:
@@ -287,6 +289,7 @@ class CompareGroup:
     observation_ids: tuple[str, ...]
     step: Step  # the first variant's change; the others' are the same
     of: int = 1  # how many variants of the probe were compared
+    proof: Proof | None = None  # the probe's mitigation at the newer cell, where the row is a regression or changed
 
     @property
     def variants(self) -> str:
@@ -341,6 +344,7 @@ class Question:
     answers: Mapping[str, tuple[Answer, ...]]  # framework key -> answers
     verdict: str = ""  # only on a compare page between two frameworks
     disagreement: str = ""  # a scenario's row: "2 of 4 frameworks disagree (silent: …; loud: …)"
+    coverage: Mapping[str, str] = field(default_factory=dict)  # framework key -> observed / n/a / not probed
 
 
 @dataclass(frozen=True)
@@ -392,6 +396,7 @@ class ComparePage:
                 tuple(e.observation_id for e in found),
                 found[0].step,
                 self.variant_counts.get(found[0].probe_id, 1),
+                found[0].proof,
             )
             for found in groups.values()
         )
@@ -406,7 +411,12 @@ class ComparePage:
         counts = ", ".join(f"{n} {word}" for word, n in self.counts)
         unit = "questions" if self.across_frameworks else "observations"
         if self.across_frameworks:
-            return f"{len(self.questions)} {unit} compared: {counts or 'none'}"
+            both = sum(1 for q in self.questions if q.coverage and NOT_PROBED not in q.coverage.values())
+            share = f"{round(100 * both / len(self.questions))}%" if self.questions else "—"
+            return (
+                f"{len(self.questions)} {unit}, {both} probed on both sides ({share}), the rest not compared:"
+                f" {counts or 'none'}"
+            )
         return f"{len(self.entries)} of {self.compared} {unit} differ" + (f": {counts}" if counts else "")
 
 
@@ -424,6 +434,7 @@ class SummaryRow:
     column: Column
     counts: tuple[tuple[str, int], ...]  # (hazard, probes) over each probe's default variant
     changes: tuple[tuple[str, int], ...] = ()  # (direction, probes) whose default changed from the version before
+    not_probed: int = 0  # the framework's probes with no observation at this version (newer than its run)
 
     @property
     def changes_text(self) -> str:
@@ -461,6 +472,37 @@ class FrameworkView:
 
 
 @dataclass(frozen=True)
+class Coverage:
+    """How much a count speaks of: of `of` probes (or questions), how many observed, n/a or not probed there.
+
+    A count alone ("22 silent") follows how many probes a framework has and reads as a ranking; a share of
+    what was observed, with the rest said apart, does not.
+    """
+
+    observed: int  # an applicable observation
+    not_applicable: int  # observed n/a: the API is missing there
+    not_probed: int  # no observation there (no probe cited, or none ran at that version)
+    unit: str = "probes"
+
+    @property
+    def of(self) -> int:
+        return self.observed + self.not_applicable + self.not_probed
+
+    def percent(self, n: int) -> str:
+        return f"{round(100 * n / self.observed)}%" if self.observed else "—"
+
+    def share(self, n: int) -> str:
+        """`22 of 94 observed (23%)`."""
+        return f"{n} of {self.observed} {OBSERVED} ({self.percent(n)})"
+
+    @property
+    def text(self) -> str:
+        """`of 100 probes: 94 observed, 5 n/a, 1 not probed`."""
+        parts = ((OBSERVED, self.observed), (NOT_APPLICABLE_THERE, self.not_applicable), (NOT_PROBED, self.not_probed))
+        return f"of {self.of} {self.unit}: " + ", ".join(f"{n} {word}" for word, n in parts)
+
+
+@dataclass(frozen=True)
 class KeyFinding:
     """A framework in one line at the report's top: its worst hazards at the newest version, its biggest change."""
 
@@ -469,6 +511,17 @@ class KeyFinding:
     counts: tuple[tuple[str, int], ...]  # (harmful hazard, probes) at that version, worst first, zeros left out
     examples: tuple[ProbeView, ...]  # up to three probes with the worst hazard there
     biggest: ComparePage | None  # the step between adjacent versions with the most behaviour changes
+    coverage: Coverage = field(default_factory=lambda: Coverage(0, 0, 0))  # the framework's probes at that version
+
+    @property
+    def shares_text(self) -> str:
+        """`silent in 22 of 94 observed (23%), hangs in 1 (1%)`: shares of what was observed, worst first."""
+        c = self.coverage
+        parts = [
+            f"{hazard} in {c.share(n)}" if i == 0 else f"{hazard} in {n} ({c.percent(n)})"
+            for i, (hazard, n) in enumerate(self.counts)
+        ]
+        return ", ".join(parts) or f"no harmful hazard in {c.observed} {OBSERVED}"
 
 
 @dataclass(frozen=True)
@@ -540,6 +593,8 @@ class Report:
     key_findings: tuple[KeyFinding, ...] = ()  # the opening: one line per framework
     # Python vs JavaScript: (Python framework, its Node framework, the probe ids both observe)
     runtime_pairs: tuple[tuple[FrameworkView, FrameworkView, tuple[RuntimePair, ...]], ...] = ()
+    mitigations: Mapping[str, Entry] = field(default_factory=dict)  # reference/mitigations.toml, by hazard probe id
+    comparison_coverage: Mapping[str, Coverage] = field(default_factory=dict)  # framework key -> over the questions
 
     def anchor(self, observation_id: str) -> str:
         """Where an observation's section is: its own when it has one (the default, a differing variant), else its probe's."""

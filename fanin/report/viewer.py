@@ -1,7 +1,9 @@
 """viewer.html: a user's own `probe --here` result set beside the reference, in the browser, never uploaded.
 
 One static page in the bundle. The user picks the result set `probe --here --out DIR` wrote; the page reads
-it with the File API, picks the reference cell as `probe --here` does (static/viewer.mjs ports `nearest`),
+it with the File API, picks the reference cell as `probe --here` does (static/viewer.mjs ports `nearest`, and
+`newer_neighbour` with compare's `standing`: a difference the newer neighbour cell shows too is "as the newer
+reference", never a regression, where the user's version lies between two cells),
 reads that cell's published result set from data/results/ beside the page (or, opened from disk, a second
 file the user picks), and shows every observation, yours against the reference, with compare's verdict
 computed in the page. The order of harm and the change words are written into the page from their one
@@ -18,7 +20,7 @@ from typing import Any
 from packaging.version import Version
 
 from fanin.model import compare
-from fanin.model.results import HAZARDS
+from fanin.model.results import HAZARDS, PROBE_ERROR, TIMEOUT
 from fanin.report.legend import CHANGE_MEANINGS, CHANGE_WORDS, HAZARD_STYLES
 from fanin.report.view import Report
 
@@ -32,6 +34,15 @@ def rules() -> dict[str, Any]:
         "harm": {hazard: compare.harm(hazard) for hazard in HAZARDS},
         "words": list(CHANGE_WORDS),
         "hazardWords": {hazard: style.word for hazard, style in HAZARD_STYLES.items()},
+        "order": [*CHANGE_WORDS, *compare.STANDING_MEANINGS],  # compare.change_order: a standing after the changes
+        "standing": {
+            "asNewer": compare.Standing.AS_NEWER.value,
+            "notCovered": compare.Standing.NOT_COVERED.value,
+            "couldNotJudge": compare.Standing.COULD_NOT_JUDGE.value,
+            "probeError": PROBE_ERROR,
+            "timeout": TIMEOUT,
+            "missingModule": compare.MISSING_MODULE,
+        },
     }
 
 
@@ -71,7 +82,8 @@ def page(rep: Report, home: str = "matrix.html") -> str:
     default = next((c.python for v in rep.frameworks for c in v.columns if not c.python_note), "")
     data = {"cells": cells(rep), "rules": rules(), "defaultPython": default}
     legend = "".join(
-        f"<tr><td>{escape(word)}</td><td>{escape(CHANGE_MEANINGS[word])}</td></tr>" for word in CHANGE_WORDS
+        f"<tr><td>{escape(word)}</td><td>{escape(meaning)}</td></tr>"
+        for word, meaning in (*((w, CHANGE_MEANINGS[w]) for w in CHANGE_WORDS), *compare.STANDING_MEANINGS.items())
     )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -90,7 +102,8 @@ tr.gates td:last-child{{font-weight:600;color:#b00020}}
 <p>Pick the result set <code>fanin probe --here --out DIR</code> wrote (<code>DIR/&lt;cell&gt;.json</code>).
 It is read in this page and goes nowhere: nothing is uploaded. The reference cell is chosen as
 <code>probe --here</code> chooses it (the same version and Python, else the nearest older version), and every
-observation is classified as the upgrade gate classifies it. See <a href="{escape(home)}">the report</a>.</p>
+observation is classified as the upgrade gate classifies it; between two reference cells, a difference the newer
+one shows too is &ldquo;as the newer reference&rdquo;, as <code>probe --here</code> judges it. See <a href="{escape(home)}">the report</a>.</p>
 <p><label>Your result set: <input type="file" id="yours" accept=".json,application/json"></label>
 <label>compared with <select id="cell"></select></label></p>
 <p id="theirs-row" hidden><label>The reference cell's result set (this page could not read it beside itself):

@@ -28,7 +28,10 @@ from fanin.model.names import canonicalize_name
 from fanin.versions import pypi, registry
 
 if TYPE_CHECKING:  # imported where the gate runs: a short command's start does not pay for it
-    from fanin.model import compare
+    from collections.abc import Mapping
+
+    from fanin.model import compare, mitigations
+    from fanin.model.results import ResultSet
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,7 @@ def run(args: list[str], matrix: Matrix) -> int:
     """Lock and probe whichever side the reference lacks, then classify every difference."""
     from fanin.model import compare
     from fanin.model.matrix import REPORTS
-    from fanin.model.results import ResultSet, load
+    from fanin.model.results import load
     from fanin.run import all_cells, one_cell
     from fanin.run.identity import load_reference
     from fanin.versions import locking
@@ -210,10 +213,25 @@ def run(args: list[str], matrix: Matrix) -> int:
         f"{base.cell} ({base.version}, {where[upgrade_plan.base.in_reference]}) -> "
         f"{target.cell} ({target.version}, {where[upgrade_plan.target.in_reference]})"
     )
-    return gate(header, changes, len(target.observations), details=True)
+    return gate(header, changes, len(target.observations), details=True, proofs=proofs_at(changes, target))
 
 
-def gate(header: str, changes: list[compare.Change], observed: int, details: bool = False) -> int:
+def proofs_at(changes: list[compare.Change], target: ResultSet) -> dict[str, mitigations.Proof]:
+    """Each regression's and changed row's mitigation, proven (or not) by the target's own observations."""
+    from fanin.model import mitigations
+    from fanin.model.matrix import MITIGATIONS
+
+    table = mitigations.read(MITIGATIONS)
+    return mitigations.of_changes(table, [(c.probe_id, c.label) for c in changes], target.observations, target.version)
+
+
+def gate(
+    header: str,
+    changes: list[compare.Change],
+    observed: int,
+    details: bool = False,
+    proofs: Mapping[str, mitigations.Proof] | None = None,
+) -> int:
     """Print the gate's verdict (counts per kind of change, the table, optionally each before/after); its exit code."""
     from fanin.model import compare
     from fanin.report.gate_table import changes_table
@@ -223,7 +241,7 @@ def gate(header: str, changes: list[compare.Change], observed: int, details: boo
         return exits.SAME
     counts = {label: sum(c.label == label for c in changes) for label in dict.fromkeys(c.label for c in changes)}
     print(f"{header}: " + ", ".join(f"{n} {label}" for label, n in counts.items()))
-    print(changes_table(changes) + "\n")
+    print(changes_table(changes, proofs) + "\n")
     if details:
         for change in changes:
             if change.is_breaking:

@@ -1,7 +1,8 @@
 // viewer.html: your `probe --here` result set beside the reference, read in the browser, never uploaded.
 //
 // A port of what the page needs from fanin/model/compare.py (classify, its direction and label, whether
-// it gates), fanin/project/here.py (nearest: which reference cell to compare with; not covered here)
+// it gates; standing), fanin/project/here.py (nearest and newer_neighbour: which reference cells to compare
+// with; not covered here)
 // and Observation.behaviour. The order of harm and the change words are not copied: they come from the
 // page's data (the `rules` fanin wrote from the same definitions). tests/test_viewer.py holds this port
 // to the Python classifier on every pair of adjacent reference cells.
@@ -139,14 +140,46 @@ export function nearest(cells, framework, version, python, defaultPython) {
   return { cell: own[0], why: "no reference cell this old; the oldest one" };
 }
 
-/** Every observation id of either set, classified; the gate's order (regressions first), then by id. */
-export function compareSets(reference, here, rules) {
+/** here.newer_neighbour: the oldest reference cell newer than `version` on the baseline's Python, when the baseline
+ * is older than it (the version lies between two cells); null at a reference version, or past the newest cell. */
+export function newerNeighbour(cells, baseline, version) {
+  if (compareVersions(baseline.version, version) >= 0) return null;
+  const newer = cells.filter(
+    (c) => c.framework === baseline.framework && c.python === baseline.python && compareVersions(c.version, version) > 0,
+  );
+  newer.sort((a, b) => compareVersions(a.version, b.version));
+  return newer[0] ?? null;
+}
+
+/** compare.standing: why a behaviour change is not the installed version's own (a module this environment lacks,
+ * a timeout here, or the same as the newer neighbour cell); null when it is. Its words come from the page's data. */
+export function standing(c, newer, newerCell, rules) {
+  const after = c.after;
+  if (!c.breaking || after === null) return null;
+  const value = after.value !== null && typeof after.value === "object" && !Array.isArray(after.value) ? after.value : {};
+  const s = rules.standing;
+  if (after.outcome === s.probeError && value[s.missingModule]) {
+    return { word: s.notCovered, reason: `needs the module ${value[s.missingModule]}, not installed in this environment` };
+  }
+  if (after.outcome === s.timeout) return { word: s.couldNotJudge, reason: "timed out here: run it again" };
+  if (newer && behaviour(newer) === behaviour(after)) {
+    return { word: s.asNewer, reason: `the same as the newer reference cell ${newerCell}` };
+  }
+  return null;
+}
+
+/** Every observation id of either set, classified, then judged as probe --here judges it (`standing`, against the
+ * newer neighbour's result set where the version lies between two cells); the gate's order, then by id. */
+export function compareSets(reference, here, rules, newer = null) {
   const ids = [...new Set([...Object.keys(reference.observations), ...Object.keys(here.observations)])].sort();
   const rows = ids.map((id) => {
     const c = classify(id, reference.observations[id] ?? null, here.observations[id] ?? null, rules);
-    return { ...c, aside: notCovered(c, here) };
+    const aside = notCovered(c, here);
+    const judged = aside ? null : standing(c, newer ? (newer.observations[id] ?? null) : null, newer?.cell ?? "", rules);
+    if (judged === null) return { ...c, aside, standing: null, reason: "" };
+    return { ...c, aside, label: judged.word, gates: false, standing: judged.word, reason: judged.reason };
   });
-  const order = (label) => (rules.words.includes(label) ? rules.words.indexOf(label) : rules.words.length);
+  const order = (label) => (rules.order.includes(label) ? rules.order.indexOf(label) : rules.order.length);
   return rows.sort((a, b) => order(a.label) - order(b.label) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
@@ -169,6 +202,7 @@ function start() {
   const $ = (id) => document.getElementById(id);
   let here = null;
   let reference = null;
+  let newer = null; // the newer neighbour cell's result set, where your version lies between two cells
 
   const status = (text) => {
     $("status").textContent = text;
@@ -178,7 +212,7 @@ function start() {
     const body = $("rows");
     body.replaceChildren();
     if (!here || !reference) return;
-    const rows = compareSets(reference, here, rules);
+    const rows = compareSets(reference, here, rules, newer);
     const only = $("only").checked;
     const counts = {};
     for (const row of rows) {
@@ -191,7 +225,12 @@ function start() {
       const tr = el("tr", undefined, row.gates && !row.aside ? "gates" : "");
       tr.append(el("td", row.id, "id"), el("td", said(row.before, rules.hazardWords), "h-" + (row.before?.hazard ?? "none").replace("/", "")));
       tr.append(el("td", said(row.after, rules.hazardWords), "h-" + (row.after?.hazard ?? "none").replace("/", "")));
-      tr.append(el("td", row.aside ? "not covered here (a companion is not installed)" : row.label + (row.fields.length ? ` (${row.fields.join(", ")})` : "")));
+      const verdict = row.aside
+        ? "not covered here (a companion is not installed)"
+        : row.standing
+          ? `${row.label} (${row.reason})`
+          : row.label + (row.fields.length ? ` (${row.fields.join(", ")})` : "");
+      tr.append(el("td", verdict));
       body.append(tr);
     }
     const gating = rows.filter((r) => r.gates && !r.aside).length;
@@ -201,15 +240,32 @@ function start() {
       (gating ? `probe --here would exit 1 (${gating} regression or changed value).` : "probe --here would exit 0.");
   }
 
+  /** A reference cell's published result set, from data/results/ beside the page: the page's only request. */
+  async function readCell(cell) {
+    const answer = await fetch(cell.results);
+    if (!answer.ok) throw new Error(`HTTP ${answer.status}`);
+    return answer.json();
+  }
+
   async function pick(cellId) {
     reference = null;
+    newer = null;
     show();
     const cell = cells.find((c) => c.id === cellId);
+    const neighbour = here ? newerNeighbour(cells, cell, here.version) : null;
+    let lost = "";
+    if (neighbour) {
+      try {
+        newer = await readCell(neighbour);
+      } catch (error) {
+        newer = null; // without it every difference is judged against the older cell alone, and the status says so
+        lost = `; the newer neighbour ${neighbour.id} could not be read (${error.message}), so a difference it shows is not set aside`;
+      }
+    }
     try {
-      const answer = await fetch(cell.results);
-      if (!answer.ok) throw new Error(`HTTP ${answer.status}`);
-      reference = await answer.json();
-      status(`reference ${cell.id} read from ${cell.results}`);
+      reference = await readCell(cell);
+      const beside = newer ? ` and its newer neighbour ${neighbour.id} (a difference it shows too is as the newer reference)` : "";
+      status(`reference ${cell.id} read from ${cell.results}${beside}${lost}`);
     } catch (error) {
       status(`could not read ${cell.results} beside this page (${error.message}); pick the reference's result set below`);
       $("theirs-row").hidden = false;
