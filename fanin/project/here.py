@@ -315,7 +315,7 @@ def _probe(matrix: Matrix, found: Found, python: str, env: dict[str, str], where
         return exits.NOT_RUN, not_run
     base = load_reference(found.baseline.reference_path, found.baseline)
     newer = load_reference(found.newer.reference_path, found.newer) if found.newer else None
-    code, verdict = _compare(found.framework, base, observed, newer)
+    code, verdict = _compare(found.framework, base, observed, newer, locks=(found.baseline.lock_path,))
     return code, Verdict(found.framework.package, found.installed, compared_with, verdict)
 
 
@@ -359,7 +359,13 @@ def install_hint(framework: Framework, here: ResultSet) -> str:
     return "pip install " + " ".join(missing)
 
 
-def _compare(framework: Framework, base: ResultSet, here: ResultSet, newer: ResultSet | None = None) -> tuple[int, str]:
+def _compare(
+    framework: Framework,
+    base: ResultSet,
+    here: ResultSet,
+    newer: ResultSet | None = None,
+    locks: tuple[Path, ...] = (),
+) -> tuple[int, str]:
     """Print the gate for the covered observations and one line for the rest; the exit code and the verdict.
 
     Each difference is judged by compare's classifier, then by `compare.standing`: exit 1 only for a behaviour
@@ -384,6 +390,12 @@ def _compare(framework: Framework, base: ResultSet, here: ResultSet, newer: Resu
     code = exits.SAME
     if covered:
         code = gate(header, covered, observed, details=True, proofs=proofs_at(covered, here))  # proven here or not
+        if any(change.is_breaking for change in covered):
+            from fanin.versions import dependencies
+
+            line = dependencies.said(framework, dependencies.moved(framework, base, here, locks))
+            if line:
+                print(line + "\n")
     if aside:
         needed = here.environment.get(NOT_INSTALLED) or {}
         names = sorted({name for change in aside for name in needed[change.probe_id]})

@@ -213,7 +213,19 @@ def run(args: list[str], matrix: Matrix) -> int:
         f"{base.cell} ({base.version}, {where[upgrade_plan.base.in_reference]}) -> "
         f"{target.cell} ({target.version}, {where[upgrade_plan.target.in_reference]})"
     )
-    return gate(header, changes, len(target.observations), details=True, proofs=proofs_at(changes, target))
+    code = gate(header, changes, len(target.observations), details=True, proofs=proofs_at(changes, target))
+    if changes:
+        from fanin.versions import dependencies
+
+        framework = upgrade_plan.cell.framework
+        locks = [
+            s.cell.lock_path if s.in_reference else registry.lock_path(s.cell, REPORTS)
+            for s in (upgrade_plan.base, upgrade_plan.target)
+        ]
+        line = dependencies.said(framework, dependencies.moved(framework, base, target, locks))
+        if line:
+            print(line + "\n")
+    return code
 
 
 def proofs_at(changes: list[compare.Change], target: ResultSet) -> dict[str, mitigations.Proof]:
