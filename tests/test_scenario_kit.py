@@ -14,8 +14,8 @@ from fanin.model.source import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "suites"))
 
-import scenario_kit  # noqa: E402  # the suites' kit, as a cell imports it
-from gates import settle  # noqa: E402
+import scenario_kit  # the suites' kit, as a cell imports it
+from gates import settle
 
 SCENARIO: dict[str, Any] = {
     "state": {"k": 0},
