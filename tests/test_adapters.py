@@ -132,9 +132,9 @@ def test_the_scenarios_command_prints_each_scenario_and_says_bad_input_in_one_li
 ) -> None:
     from fanin.__main__ import main
 
-    body = (
-        f"sys.stdin.readline(); print({json.dumps(json.dumps({**json.loads(CAPABLE), 'supports': []}))}, flush=True)\n"
-    )
+    # It reads stop too: one that exits once it answered start races the harness's write of stop (a broken pipe).
+    capable = json.dumps(json.dumps({**json.loads(CAPABLE), "supports": []}))
+    body = f"sys.stdin.readline(); print({capable}, flush=True); sys.stdin.readline()\n"
     assert main(["scenarios", "--scenario", "fan-in-order", "--", *_fake(tmp_path, body)]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "toy 1 (python adapter)" and "fan-in-order" in out and "n/a" in out
