@@ -21,7 +21,7 @@ import inspect
 import json
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -77,7 +77,7 @@ class Script:
                     raise
         return self.returned[name]
 
-    async def walk(self, name: str, read: Reader, later: bool = False) -> AsyncIterator[tuple[str, Any]]:
+    async def walk(self, name: str, read: Reader, later: bool = False) -> AsyncGenerator[tuple[str, Any], None]:
         """Branch `name`'s steps as an async generator of its writes, `(key, value)`; what its `return` step
         hands to the join is `returned[name]` once the generator ends. For a framework whose branches write
         by yielding (ADK's events), `branch` for the rest. With `later`, a branch that ends normally hands on
@@ -119,10 +119,12 @@ class Script:
             self.turns.done(name)
 
     async def _release_settled(self, name: str) -> None:
-        await gates.settle()
+        await settle_with_threads()
         self.turns.done(name)
 
-    def observed(self, ends: dict[str, str], raises: str | None, final: dict[str, Any] | None, saw: Any) -> dict[str, Any]:
+    def observed(
+        self, ends: dict[str, str], raises: str | None, final: dict[str, Any] | None, saw: Any
+    ) -> dict[str, Any]:
         """The fields the scenario observes: `final` is the state the caller can read (None: none)."""
         found: dict[str, Any] = {}
         for name in self.scenario["observe"]:
@@ -153,7 +155,27 @@ async def settled() -> None:
     """Every turn a failure holds is released, then the loop settles: nothing the run started is still runnable."""
     while _RELEASES:  # one settle at a time: two at once keep each other runnable
         await _RELEASES.pop()
-    await gates.settle()
+    await settle_with_threads()
+
+
+async def settle_with_threads() -> None:
+    """`gates.settle`, and the work the loop handed to its default thread pool too (`run_in_executor(None, ...)`:
+    langchain runs a sync callback handler there on a tool's error, on the failure's way to the framework), which
+    `gates.settle` cannot see: a turn released while a pool thread still works would race the framework's reaction.
+
+    A pool thread hands its result to the loop (a ready callback) before it counts itself idle, so once no pool
+    thread is busy and then nothing is ready, nothing is left that could still wake a task. Loop iterations,
+    never a timer."""
+    loop = asyncio.get_running_loop()
+    while True:
+        await gates.settle()
+        pool = getattr(loop, "_default_executor", None)
+        # CPython's ThreadPoolExecutor: queued items, and one semaphore count per idle thread.
+        if pool is None or (pool._work_queue.empty() and pool._idle_semaphore._value >= len(pool._threads)):
+            await gates.settle()
+            if not loop._ready:  # type: ignore[attr-defined]  # CPython's queue of ready callbacks, as gates.settle reads it
+                return
+        await asyncio.sleep(0)
 
 
 @dataclass(frozen=True)
