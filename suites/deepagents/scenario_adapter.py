@@ -5,7 +5,9 @@ every deepagents probe): its first reply calls the `task` tool once per branch, 
 deepagents runs the subagents together; its second call is the join. Each branch is a compiled subagent
 (`create_agent` with a scripted model) whose middleware runs the branch's steps before the agent
 (`abefore_agent`): it reads the state deepagents hands the subagent (or what it wrote itself) and writes by
-returning a state update, which deepagents' `task` tool returns to the parent as its Command update. The
+returning a state update, which deepagents' `task` tool returns to the parent as its Command update. A
+branch hands on its turn once deepagents has taken its result (its subagent run and `task` call ended: the
+loop and its thread pool settled), so the forced order is the order deepagents receives the results. The
 scenario's keys are state channels of both (a middleware's `state_schema`, deepagents' way to add state).
 A branch's `return` value is its subagent's final message, JSON text, which reaches the parent as the
 `task` call's ToolMessage; `join.saw` is those, in the order the parent's next model call is given them.
@@ -17,6 +19,8 @@ Run as a program: `PYTHONPATH=suites:. python suites/deepagents/scenario_adapter
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from importlib.metadata import version
 from typing import Any
@@ -56,6 +60,14 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     joined: dict[str, Any] = {}
     returned: dict[str, Any] = {}
 
+    handing: list[asyncio.Task[None]] = []
+
+    async def hand_on_when_taken(name: str) -> None:
+        """The next branch's turn once deepagents has taken this one's result: its subagent run ended, the `task`
+        call returned its update (loop and thread pool settled; the siblings wait at their gates meanwhile)."""
+        await scenario_kit.settle_with_threads()
+        script.hand_on(name)
+
     class Keys(AgentMiddleware):  # type: ignore[misc, valid-type]
         state_schema = State
 
@@ -65,9 +77,15 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
 
             async def abefore_agent(self, state: dict[str, Any], runtime: Any) -> dict[str, Any]:
                 update: dict[str, Any] = {}
-                returned[name] = await script.branch(
-                    name, read=lambda key: update.get(key, state.get(key)), write=update.__setitem__
-                )
+                steps = script.walk(name, read=lambda key: update.get(key, state.get(key)), later=True)
+                async with contextlib.aclosing(steps):
+                    async for key, value in steps:
+                        update[key] = value
+                returned[name] = script.returned[name]
+                if script.turns.order[-1] != name:  # the last one hands nothing on (and settles nothing)
+                    handing.append(asyncio.get_running_loop().create_task(hand_on_when_taken(name)))
+                else:
+                    script.hand_on(name)
                 return update
 
         return Branch()
