@@ -16,11 +16,12 @@ framework's own API and reports what it observed; it never grades. Three parts l
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -58,6 +59,7 @@ class Script:
         self.branches = list(self.steps)
         self.turns = gates.Turns(order)
         self.ends = dict.fromkeys(self.branches, "unfinished")
+        self.returned: dict[str, Any] = {}  # what each branch's `return` step handed to the join
 
     @property
     def state(self) -> dict[str, Any]:
@@ -66,8 +68,23 @@ class Script:
 
     async def branch(self, name: str, read: Reader, write: Writer) -> Any:
         """Run branch `name`'s steps; returns what its `return` step hands to the join (None without one)."""
+        async with contextlib.aclosing(self.walk(name, read)) as steps:
+            async for key, value in steps:
+                try:
+                    await _maybe(write(key, value))
+                except asyncio.CancelledError:
+                    self.ends[name] = "cancelled"
+                    raise
+        return self.returned[name]
+
+    async def walk(self, name: str, read: Reader, later: bool = False) -> AsyncGenerator[tuple[str, Any], None]:
+        """Branch `name`'s steps as an async generator of its writes, `(key, value)`; what its `return` step
+        hands to the join is `returned[name]` once the generator ends. For a framework whose branches write
+        by yielding (ADK's events), `branch` for the rest. With `later`, a branch that ends normally hands on
+        its turn only when the adapter calls `hand_on(name)`: once the framework has taken what it returned
+        (ADK: the event yielded with it was consumed)."""
         seen: dict[str, Any] = {}
-        returned = None
+        self.returned[name] = None
         try:
             for step in self.steps[name]:
                 if step == "turn":
@@ -78,15 +95,13 @@ class Script:
                     seen[argument] = await _maybe(read(argument))
                 elif kind == "write":
                     key = argument["key"]
-                    value = seen[key] + argument["add"] if "add" in argument else argument["value"]
-                    await _maybe(write(key, value))
+                    yield key, (seen[key] + argument["add"] if "add" in argument else argument["value"])
                 elif kind == "raise":
                     self.ends[name] = "raised"
                     raise BranchFailed(argument)
                 elif kind == "return":
-                    returned = argument
+                    self.returned[name] = argument
             self.ends[name] = "done"
-            return returned
         except asyncio.CancelledError:
             self.ends[name] = "cancelled"
             raise
@@ -95,14 +110,21 @@ class Script:
                 # The next branch's turn comes once the framework has reacted to the failure (the loop
                 # settled): a sibling it cancels is cancelled at its gate, one it waits for goes on.
                 _RELEASES.append(asyncio.get_running_loop().create_task(self._release_settled(name)))
-            elif name not in self.turns.acted:
-                self.turns.done(name)  # the next branch's turn comes however this one ended
+            elif not (later and self.ends[name] == "done"):
+                self.hand_on(name)  # the next branch's turn comes however this one ended
+
+    def hand_on(self, name: str) -> None:
+        """The next branch's turn (once per branch)."""
+        if name not in self.turns.acted:
+            self.turns.done(name)
 
     async def _release_settled(self, name: str) -> None:
-        await gates.settle()
+        await settle_with_threads()
         self.turns.done(name)
 
-    def observed(self, ends: dict[str, str], raises: str | None, final: dict[str, Any] | None, saw: Any) -> dict[str, Any]:
+    def observed(
+        self, ends: dict[str, str], raises: str | None, final: dict[str, Any] | None, saw: Any
+    ) -> dict[str, Any]:
         """The fields the scenario observes: `final` is the state the caller can read (None: none)."""
         found: dict[str, Any] = {}
         for name in self.scenario["observe"]:
@@ -117,24 +139,43 @@ class Script:
                 found[name] = ends[rest]
         return found
 
-    async def answer(
-        self, *, raises: str | None, final: Callable[[], dict[str, Any] | None], saw: Any = None
-    ) -> dict[str, Any]:
+    async def answer(self, *, raises: str | None, final: Callable[[], Any], saw: Any = None) -> dict[str, Any]:
         """The run's answer, called as the run returns: each branch's end as it was then (`unfinished`: the run
-        returned while it still ran), the state `final()` reads once the loop has settled; vacuous when the gate
-        could not force the order (the branches were never in flight together)."""
+        returned while it still ran), the state `final()` reads once the loop has settled (a dict or None, or an
+        awaitable of one: a session service's read); vacuous when the gate could not force the order (the
+        branches were never in flight together)."""
         ends = dict(self.ends)
         await settled()
         if self.turns.vacuous:
             return {"vacuous": self.turns.vacuous}
-        return {"observed": self.observed(ends, raises, final(), saw)}
+        return {"observed": self.observed(ends, raises, await _maybe(final()), saw)}
 
 
 async def settled() -> None:
     """Every turn a failure holds is released, then the loop settles: nothing the run started is still runnable."""
     while _RELEASES:  # one settle at a time: two at once keep each other runnable
         await _RELEASES.pop()
-    await gates.settle()
+    await settle_with_threads()
+
+
+async def settle_with_threads() -> None:
+    """`gates.settle`, and the work the loop handed to its default thread pool too (`run_in_executor(None, ...)`:
+    langchain runs a sync callback handler there on a tool's error, on the failure's way to the framework), which
+    `gates.settle` cannot see: a turn released while a pool thread still works would race the framework's reaction.
+
+    A pool thread hands its result to the loop (a ready callback) before it counts itself idle, so once no pool
+    thread is busy and then nothing is ready, nothing is left that could still wake a task. Loop iterations,
+    never a timer."""
+    loop = asyncio.get_running_loop()
+    while True:
+        await gates.settle()
+        pool = getattr(loop, "_default_executor", None)
+        # CPython's ThreadPoolExecutor: queued items, and one semaphore count per idle thread.
+        if pool is None or (pool._work_queue.empty() and pool._idle_semaphore._value >= len(pool._threads)):
+            await gates.settle()
+            if not loop._ready:  # type: ignore[attr-defined]  # CPython's queue of ready callbacks, as gates.settle reads it
+                return
+        await asyncio.sleep(0)
 
 
 @dataclass(frozen=True)

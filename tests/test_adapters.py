@@ -52,6 +52,31 @@ def _speaks_the_protocol(key: str) -> None:
     _same_as_the_cells(MATRIX.newest(key), found)
 
 
+@pytest.mark.parametrize(
+    ("framework", "hazards"),
+    [
+        # ADK: one session state, each event's delta applied as it arrives (the adkjs adapter's answers).
+        ("adk", {"same-key-two-writers": "silent", "read-await-write": "silent", "fan-in-order": "order-coupled"}),
+        # deepagents: the parent's keys are last-value channels; the task calls fold in tool-call order.
+        ("deepagents", {"same-key-two-writers": "loud", "read-await-write": "loud", "fan-in-order": "safe"}),
+    ],
+)
+def test_an_adapter_whose_branches_write_by_yielding_or_by_tool_updates_observes_what_its_cell_did(
+    framework: str, hazards: dict[str, str]
+) -> None:
+    """ADK's (a branch writes by yielding events, Script.walk) and deepagents' (a subagent's update through the
+    `task` tool) adapters, run as programs: every message per the schema, the same observations as the cell's."""
+    cell = MATRIX.newest(framework)
+    command = [audit.python_of(cell), str(REPO_ROOT / "suites" / framework / "scenario_adapter.py")]
+    capabilities, found, session = adapters.run(list(command), list(scenarios.catalogue().values()), env=ENV)
+    assert session.process.returncode == 0
+    for message in [*session.sent, *session.received]:
+        assert not list(PROTOCOL.iter_errors(message)), message
+    assert (capabilities["framework"], capabilities["version"]) == (framework, cell.version)
+    assert {s: found[s].hazard for s in hazards} == hazards
+    _same_as_the_cells(cell, found)
+
+
 def _same_as_the_cells(cell: matrix.Cell, found: dict[str, Observation]) -> None:
     """The adapter run as a program observes what the cell's probes, talking to it in process, observed."""
     reference = load(cell.reference_path).observations
@@ -142,9 +167,9 @@ def test_the_scenarios_command_prints_each_scenario_and_says_bad_input_in_one_li
 ) -> None:
     from fanin.__main__ import main
 
-    body = (
-        f"sys.stdin.readline(); print({json.dumps(json.dumps({**json.loads(CAPABLE), 'supports': []}))}, flush=True)\n"
-    )
+    # It reads stop too: one that exits once it answered start races the harness's write of stop (a broken pipe).
+    capable = json.dumps(json.dumps({**json.loads(CAPABLE), "supports": []}))
+    body = f"sys.stdin.readline(); print({capable}, flush=True); sys.stdin.readline()\n"
     assert main(["scenarios", "--scenario", "fan-in-order", "--", *_fake(tmp_path, body)]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "toy 1 (python adapter)" and "fan-in-order" in out and "n/a" in out

@@ -1,0 +1,93 @@
+"""Google ADK's scenario adapter (docs/ADAPTERS.md): a scenario as a ParallelAgent of custom agents.
+
+The Python twin of suites/adkjs/scenario_adapter.mjs, making the same choices so both ADKs answer each
+scenario the same way. Every branch is a BaseAgent child of one ParallelAgent, followed by a `join`
+agent (a SequentialAgent of the two), run through ADK's Runner on an InMemorySessionService. A branch
+reads the session state as its InvocationContext shows it (or what it wrote itself) and writes by
+yielding an event with a state delta; its `return` value is an event's text, and `join.saw` is those
+texts in the order the join finds them in the session's events. A branch hands on its turn once ADK has
+taken its last event (`Script.walk` with `later`), so the forced order is the order ADK receives the
+branches' results. `final` is the state the session service stores after the run, raised or not. No model:
+custom agents only.
+
+Run as a program: `PYTHONPATH=suites:. python suites/adk/scenario_adapter.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator
+from importlib.metadata import version
+from typing import Any
+
+import scenario_kit
+from adk_kit import APP, USER, run_turn, stored_state
+from google.adk.agents import BaseAgent, ParallelAgent, SequentialAgent
+from google.adk.events import Event, EventActions
+from google.adk.sessions import InMemorySessionService
+from google.genai import types
+
+
+class Branch(BaseAgent):
+    """A ParallelAgent child that runs the branch's steps: each write is an event with one state delta."""
+
+    script: Any = None
+
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
+        own: dict[str, Any] = {}
+
+        def read(key: str) -> Any:
+            return own[key] if key in own else (ctx.session.state or {}).get(key)
+
+        async for key, written in self.script.walk(self.name, read, later=True):
+            own[key] = written
+            delta = EventActions(state_delta={key: written})
+            yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch, actions=delta)
+        returned = self.script.returned[self.name]
+        if returned is not None:
+            content = types.Content(role="model", parts=[types.Part(text=json.dumps(returned))])
+            yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch, content=content)
+        # Resumed: ADK has taken the branch's last event, so the branch has finished as far as ADK can tell.
+        self.script.hand_on(self.name)
+
+
+class Join(BaseAgent):
+    """After the ParallelAgent: what the branches handed on, in the order the session's events hold them."""
+
+    branches: list[str] = []
+    joined: Any = None
+
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
+        texts = [
+            json.loads(event.content.parts[0].text)
+            for event in ctx.session.events
+            if event.author in self.branches and event.content and event.content.parts and event.content.parts[0].text
+        ]
+        self.joined["saw"] = texts
+        return
+        yield  # an async generator that yields nothing
+
+
+def capabilities() -> dict[str, Any]:
+    return scenario_kit.declare("adk", version("google-adk"))
+
+
+async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
+    script = scenario_kit.Script(scenario, order)
+    joined: dict[str, Any] = {}
+    fanout = ParallelAgent(name="fanout", sub_agents=[Branch(name=name, script=script) for name in script.branches])
+    root = SequentialAgent(name="scenario", sub_agents=[fanout, Join(name="join", branches=script.branches, joined=joined)])
+    service = InMemorySessionService()
+    await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=script.state)
+    raises = None
+    try:
+        await run_turn(root, service, "s1")
+    except Exception as exc:
+        raises = type(exc).__name__
+    return await script.answer(raises=raises, final=lambda: stored_state(service, "s1"), saw=joined.get("saw"))
+
+
+ADAPTER = scenario_kit.Adapter(capabilities=capabilities, run=run)
+
+if __name__ == "__main__":
+    scenario_kit.serve(ADAPTER)

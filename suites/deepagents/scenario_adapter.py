@@ -1,0 +1,138 @@
+"""deepagents' scenario adapter (docs/ADAPTERS.md): a scenario as parallel `task` calls to one subagent per branch.
+
+The parent is `create_deep_agent` with a scripted model (da_kit.ScriptedModel, the only stand-in, as in
+every deepagents probe): its first reply calls the `task` tool once per branch, all in one message, so
+deepagents runs the subagents together; its second call is the join. Each branch is a compiled subagent
+(`create_agent` with a scripted model) whose middleware runs the branch's steps before the agent
+(`abefore_agent`): it reads the state deepagents hands the subagent (or what it wrote itself) and writes by
+returning a state update, which deepagents' `task` tool returns to the parent as its Command update. A
+branch hands on its turn once deepagents has taken its result (its subagent run and `task` call ended: the
+loop and its thread pool settled), so the forced order is the order deepagents receives the results. The
+scenario's keys are state channels of both (a middleware's `state_schema`, deepagents' way to add state).
+A branch's `return` value is its subagent's final message, JSON text, which reaches the parent as the
+`task` call's ToolMessage; `join.saw` is those, in the order the parent's next model call is given them.
+The parent runs with an in-memory checkpointer, so `final` is what `aget_state` shows after the run,
+raised or not.
+
+Run as a program: `PYTHONPATH=suites:. python suites/deepagents/scenario_adapter.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from importlib.metadata import version
+from typing import Any
+
+import da_kit
+import scenario_kit
+
+NOTHING = ""  # the final message of a branch without a `return` step: nothing handed to the join
+
+
+def capabilities() -> dict[str, Any]:
+    return scenario_kit.declare("deepagents", version("deepagents"))
+
+
+def _api() -> tuple[Any, Any, Any, Any, Any]:
+    """deepagents' parent, langchain's agent and middleware (what deepagents builds on), the checkpointer."""
+    try:
+        from deepagents import create_deep_agent
+        from langchain.agents import create_agent
+        from langchain.agents.middleware import AgentMiddleware, AgentState
+        from langgraph.checkpoint.memory import MemorySaver
+    except ImportError as exc:
+        raise scenario_kit.NotExpressible(f"{exc}") from None
+    return create_deep_agent, create_agent, AgentMiddleware, AgentState, MemorySaver
+
+
+async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
+    from langchain_core.messages import HumanMessage
+    from typing_extensions import NotRequired
+
+    create_deep_agent, create_agent, AgentMiddleware, AgentState, MemorySaver = _api()
+    script = scenario_kit.Script(scenario, order)
+    initial = script.state
+    # The scenario's keys as state channels: an AgentState with one plain (last-value) field each.
+    annotations = {key: NotRequired[Any] for key in initial}
+    State = type(AgentState)("ScenarioState", (AgentState,), {"__annotations__": annotations, "__module__": __name__})
+    joined: dict[str, Any] = {}
+    returned: dict[str, Any] = {}
+
+    handing: list[asyncio.Task[None]] = []
+
+    async def hand_on_when_taken(name: str) -> None:
+        """The next branch's turn once deepagents has taken this one's result: its subagent run ended, the `task`
+        call returned its update (loop and thread pool settled; the siblings wait at their gates meanwhile)."""
+        await scenario_kit.settle_with_threads()
+        script.hand_on(name)
+
+    class Keys(AgentMiddleware):  # type: ignore[misc, valid-type]
+        state_schema = State
+
+    def branch_middleware(name: str) -> Any:
+        class Branch(AgentMiddleware):  # type: ignore[misc, valid-type]
+            state_schema = State
+
+            async def abefore_agent(self, state: dict[str, Any], runtime: Any) -> dict[str, Any]:
+                update: dict[str, Any] = {}
+                steps = script.walk(name, read=lambda key: update.get(key, state.get(key)), later=True)
+                async with contextlib.aclosing(steps):
+                    async for key, value in steps:
+                        update[key] = value
+                returned[name] = script.returned[name]
+                if script.turns.order[-1] != name:  # the last one hands nothing on (and settles nothing)
+                    handing.append(asyncio.get_running_loop().create_task(hand_on_when_taken(name)))
+                else:
+                    script.hand_on(name)
+                return update
+
+        return Branch()
+
+    def subagent(name: str) -> dict[str, Any]:
+        def reply(messages: list[Any]) -> Any:
+            value = returned.get(name)
+            return da_kit.say(NOTHING if value is None else json.dumps(value))
+
+        model = da_kit.ScriptedModel(respond=reply)
+        runnable = create_agent(model, middleware=[branch_middleware(name)])
+        return {"name": name, "description": f"branch {name}", "runnable": runnable}
+
+    def join(messages: list[Any]) -> Any:
+        tools = [m for m in messages if getattr(m, "type", None) == "tool"]
+        joined["saw"] = [json.loads(m.content) for m in tools if m.content != NOTHING]
+        return da_kit.say("joined")
+
+    parent = da_kit.ScriptedModel(
+        steps=[da_kit.calls(*(da_kit.task_call(f"task-{n}", n, f"run {n}") for n in script.branches)), join]
+    )
+    agent = create_deep_agent(
+        model=parent,
+        subagents=[subagent(name) for name in script.branches],
+        middleware=[Keys()],
+        checkpointer=MemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "scenario"}}
+    raises = None
+    try:
+        await agent.ainvoke({"messages": [HumanMessage("go")], **initial}, config)
+    except Exception as exc:
+        raises = type(exc).__name__
+    snapshot: list[Any] = []
+    try:
+        snapshot.append(await agent.aget_state(config))
+    except Exception:
+        pass  # the caller can read no state (a checkpoint whose pending writes conflict): final is null
+
+    def final() -> dict[str, Any] | None:
+        values = snapshot[0].values if snapshot else {}
+        return {key: values[key] for key in initial if key in values} or None
+
+    return await script.answer(raises=raises, final=final, saw=joined.get("saw"))
+
+
+ADAPTER = scenario_kit.Adapter(capabilities=capabilities, run=run)
+
+if __name__ == "__main__":
+    scenario_kit.serve(ADAPTER)

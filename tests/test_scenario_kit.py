@@ -1,0 +1,66 @@
+"""suites/scenario_kit.py's Script, without a framework: the steps as writes, and when a branch hands on its turn.
+
+A framework whose branches write by yielding (ADK's events) walks the steps (`Script.walk`); with `later`,
+the next branch's turn waits until the adapter says the framework took the last event (`hand_on`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+from fanin.model.source import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "suites"))
+
+import scenario_kit  # the suites' kit, as a cell imports it
+from gates import settle
+
+SCENARIO: dict[str, Any] = {
+    "state": {"k": 0},
+    "observe": ["final.k", "branch.a", "branch.b"],
+    "branches": [
+        {"name": "a", "do": ["turn", {"read": "k"}, {"write": {"key": "k", "add": 1}}, {"return": "a"}]},
+        {"name": "b", "do": ["turn", {"write": {"key": "k", "value": 7}}]},
+    ],
+}
+
+
+def test_walk_yields_the_writes_and_with_later_holds_the_next_turn_until_hand_on() -> None:
+    async def main() -> tuple[list[Any], list[Any], list[Any], dict[str, Any]]:
+        script = scenario_kit.Script(SCENARIO, ["a", "b"])
+        log: list[Any] = []
+
+        async def consume(name: str) -> None:
+            async for key, value in script.walk(name, lambda key: 41, later=True):
+                log.append((name, key, value))
+            log.append((name, "returned", script.returned[name]))
+
+        tasks = [asyncio.ensure_future(consume(name)) for name in ("a", "b")]
+        await settle()
+        before = list(log)  # a walked to its end; b still waits: a has not handed on
+        script.hand_on("a")
+        await asyncio.gather(*tasks)
+        after = list(log)
+        script.hand_on("a")  # once per branch: a second call opens nothing more
+        return before, after, script.turns.acted, dict(script.ends)
+
+    before, after, acted, ends = asyncio.run(main())
+    assert before == [("a", "k", 42), ("a", "returned", "a")]
+    assert after == [*before, ("b", "k", 7), ("b", "returned", None)]
+    assert acted == ["a"] and ends == {"a": "done", "b": "done"}
+
+
+def test_branch_writes_through_the_writer_and_hands_on_as_it_ends() -> None:
+    async def main() -> tuple[dict[str, Any], list[Any], dict[str, Any]]:
+        script = scenario_kit.Script(SCENARIO, ["b", "a"])
+        state = script.state
+        returned = await asyncio.gather(*(script.branch(n, state.__getitem__, state.__setitem__) for n in ("a", "b")))
+        answer = await script.answer(raises=None, final=lambda: asyncio.sleep(0, result=dict(state)))
+        return state, returned, answer
+
+    state, returned, answer = asyncio.run(main())
+    assert returned == ["a", None] and state == {"k": 8}  # b wrote 7, then a read 7 and wrote 8
+    # `final` may be an awaitable (a session service's read).
+    assert answer == {"observed": {"final.k": 8, "branch.a": "done", "branch.b": "done"}}
