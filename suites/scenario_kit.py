@@ -26,12 +26,33 @@ from typing import IO, Any
 
 import gates
 
+from fanin.model.scenarios import parts
+
 PROTOCOL = 1
-PRIMITIVES = ("turn", "read", "write", "write.add", "raise", "return", "join.all")  # as fanin.model.scenarios
+PRIMITIVES = ("turn", "then", "read", "write", "write.add", "raise", "return", "join.all")  # as fanin.model.scenarios
 
 
 class BranchFailed(Exception):
     """The error a `raise` step raises: one name in every adapter, so `raises` compares across frameworks."""
+
+    def __init__(self, message: str, branch: str) -> None:
+        super().__init__(message)
+        self.branch = branch  # which branch raised it: `raises.from`
+
+
+def carried(error: BaseException | None) -> list[str]:
+    """The branches whose BranchFailed `error` is or carries (a group's members, a cause, a context), in order."""
+    found: list[str] = []
+    stack, seen = [error], set()
+    while stack:
+        current = stack.pop(0)
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, BranchFailed) and current.branch not in found:
+            found.append(current.branch)
+        stack += [*getattr(current, "exceptions", ()), current.__cause__, current.__context__]
+    return found
 
 
 class NotExpressible(Exception):
@@ -54,22 +75,37 @@ class Script:
 
     def __init__(self, scenario: dict[str, Any], order: list[str]) -> None:
         self.scenario = scenario
-        self.steps = {str(b["name"]): list(b["do"]) for b in scenario["branches"]}
+        self.steps = {str(b["name"]): parts(list(b["do"])) for b in scenario["branches"]}
         self.branches = list(self.steps)
         self.turns = gates.Turns(order)
         self.ends = dict.fromkeys(self.branches, "unfinished")
+        self.join_runs = 0  # the adapter counts each run of its join (`join.runs`)
+        self._seen: dict[str, dict[str, Any]] = {name: {} for name in self.branches}
+
+    def parts(self, name: str) -> int:
+        """How many nodes branch `name` is, in sequence (its steps split at each `then`)."""
+        return len(self.steps[name])
+
+    @staticmethod
+    def node(name: str, part: int) -> str:
+        """The name of part `part` of branch `name`: the branch's own name, then `b.2`, `b.3`..."""
+        return name if part == 0 else f"{name}.{part + 1}"
 
     @property
     def state(self) -> dict[str, Any]:
         """The keys and values before the run (a fresh copy each time)."""
         return json.loads(json.dumps(self.scenario["state"]))
 
-    async def branch(self, name: str, read: Reader, write: Writer) -> Any:
-        """Run branch `name`'s steps; returns what its `return` step hands to the join (None without one)."""
-        seen: dict[str, Any] = {}
+    async def branch(self, name: str, read: Reader, write: Writer, part: int = 0) -> Any:
+        """Run the steps of part `part` of branch `name` (one node of it; a branch without `then` is one part);
+        returns what its `return` step hands to the join (None without one). The branch is done when its last
+        part ends; the next branch's turn comes when the part holding this one's turn ends."""
+        seen = self._seen[name]
         returned = None
+        steps = self.steps[name][part]
+        holds_turn = "turn" in steps
         try:
-            for step in self.steps[name]:
+            for step in steps:
                 if step == "turn":
                     await self.turns.wait(name)
                     continue
@@ -82,10 +118,11 @@ class Script:
                     await _maybe(write(key, value))
                 elif kind == "raise":
                     self.ends[name] = "raised"
-                    raise BranchFailed(argument)
+                    raise BranchFailed(argument, name)
                 elif kind == "return":
                     returned = argument
-            self.ends[name] = "done"
+            if part == self.parts(name) - 1:
+                self.ends[name] = "done"
             return returned
         except asyncio.CancelledError:
             self.ends[name] = "cancelled"
@@ -95,22 +132,28 @@ class Script:
                 # The next branch's turn comes once the framework has reacted to the failure (the loop
                 # settled): a sibling it cancels is cancelled at its gate, one it waits for goes on.
                 _RELEASES.append(asyncio.get_running_loop().create_task(self._release_settled(name)))
-            elif name not in self.turns.acted:
+            elif name not in self.turns.acted and (holds_turn or self.ends[name] != "unfinished"):
                 self.turns.done(name)  # the next branch's turn comes however this one ended
 
     async def _release_settled(self, name: str) -> None:
         await gates.settle()
         self.turns.done(name)
 
-    def observed(self, ends: dict[str, str], raises: str | None, final: dict[str, Any] | None, saw: Any) -> dict[str, Any]:
+    def observed(
+        self, ends: dict[str, str], raises: str | None, final: dict[str, Any] | None, saw: Any, carries: list[str]
+    ) -> dict[str, Any]:
         """The fields the scenario observes: `final` is the state the caller can read (None: none)."""
         found: dict[str, Any] = {}
         for name in self.scenario["observe"]:
             head, _, rest = name.partition(".")
             if name == "raises":
                 found[name] = raises
+            elif name == "raises.from":
+                found[name] = carries
             elif name == "join.saw":
                 found[name] = saw
+            elif name == "join.runs":
+                found[name] = self.join_runs
             elif head == "final":
                 found[name] = None if final is None else final.get(rest)
             elif head == "branch":
@@ -118,16 +161,22 @@ class Script:
         return found
 
     async def answer(
-        self, *, raises: str | None, final: Callable[[], dict[str, Any] | None], saw: Any = None
+        self,
+        *,
+        raises: str | None,
+        final: Callable[[], dict[str, Any] | None],
+        saw: Any = None,
+        error: BaseException | None = None,
     ) -> dict[str, Any]:
         """The run's answer, called as the run returns: each branch's end as it was then (`unfinished`: the run
         returned while it still ran), the state `final()` reads once the loop has settled; vacuous when the gate
-        could not force the order (the branches were never in flight together)."""
+        could not force the order (the branches were never in flight together). `error` is the exception the
+        caller caught, for `raises.from`."""
         ends = dict(self.ends)
         await settled()
         if self.turns.vacuous:
             return {"vacuous": self.turns.vacuous}
-        return {"observed": self.observed(ends, raises, final(), saw)}
+        return {"observed": self.observed(ends, raises, final(), saw, carried(error))}
 
 
 async def settled() -> None:

@@ -72,6 +72,9 @@ def _broken(change: Any) -> dict[str, Any]:
         (lambda d: d.update(observe=["final.n"]), "observes `raises`"),
         (lambda d: d.update(state={"n": 0, "a": "x"}), "name both a branch and a"),
         (lambda d: d.update(source="the seed"), "https:// address"),
+        (lambda d: d["branches"][0].update(do=["then", *d["branches"][0]["do"]]), "'then' separates two nodes"),
+        (lambda d: d["branches"][0]["do"].extend(["then", "then", {"read": "n"}]), "'then' separates two nodes"),
+        (lambda d: d["branches"][0]["do"].extend([{"return": 1}, "then", {"read": "n"}]), "only its last node"),
     ],
 )
 def test_a_broken_scenario_is_refused_by_the_loader_and_the_schema(change: Any, said: str) -> None:
@@ -102,6 +105,49 @@ def test_a_file_whose_id_is_not_its_name_is_refused(tmp_path: Path) -> None:
 def test_the_primitives_come_from_the_steps() -> None:
     assert _scenario("read-await-write").primitives() == ["turn", "read", "write.add", "join.all"]
     assert _scenario("failing-branch").primitives() == ["turn", "write", "raise", "join.all"]
+    assert _scenario("unequal-depth").primitives() == ["turn", "then", "return", "join.all"]
+
+
+def test_then_splits_a_branch_into_nodes_in_sequence() -> None:
+    """A branch of several nodes is one list of steps cut at each `then`; the turn may sit in any of them."""
+    assert scenarios.parts(["turn", "then", {"return": "b"}]) == [["turn"], [{"return": "b"}]]
+    assert scenarios.parts([{"read": "n"}, "turn"]) == [[{"read": "n"}, "turn"]]
+    b = next(branch for branch in _scenario("unequal-depth").data["branches"] if branch["name"] == "b")
+    assert len(scenarios.parts(b["do"])) == 2
+
+
+def test_the_join_runs_grade_unequal_depth() -> None:
+    """Once after both is safe; once per arrival, or once before the longer path wrote, is silent."""
+    deep = _scenario("unequal-depth")
+    once = scenarios.observation(
+        deep, CAPABLE, _answers(deep, *({"join.runs": 1, "join.saw": ["a", "b"], "raises": None} for _ in deep.orders))
+    )
+    assert (once.hazard, once.label) == ("safe", "joined once, after both")
+    early = scenarios.observation(
+        deep, CAPABLE, _answers(deep, *({"join.runs": 1, "join.saw": ["a"], "raises": None} for _ in deep.orders))
+    )
+    assert (early.hazard, early.label) == ("silent", "joined before the longer path finished")
+    twice = scenarios.observation(
+        deep, CAPABLE, _answers(deep, *({"join.runs": 2, "join.saw": ["a", "b"], "raises": None} for _ in deep.orders))
+    )
+    assert (twice.hazard, twice.label) == ("silent", "joined once per arrival")
+
+
+def test_two_failing_is_graded_by_what_the_caller_sees_and_the_third_branch() -> None:
+    two = _scenario("two-failing")
+    base = {"branch.a": "raised", "branch.b": "raised", "final.c_before": "c", "final.c_after": "c"}
+
+    def seen(carries: list[str], third: str) -> dict[str, Any]:
+        return {**base, "raises": "BranchFailed", "raises.from": carries, "branch.c": third}
+
+    group = scenarios.observation(two, CAPABLE, _answers(two, seen(["a", "b"], "done"), seen(["b", "a"], "done")))
+    assert group.label == "raises both failures"
+    cancelled = scenarios.observation(two, CAPABLE, _answers(two, seen(["a"], "cancelled"), seen(["b"], "cancelled")))
+    assert (cancelled.hazard, cancelled.label) == ("loud", "raises one, the third cancelled")
+    ran_on = scenarios.observation(two, CAPABLE, _answers(two, seen(["a"], "done"), seen(["b"], "unfinished")))
+    assert ran_on.label == "raises one, the third finished"  # the first of the most harmful: both loud
+    swallowed = {**base, "raises": None, "raises.from": [], "branch.c": "done"}
+    assert scenarios.observation(two, CAPABLE, _answers(two, swallowed, swallowed)).hazard == "silent"
 
 
 def test_the_grader_grades_by_the_legend() -> None:
@@ -180,6 +226,24 @@ def test_a_malformed_or_failed_answer_is_refused(reply: dict[str, Any], said: st
     answers = {scenarios.order_key(o): reply for o in raw.orders}
     with pytest.raises(ScenarioError, match=said):
         scenarios.observation(raw, CAPABLE, answers)
+
+
+@pytest.mark.parametrize(
+    ("scenario_id", "field", "value", "said"),
+    [
+        ("unequal-depth", "join.runs", -1, "counts the join's runs"),
+        ("unequal-depth", "join.runs", True, "counts the join's runs"),
+        ("two-failing", "raises.from", ["z"], "lists branch names"),
+        ("two-failing", "raises.from", "a", "lists branch names"),
+    ],
+)
+def test_a_join_count_or_a_carried_branch_that_cannot_be_is_refused(
+    scenario_id: str, field: str, value: Any, said: str
+) -> None:
+    raw = _scenario(scenario_id)
+    observed = dict.fromkeys(raw.observe, None) | {"raises": None, field: value}
+    with pytest.raises(ScenarioError, match=said):
+        scenarios.check_reply({"observed": observed}, raw)
 
 
 def test_an_answer_n_a_or_vacuous_is_the_observation() -> None:

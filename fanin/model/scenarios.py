@@ -39,13 +39,16 @@ KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 
 # The steps a branch can take, and the primitive each needs from an adapter.
 TURN = "turn"  # wait for this branch's turn in the forced order (every branch is in flight first)
+THEN = "then"  # the steps after it run in the branch's next node, once the node before it has ended
+MARKS = (TURN, THEN)  # the steps that are a bare word, not a table
 STEPS = ("read", "write", "raise", "return")
 JOINS = ("all",)
 # What an adapter declares in `supports`: one name per step kind, `write.add`, and each join.
-PRIMITIVES = (TURN, "read", "write", "write.add", "raise", "return", *(f"join.{kind}" for kind in JOINS))
-# Fields an adapter reports: the caller's exception class (or null), a state key after the run (null
-# when the framework gives the caller no state), what the join received in arrival order, a branch's end.
-FIELDS = ("raises", "final.<key>", "join.saw", "branch.<name>")
+PRIMITIVES = (TURN, THEN, "read", "write", "write.add", "raise", "return", *(f"join.{kind}" for kind in JOINS))
+# Fields an adapter reports: the caller's exception class (or null), the branches whose failures that
+# exception is or carries, a state key after the run (null when the framework gives the caller no state),
+# what the join received in arrival order, how many times the join ran, a branch's end.
+FIELDS = ("raises", "raises.from", "final.<key>", "join.saw", "join.runs", "branch.<name>")
 BRANCH_ENDS = ("done", "raised", "cancelled", "unfinished")
 LANGUAGES = ("python", "javascript")
 # The tests a grading rule applies to one observed field.
@@ -106,8 +109,8 @@ def primitives_of(data: dict[str, Any]) -> list[str]:
     found = {f"join.{data['join']['kind']}"}
     for branch in data["branches"]:
         for step in branch["do"]:
-            if step == TURN:
-                found.add(TURN)
+            if step in MARKS:
+                found.add(step)
                 continue
             (kind, argument), *_ = step.items()
             found.add("write.add" if kind == "write" and "add" in argument else kind)
@@ -121,11 +124,22 @@ def _fail(where: str, message: str) -> ScenarioError:
     return ScenarioError(f"{where}: {message}")
 
 
+def parts(steps: list[Any]) -> list[list[Any]]:
+    """A branch's steps split at each `then`: one list per node of the branch, in sequence."""
+    found: list[list[Any]] = [[]]
+    for step in steps:
+        if step == THEN:
+            found.append([])
+        else:
+            found[-1].append(step)
+    return found
+
+
 def _check_step(where: str, step: Any, keys: set[str]) -> None:
-    if step == TURN:
+    if step in MARKS:
         return
     if not isinstance(step, dict) or len(step) != 1 or next(iter(step)) not in STEPS:
-        raise _fail(where, f"a step is {TURN!r} or one of {{{', '.join(STEPS)} = ...}}, got {step!r}")
+        raise _fail(where, f"a step is {TURN!r}, {THEN!r} or one of {{{', '.join(STEPS)} = ...}}, got {step!r}")
     kind, argument = next(iter(step.items()))
     if kind == "read" and argument not in keys:
         raise _fail(where, f"reads {argument!r}, which is not a key of [state]")
@@ -142,7 +156,7 @@ def _check_step(where: str, step: Any, keys: set[str]) -> None:
 
 def _check_field(where: str, name: str, keys: set[str], branches: list[str]) -> None:
     head, _, rest = name.partition(".")
-    if name in ("raises", "join.saw"):
+    if name in ("raises", "raises.from", "join.saw", "join.runs"):
         return
     if head == "final" and rest in keys:
         return
@@ -199,6 +213,13 @@ def validate(data: Any, where: str) -> dict[str, Any]:
             _check_step(f"{where}: branch {name}", step, keys)
         if steps.count(TURN) != 1:
             raise _fail(where, f"branch {name} takes exactly one {TURN!r}: where the forced order holds it")
+        nodes = parts(steps)
+        if not all(nodes):
+            raise _fail(
+                where, f"branch {name}: {THEN!r} separates two nodes' steps (none before, after or next to another)"
+            )
+        if any("return" in step for node in nodes[:-1] for step in node if isinstance(step, dict)):
+            raise _fail(where, f"branch {name}: only its last node returns (what it returns reaches the join)")
     clash = sorted(keys & set(names))
     if clash:
         raise _fail(where, f"{clash} name both a branch and a [state] key (a graph's nodes and channels share names)")
@@ -347,6 +368,10 @@ def check_reply(reply: Any, scenario: Scenario) -> dict[str, Any]:
     for name, value in observed.items():
         if name.startswith("branch.") and value not in BRANCH_ENDS:
             raise ScenarioError(f"{name} is one of {', '.join(BRANCH_ENDS)}, got {value!r}")
+        if name == "join.runs" and not (type(value) is int and value >= 0):
+            raise ScenarioError(f"join.runs counts the join's runs (an integer, 0 or more), got {value!r}")
+        if name == "raises.from" and not (isinstance(value, list) and set(value) <= set(scenario.branches)):
+            raise ScenarioError(f"raises.from lists branch names, got {value!r}")
     return reply
 
 
