@@ -9,7 +9,10 @@ import { dirname, join } from "node:path";
 import { Gate, settle } from "./fanin_node.mjs";
 
 export const PROTOCOL = 1;
-export const PRIMITIVES = ["turn", "then", "read", "write", "write.add", "raise", "return", "join.all"];
+export const PRIMITIVES = ["turn", "then", "read", "write", "write.add", "raise", "return", "select", "join.all"];
+// How many settle() rounds (50 event-loop turns each) a run may take without returning before it counts as one
+// that never returns: turns of the loop, never a timer.
+const IDLE_ROUNDS = 20;
 // A deadlock breaker only (the branches were never in flight together): it decides no order.
 const PATIENCE_MS = 10000;
 
@@ -99,6 +102,9 @@ export class Script {
     this.ends = Object.fromEntries(this.branches.map((name) => [name, "unfinished"]));
     this.releases = [];
     this.joinRuns = 0; // the adapter counts each run of its join (`join.runs`)
+    // The branches the fan-out starts: a conditional fan-out (`select`) routes to these only.
+    this.selected = scenario.branches.filter((b) => b.selected ?? true).map((b) => b.name);
+    this.returned = null; // set by untilIdle: did the run return to its caller?
     this.seen = Object.fromEntries(this.branches.map((name) => [name, {}]));
   }
 
@@ -166,6 +172,37 @@ export class Script {
     }
   }
 
+  // The framework's run awaited: through untilIdle when the scenario observes `returned`, plainly otherwise.
+  async run(promise) {
+    return this.scenario.observe.includes("returned") ? this.untilIdle(promise) : promise;
+  }
+
+  // Await the run, or learn from the event loop that it never returns: still pending after IDLE_ROUNDS settles
+  // (nothing it could wait for is a timer or I/O here), `returned` is false and null is returned. What it throws
+  // is thrown, as from a plain await.
+  async untilIdle(promise) {
+    let state = "pending";
+    let value;
+    let failure;
+    Promise.resolve(promise).then(
+      (v) => {
+        state = "done";
+        value = v;
+      },
+      (e) => {
+        state = "failed";
+        failure = e;
+      },
+    );
+    for (let round = 0; state === "pending" && round < IDLE_ROUNDS; round++) {
+      await Promise.all(this.releases);
+      await settle();
+    }
+    this.returned = state !== "pending";
+    if (state === "failed") throw failure;
+    return state === "done" ? value : null;
+  }
+
   // The next branch's turn (once per branch).
   handOn(name) {
     if (!this.turns.acted.includes(name)) this.turns.done(name);
@@ -180,6 +217,10 @@ export class Script {
       else if (field === "raises.from") found[field] = carries;
       else if (field === "join.saw") found[field] = saw ?? null;
       else if (field === "join.runs") found[field] = this.joinRuns;
+      else if (field === "returned") {
+        if (this.returned === null) throw new Error("the scenario observes `returned`: run the framework through untilIdle");
+        found[field] = this.returned;
+      }
       else if (head === "final") found[field] = final === null || final === undefined ? null : (final[key] ?? null);
       else if (head === "branch") found[field] = ends[key];
     }

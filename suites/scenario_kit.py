@@ -29,7 +29,8 @@ import gates
 from fanin.model.scenarios import parts
 
 PROTOCOL = 1
-PRIMITIVES = ("turn", "then", "read", "write", "write.add", "raise", "return", "join.all")  # as fanin.model.scenarios
+# as fanin.model.scenarios
+PRIMITIVES = ("turn", "then", "read", "write", "write.add", "raise", "return", "select", "join.all")
 
 
 class BranchFailed(Exception):
@@ -77,6 +78,9 @@ class Script:
         self.scenario = scenario
         self.steps = {str(b["name"]): parts(list(b["do"])) for b in scenario["branches"]}
         self.branches = list(self.steps)
+        # The branches the fan-out starts: a conditional fan-out (`select`) routes to these only.
+        self.selected = [str(b["name"]) for b in scenario["branches"] if b.get("selected", True)]
+        self.returned: bool | None = None  # set by `until_idle`: did the run return to its caller?
         self.turns = gates.Turns(order)
         self.ends = dict.fromkeys(self.branches, "unfinished")
         self.join_runs = 0  # the adapter counts each run of its join (`join.runs`)
@@ -135,6 +139,25 @@ class Script:
             elif name not in self.turns.acted and (holds_turn or self.ends[name] != "unfinished"):
                 self.turns.done(name)  # the next branch's turn comes however this one ended
 
+    async def run(self, run: Awaitable[Any]) -> Any:
+        """The framework's run awaited: through `until_idle` when the scenario observes `returned`, plainly otherwise."""
+        return await (self.until_idle(run) if "returned" in self.scenario["observe"] else run)
+
+    async def until_idle(self, run: Awaitable[Any]) -> Any:
+        """Await the framework's run, or learn from the event loop that it never returns: once nothing is left to
+        run (gates.settle) and it has not returned, nothing can make it (`returned` false; the run is cancelled
+        and None returned). What it raises propagates, as from a plain await."""
+        task = asyncio.ensure_future(run)
+        while not task.done():
+            await settled()
+            if not task.done() and not _RELEASES:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                self.returned = False
+                return None
+        self.returned = True
+        return task.result()
+
     async def _release_settled(self, name: str) -> None:
         await gates.settle()
         self.turns.done(name)
@@ -154,6 +177,10 @@ class Script:
                 found[name] = saw
             elif name == "join.runs":
                 found[name] = self.join_runs
+            elif name == "returned":
+                if self.returned is None:
+                    raise RuntimeError("the scenario observes `returned`: run the framework through until_idle")
+                found[name] = self.returned
             elif head == "final":
                 found[name] = None if final is None else final.get(rest)
             elif head == "branch":

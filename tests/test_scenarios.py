@@ -62,7 +62,7 @@ def _broken(change: Any) -> dict[str, Any]:
     [
         (lambda d: d.pop("grade"), "missing"),
         (lambda d: d.update(orders=[["a", "b"]]), "two or more finish orders"),
-        (lambda d: d.update(orders=[["a", "b"], ["a", "a"]]), "names every branch once"),
+        (lambda d: d.update(orders=[["a", "b"], ["a", "a"]]), "names every selected branch once"),
         (lambda d: d["branches"][0].update(do=[{"read": "n"}]), "exactly one 'turn'"),
         (lambda d: d["branches"][0]["do"].append({"write": {"key": "zz", "value": 1}}), "a key of [state]"),
         (lambda d: d["grade"][0].update(when={"final.n": {"null": False}}), "loud means an error"),
@@ -75,6 +75,8 @@ def _broken(change: Any) -> dict[str, Any]:
         (lambda d: d["branches"][0].update(do=["then", *d["branches"][0]["do"]]), "'then' separates two nodes"),
         (lambda d: d["branches"][0]["do"].extend(["then", "then", {"read": "n"}]), "'then' separates two nodes"),
         (lambda d: d["branches"][0]["do"].extend([{"return": 1}, "then", {"read": "n"}]), "only its last node"),
+        (lambda d: d["branches"][0].update(selected=False), "never takes a 'turn'"),
+        (lambda d: d["branches"][0].update(selected="no"), "selected is true or false"),
     ],
 )
 def test_a_broken_scenario_is_refused_by_the_loader_and_the_schema(change: Any, said: str) -> None:
@@ -131,6 +133,23 @@ def test_the_join_runs_grade_unequal_depth() -> None:
         deep, CAPABLE, _answers(deep, *({"join.runs": 2, "join.saw": ["a", "b"], "raises": None} for _ in deep.orders))
     )
     assert (twice.hazard, twice.label) == ("silent", "joined once per arrival")
+
+
+def test_a_conditional_fan_out_needs_select_and_orders_only_the_selected_branches() -> None:
+    unselected = _scenario("unselected-branch")
+    assert unselected.primitives() == ["turn", "return", "select", "join.all"]
+    assert unselected.selected == ["a", "b"] and unselected.branches == ["a", "b", "c"]
+    data = copy.deepcopy(unselected.data)
+    data["orders"] = [["a", "b", "c"], ["b", "a", "c"]]
+    with pytest.raises(ScenarioError, match="names every selected branch once"):
+        scenarios.validate(data, "x.toml")
+    never = {"join.runs": 0, "returned": True, "raises": None}
+    assert scenarios.observation(unselected, CAPABLE, _answers(unselected, never, never)).hazard == "silent"
+    stuck = {"join.runs": 0, "returned": False, "raises": None}
+    hung = scenarios.observation(unselected, CAPABLE, _answers(unselected, stuck, stuck))
+    assert (hung.hazard, hung.label) == ("hangs", "the run never returns")
+    with pytest.raises(ScenarioError, match="returned is true or false"):
+        scenarios.check_reply({"observed": {**never, "returned": None}}, unselected)
 
 
 def test_two_failing_is_graded_by_what_the_caller_sees_and_the_third_branch() -> None:

@@ -265,7 +265,7 @@ def scenario() -> dict[str, Any]:
                 "minItems": 1,
                 "items": {
                     "type": "string",
-                    "pattern": r"^(raises|raises\.from|join\.saw|join\.runs|final\.[a-z][a-z0-9_]*|branch\.[a-z0-9-]+)$",
+                    "pattern": r"^(raises|raises\.from|returned|join\.saw|join\.runs|final\.[a-z][a-z0-9_]*|branch\.[a-z0-9-]+)$",
                 },
             },
             "branches": {
@@ -274,7 +274,14 @@ def scenario() -> dict[str, Any]:
                 "items": {
                     "type": "object",
                     "required": ["name", "do"],
-                    "properties": {"name": slug, "do": {"type": "array", "minItems": 1, "items": _step()}},
+                    "properties": {
+                        "name": slug,
+                        "do": {"type": "array", "minItems": 1, "items": _step()},
+                        "selected": {
+                            "type": "boolean",
+                            "description": "false: the conditional fan-out never starts it",
+                        },
+                    },
                     "additionalProperties": False,
                 },
             },

@@ -78,7 +78,10 @@ async function run(scenario, order) {
 }
 
 export const adapter = {
-  capabilities: () => declare("adkjs", packageVersion("@google/adk")),
+  capabilities: () =>
+    declare("adkjs", packageVersion("@google/adk"), {
+      select: "a ParallelAgent runs every sub-agent: ADK has no conditional fan-out to a join",
+    }),
   run,
 };
 

@@ -32,3 +32,7 @@ probe({"id": "adkjs/scenario/unequal-depth"}, async function unequalDepth(obs) {
 probe({"id": "adkjs/scenario/two-failing"}, async function twoFailing(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "adkjs/scenario/unselected-branch"}, async function unselectedBranch(obs) {
+  await observe(obs, adapter);
+});

@@ -4,7 +4,8 @@ A `start` executor seeds the shared state (`ctx.set_state`, one key each) and fa
 per branch (`add_fan_out_edges`; a branch of several parts, split by `then`, is a chain of executors joined by
 `add_edge`, `b -> b.2`); every branch's last executor fans in to one `join` executor (`add_fan_in_edges`, in
 the branches' declaration order), which receives the list of their messages: `join.saw`, all its runs'
-messages in the order it received them; `join.runs` counts its runs. A branch's
+messages in the order it received them; `join.runs` counts its runs. A conditional fan-out (`select`) is
+`add_multi_selection_edge_group`, whose selection names the selected branches. A branch's
 `read` and `write` are `ctx.get_state` and `ctx.set_state`; its `return` value is the message it sends
 (a branch without one sends its name). The caller of `workflow.run` gets no state object back, so
 `final` is the state as the join reads it (`ctx.get_state`, what the next step sees), null when the
@@ -55,14 +56,22 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         [Node(script.node(name, part), part_of(name, part)) for part in range(script.parts(name))]
         for name in script.branches
     ]
-    workflow = WorkflowBuilder(start_executor=start).add_fan_out_edges(start, [chain[0] for chain in chains])
+    workflow = WorkflowBuilder(start_executor=start)
+    firsts = [chain[0] for chain in chains]
+    if script.selected == script.branches:
+        workflow = workflow.add_fan_out_edges(start, firsts)
+    else:  # a conditional fan-out: a multi-selection edge group sends to the selected branches only
+        if not hasattr(workflow, "add_multi_selection_edge_group"):
+            raise scenario_kit.NotExpressible("WorkflowBuilder has no add_multi_selection_edge_group")
+        chosen = list(script.selected)
+        workflow = workflow.add_multi_selection_edge_group(start, firsts, lambda message, targets: chosen)
     for chain in chains:
         for one, two in zip(chain, chain[1:]):
             workflow = workflow.add_edge(one, two)
     workflow = workflow.add_fan_in_edges([chain[-1] for chain in chains], joiner)
     error = None
     try:
-        trace = await af_kit.run(workflow.build())
+        trace = await script.run(af_kit.run(workflow.build())) or {}
     except Exception as exc:
         trace, error = {}, exc
     if trace.get("hung"):

@@ -2,7 +2,8 @@
 
 Every scenario key is a plain channel (no reducer), every branch a node fanned out from START (a branch
 of several parts, split by `then`, is a chain of nodes, `b -> b.2`), the branches' last nodes joined by one
-node (`add_edge([...], "join")`: it waits for all of them), which counts its runs (`join.runs`). A branch reads its
+node (`add_edge([...], "join")`: it waits for all of them), which counts its runs (`join.runs`). A
+conditional fan-out (`select`) is `add_conditional_edges(START, ...)` naming the selected branches. A branch reads its
 input state (or what it wrote itself) and writes by returning an update at its end; its `return`
 value goes to an appending channel (`operator.add`) the join reads, `join.saw`. The graph runs with a
 MemorySaver, so `final` is what `aget_state` shows after the run, raised or not (null when it refuses).
@@ -56,15 +57,21 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         return {}
 
     builder = StateGraph(State)
-    lasts = []
+    lasts, firsts = [], {}
     for name in script.branches:
         nodes = [script.node(name, part) for part in range(script.parts(name))]
         for part, node in enumerate(nodes):
             builder.add_node(node, node_of(name, part))
-        builder.add_edge(START, nodes[0])
+        firsts[name] = nodes[0]
         for one, two in zip(nodes, nodes[1:]):
             builder.add_edge(one, two)
         lasts.append(nodes[-1])
+    if script.selected == script.branches:
+        for node in firsts.values():
+            builder.add_edge(START, node)
+    else:  # a conditional fan-out: the router names the selected branches' first nodes
+        chosen = [firsts[name] for name in script.selected]
+        builder.add_conditional_edges(START, lambda state: chosen, list(firsts.values()))
     builder.add_node("join", join)
     builder.add_edge(lasts, "join")
     builder.add_edge("join", END)
@@ -72,7 +79,7 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     config = {"configurable": {"thread_id": "scenario"}}
     raises, error = None, None
     try:
-        await graph.ainvoke({**initial, RETURNS: []}, config)
+        await script.run(graph.ainvoke({**initial, RETURNS: []}, config))
     except Exception as exc:
         raises, error = type(exc).__name__, exc
     snapshot: list[Any] = []

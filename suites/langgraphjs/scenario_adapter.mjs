@@ -1,7 +1,8 @@
 // LangGraph.js's scenario adapter (docs/ADAPTERS.md): a scenario as a StateGraph.
 // Every scenario key is a plain channel (`Annotation()`: no reducer), every branch a node fanned out from
 // START (a branch of several parts, split by `then`, a chain of nodes, `b -> b.2`), the branches' last nodes
-// joined by one node (`addEdge([...], "join")`: it waits for all), which counts its runs (`join.runs`). A branch reads its
+// joined by one node (`addEdge([...], "join")`: it waits for all), which counts its runs (`join.runs`). A
+// conditional fan-out (`select`) is addConditionalEdges(START, ...) naming the selected branches. A branch reads its
 // input state (or what it wrote itself) and writes by returning an update at its end; its `return` value
 // goes to an appending channel the join reads (`join.saw`). A node that throws aborts its siblings through
 // config.signal: a sibling waiting for its turn stops there (`cancelled`). The graph runs with a MemorySaver,
@@ -39,8 +40,15 @@ async function run(scenario, order) {
     return {};
   });
   for (const chain of chains) {
-    builder = builder.addEdge(START, chain[0]);
     for (let i = 1; i < chain.length; i++) builder = builder.addEdge(chain[i - 1], chain[i]);
+  }
+  const firsts = chains.map((chain) => chain[0]);
+  if (script.selected.length === script.branches.length) {
+    for (const first of firsts) builder = builder.addEdge(START, first);
+  } else {
+    // A conditional fan-out: the router names the selected branches' first nodes.
+    const chosen = script.selected.map((name) => firsts[script.branches.indexOf(name)]);
+    builder = builder.addConditionalEdges(START, () => chosen, firsts);
   }
   builder = builder.addEdge(chains.map((chain) => chain.at(-1)), "join").addEdge("join", END);
   const graph = builder.compile({ checkpointer: new MemorySaver() });
@@ -48,7 +56,7 @@ async function run(scenario, order) {
   let raises = null;
   let caught = null;
   try {
-    await graph.invoke(initial, config);
+    await script.run(graph.invoke(initial, config));
   } catch (error) {
     caught = error;
     raises = error?.name && error.name !== "Error" ? error.name : error?.constructor?.name ?? "Error";

@@ -32,3 +32,7 @@ probe({"id": "langgraphjs/scenario/unequal-depth"}, async function unequalDepth(
 probe({"id": "langgraphjs/scenario/two-failing"}, async function twoFailing(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "langgraphjs/scenario/unselected-branch"}, async function unselectedBranch(obs) {
+  await observe(obs, adapter);
+});

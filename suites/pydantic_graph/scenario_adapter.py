@@ -4,7 +4,8 @@ Every branch is a step broadcast from the start (a branch of several parts, spli
 chain of steps, `b -> b.2`); the join is `g.join(reduce_list_append)`, so `join.saw` is the list of the
 last steps' return values as the join received them, and a step after it counts its runs (`join.runs`). State is the graph's
 one mutable state object (a dataclass of the scenario's keys): `read` and `write` are attribute
-reads and assignments on `ctx.state`, which every step shares. After a run, raised or not, the
+reads and assignments on `ctx.state`, which every step shares. A conditional fan-out (`select`) is a
+decision whose taken branch broadcasts to the selected steps. After a run, raised or not, the
 caller still holds that object: it is the `final` state. Versions without the parallel API answer
 n/a with pg_kit's reason.
 
@@ -60,8 +61,19 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     ]
     collect = g.join(pg.reduce_list_append, initial_factory=list)
     joined = g.step(after, node_id="join")
+    firsts = {name: chain[0] for name, chain in zip(script.branches, chains)}
+    if script.selected == script.branches:
+        fan_out = g.edge_from(g.start_node).to(*firsts.values())
+    else:  # a decision: the first branch that matches is taken; the unselected steps sit behind one that never does
+        left_out = [firsts[name] for name in script.branches if name not in script.selected]
+        decision = (
+            g.decision(node_id="select")
+            .branch(g.match(object, matches=lambda _: False).to(*left_out))
+            .branch(g.match(object).to(*(firsts[name] for name in script.selected)))
+        )
+        fan_out = g.edge_from(g.start_node).to(decision)
     g.add(
-        g.edge_from(g.start_node).to(*(chain[0] for chain in chains)),
+        fan_out,
         *(g.edge_from(one).to(two) for chain in chains for one, two in zip(chain, chain[1:])),
         g.edge_from(*(chain[-1] for chain in chains)).to(collect),
         g.edge_from(collect).to(joined),
@@ -71,7 +83,7 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     state = State()
     raises, saw, error = None, None, None
     try:
-        saw = await graph.run(state=state)
+        saw = await script.run(graph.run(state=state))
     except Exception as exc:
         raises, error = type(exc).__name__, exc
     return await script.answer(

@@ -42,3 +42,8 @@ def test_unequal_depth(obs: Observer) -> None:
 @scenario_probe("pydantic_graph/scenario/two-failing")
 def test_two_failing(obs: Observer) -> None:
     observe(obs, ADAPTER)
+
+
+@scenario_probe("pydantic_graph/scenario/unselected-branch")
+def test_unselected_branch(obs: Observer) -> None:
+    observe(obs, ADAPTER)
