@@ -20,6 +20,7 @@ import inspect
 import json
 import sys
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import IO, Any
@@ -68,6 +69,7 @@ async def _maybe(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+POLL = 1.0  # seconds: a timer due sooner is a framework's poll, not a bound (until_idle)
 _RELEASES: list[asyncio.Task[None]] = []  # turns released once the loop settles after a failure (one settle at a time)
 
 
@@ -145,21 +147,30 @@ class Script:
 
     async def until_idle(self, run: Awaitable[Any]) -> Any:
         """Await the framework's run, or learn from the event loop that it never returns: once nothing is left to
-        run (gates.settle) and it has not returned, nothing can make it (`returned` false; the run is cancelled
-        and None returned). What it raises propagates, as from a plain await."""
+        run (gates.settle) and no timer of the framework's is due, it has not returned and nothing can make it
+        (`returned` false; the run is cancelled and None returned). What it raises propagates, as from a plain
+        await."""
         task = asyncio.ensure_future(run)
+        loop = asyncio.get_running_loop()
         while not task.done():
             await settled()
-            if not task.done() and not _RELEASES:
+            if task.done() or _RELEASES:
+                continue
+            # A timer due soon is the framework's own poll (Agent Framework 1.x waits 0.05 s for an event
+            # between checks): let it fire. Later ones are deadlock breakers (the gate's patience, af_kit's bound).
+            soon = [h.when() - loop.time() for h in getattr(loop, "_scheduled", ()) if not h.cancelled()]
+            due = min((delay for delay in soon if delay < POLL), default=None)
+            if due is None:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
                 self.returned = False
                 return None
-        self.returned = True
+            await asyncio.wait({task}, timeout=max(due, 0.0))
+        self.returned = True  # returned, or raised: what it raises propagates
         return task.result()
 
     async def _release_settled(self, name: str) -> None:
-        await gates.settle()
+        await _settle_alone()
         self.turns.done(name)
 
     def observed(
@@ -206,11 +217,26 @@ class Script:
         return {"observed": self.observed(ends, raises, final(), saw, carried(error))}
 
 
+_SETTLING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+async def _settle_alone() -> None:
+    """gates.settle, one at a time in a loop: two at once keep each other runnable, so neither ever sees the loop
+    idle (a second failure's release, made while the answer settles, waits here: a sibling raising after the run
+    returned, in a framework that cancels nothing)."""
+    lock = _SETTLING.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+    async with lock:
+        await gates.settle()
+
+
 async def settled() -> None:
     """Every turn a failure holds is released, then the loop settles: nothing the run started is still runnable."""
-    while _RELEASES:  # one settle at a time: two at once keep each other runnable
-        await _RELEASES.pop()
-    await gates.settle()
+    while True:
+        while _RELEASES:
+            await _RELEASES.pop()
+        await _settle_alone()
+        if not _RELEASES:  # a failure while it settled holds a turn again
+            return
 
 
 @dataclass(frozen=True)
