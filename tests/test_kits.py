@@ -219,7 +219,7 @@ def test_until_idle_tells_a_run_that_never_returns_from_one_that_does(monkeypatc
     kit = _scenario_kit(monkeypatch)
     scenario = {"branches": [{"name": "a", "do": ["turn"]}, {"name": "b", "do": ["turn"]}], "observe": ["returned"]}
 
-    async def both() -> tuple[Any, Any, Any, Any]:
+    async def both() -> tuple[Any, ...]:
         stuck, done = kit.Script(scenario, ["a", "b"]), kit.Script(scenario, ["a", "b"])
         never = asyncio.get_running_loop().create_future()
         first = await stuck.run(never)
@@ -229,9 +229,16 @@ def test_until_idle_tells_a_run_that_never_returns_from_one_that_does(monkeypatc
                 await asyncio.sleep(0)
             return "ran"
 
-        return first, stuck.returned, await done.run(steps()), done.returned
+        polled = kit.Script(scenario, ["a", "b"])
 
-    assert asyncio.run(both()) == (None, False, "ran", True)
+        async def polls() -> str:  # Agent Framework 1.x waits 0.05 s for an event between its checks
+            await asyncio.sleep(0.05)
+            return "polled"
+
+        ran = await done.run(steps())
+        return first, stuck.returned, ran, done.returned, await polled.run(polls()), polled.returned
+
+    assert asyncio.run(both()) == (None, False, "ran", True, "polled", True)
 
 
 def test_then_hands_on_the_turn_when_the_node_holding_it_ends(monkeypatch: pytest.MonkeyPatch) -> None:
