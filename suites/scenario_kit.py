@@ -156,6 +156,12 @@ class Script:
             await settled()
             if task.done() or _RELEASES:
                 continue
+            if _pool_busy(loop):  # work handed to a thread (LangGraph 0.2 runs a sync router there) wakes it
+                await asyncio.sleep(0)
+                continue
+            await settled()  # what a pool thread handed on as it went idle has run
+            if task.done() or _RELEASES or _pool_busy(loop):
+                continue
             # A timer due soon is the framework's own poll (Agent Framework 1.x waits 0.05 s for an event
             # between checks): let it fire. Later ones are deadlock breakers (the gate's patience, af_kit's bound).
             soon = [h.when() - loop.time() for h in getattr(loop, "_scheduled", ()) if not h.cancelled()]
@@ -215,6 +221,15 @@ class Script:
         if self.turns.vacuous:
             return {"vacuous": self.turns.vacuous}
         return {"observed": self.observed(ends, raises, final(), saw, carried(error))}
+
+
+def _pool_busy(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether the loop's default thread pool (`asyncio.to_thread`, `run_in_executor(None, ...)`) has work queued or
+    running, which gates.settle cannot see: CPython's ThreadPoolExecutor keeps one semaphore count per idle thread
+    (as deepagents' settle_with_threads reads it). A pool thread hands its result to the loop before it counts
+    itself idle, so once it is idle and nothing is ready, nothing is left that could wake the run."""
+    pool: Any = getattr(loop, "_default_executor", None)
+    return pool is not None and not (pool._work_queue.empty() and pool._idle_semaphore._value >= len(pool._threads))
 
 
 _SETTLING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()

@@ -299,3 +299,38 @@ def test_a_second_failure_after_the_run_returned_is_released_not_spun_on(monkeyp
         "branch.c": "unfinished",
     }
     assert ends == {"a": "raised", "b": "raised", "c": "done"}
+
+
+def test_until_idle_waits_for_work_handed_to_a_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LangGraph 0.2 runs a sync router in the loop's thread pool: the loop is idle while the thread works, and
+    that is no hang (the scenario read 'the run never returns' there). The thread is let go only once the loop
+    has settled with it still busy, so the order is forced, not raced."""
+    kit = _scenario_kit(monkeypatch)
+    release = threading.Event()
+    settles = 0
+    real = kit.settled
+
+    async def settled() -> None:
+        nonlocal settles
+        await real()
+        settles += 1
+        if settles == 2:  # after one settle found the run pending with its thread busy
+            release.set()
+
+    monkeypatch.setattr(kit, "settled", settled)
+    scenario = {"branches": [{"name": "a", "do": ["turn"]}, {"name": "b", "do": ["turn"]}], "observe": ["returned"]}
+
+    async def run() -> tuple[Any, Any]:
+        script = kit.Script(scenario, ["a", "b"])
+        loop = asyncio.get_running_loop()
+
+        async def routed() -> str:
+            await loop.run_in_executor(None, release.wait)
+            return "routed"
+
+        try:
+            return await script.run(routed()), script.returned
+        finally:
+            release.set()  # a run judged hung is cancelled, but its thread still waits: let it end
+
+    assert asyncio.run(run()) == ("routed", True)
