@@ -9,16 +9,45 @@ import { dirname, join } from "node:path";
 import { Gate, settle } from "./fanin_node.mjs";
 
 export const PROTOCOL = 1;
-export const PRIMITIVES = ["turn", "read", "write", "write.add", "raise", "return", "join.all"];
+export const PRIMITIVES = ["turn", "then", "read", "write", "write.add", "raise", "return", "select", "join.all"];
+// How many settle() rounds (50 event-loop turns each) a run may take without returning before it counts as one
+// that never returns: turns of the loop, never a timer.
+const IDLE_ROUNDS = 20;
 // A deadlock breaker only (the branches were never in flight together): it decides no order.
 const PATIENCE_MS = 10000;
 
 // The error a `raise` step throws: one name in every adapter, so `raises` compares across frameworks.
 export class BranchFailed extends Error {
-  constructor(message) {
+  constructor(message, branch) {
     super(message);
     this.name = "BranchFailed";
+    this.branch = branch; // which branch threw it: `raises.from`
   }
+}
+
+// The branches whose BranchFailed `error` is or carries (an AggregateError's errors, a cause), in order.
+export function carried(error) {
+  const found = [];
+  const stack = [error];
+  const seen = new Set();
+  while (stack.length) {
+    const current = stack.shift();
+    if (current === null || current === undefined || typeof current !== "object" || seen.has(current)) continue;
+    seen.add(current);
+    if (current instanceof BranchFailed && !found.includes(current.branch)) found.push(current.branch);
+    stack.push(...(Array.isArray(current.errors) ? current.errors : []), current.cause);
+  }
+  return found;
+}
+
+// A branch's steps split at each `then`: one list per node of the branch, in sequence (fanin.model.scenarios.parts).
+function parts(steps) {
+  const found = [[]];
+  for (const step of steps) {
+    if (step === "then") found.push([]);
+    else found.at(-1).push(step);
+  }
+  return found;
 }
 
 // gates.Turns: every branch waits at its turn until all are in flight, then they go one at a time in `order`.
@@ -67,19 +96,34 @@ export class Turns {
 export class Script {
   constructor(scenario, order) {
     this.scenario = scenario;
-    this.steps = Object.fromEntries(scenario.branches.map((b) => [b.name, b.do]));
+    this.steps = Object.fromEntries(scenario.branches.map((b) => [b.name, parts(b.do)]));
     this.branches = scenario.branches.map((b) => b.name);
     this.turns = new Turns(order);
     this.ends = Object.fromEntries(this.branches.map((name) => [name, "unfinished"]));
     this.releases = [];
+    this.joinRuns = 0; // the adapter counts each run of its join (`join.runs`)
+    // The branches the fan-out starts: a conditional fan-out (`select`) routes to these only.
+    this.selected = scenario.branches.filter((b) => b.selected ?? true).map((b) => b.name);
+    this.returned = null; // set by untilIdle: did the run return to its caller?
+    this.seen = Object.fromEntries(this.branches.map((name) => [name, {}]));
+  }
+
+  // How many nodes branch `name` is, in sequence (its steps split at each `then`).
+  parts(name) {
+    return this.steps[name].length;
+  }
+
+  // The name of part `part` of branch `name`: the branch's own name, then `b.2`, `b.3`...
+  node(name, part) {
+    return part === 0 ? name : `${name}.${part + 1}`;
   }
 
   get state() {
     return JSON.parse(JSON.stringify(this.scenario.state));
   }
 
-  async branch(name, read, write, signal) {
-    const steps = this.walk(name, read, signal);
+  async branch(name, read, write, signal, part = 0) {
+    const steps = this.walk(name, read, signal, false, part);
     for (;;) {
       const { value, done } = await steps.next();
       if (done) return value;
@@ -91,11 +135,16 @@ export class Script {
   // hands to the join: for a framework whose branches write by yielding (ADK's events), `branch` for the rest.
   // With `later`, a branch that ends normally hands on its turn only when the adapter calls handOn(name):
   // once the framework has taken what it returned (ADK: the event yielded with it was consumed).
-  async *walk(name, read, signal, later = false) {
-    const seen = {};
+  // `part` is which node of a branch split by `then` this is: the branch is done when its last part ends, and
+  // the next branch's turn comes when the part holding this one's turn ends.
+  async *walk(name, read, signal, later = false, part = 0) {
+    const seen = this.seen[name];
     let returned = null;
+    const steps = this.steps[name][part];
+    const holdsTurn = steps.includes("turn");
+    const last = part === this.parts(name) - 1;
     try {
-      for (const step of this.steps[name]) {
+      for (const step of steps) {
         if (step === "turn") {
           if ((await this.turns.wait(name, signal)) === "aborted") {
             this.ends[name] = "cancelled";
@@ -108,19 +157,50 @@ export class Script {
         else if (kind === "write") yield [argument.key, "add" in argument ? seen[argument.key] + argument.add : argument.value];
         else if (kind === "raise") {
           this.ends[name] = "raised";
-          throw new BranchFailed(argument);
+          throw new BranchFailed(argument, name);
         } else if (kind === "return") returned = argument;
       }
-      this.ends[name] = "done";
+      if (last) this.ends[name] = "done";
       return returned;
     } finally {
       if (this.ends[name] === "raised" && this.turns.order.at(-1) !== name) {
         // The next branch's turn comes once the framework has reacted to the failure (the loop settled).
         this.releases.push(settle().then(() => this.turns.done(name)));
-      } else if (!(later && this.ends[name] === "done")) {
+      } else if (!(later && this.ends[name] === "done") && (holdsTurn || this.ends[name] !== "unfinished")) {
         this.handOn(name);
       }
     }
+  }
+
+  // The framework's run awaited: through untilIdle when the scenario observes `returned`, plainly otherwise.
+  async run(promise) {
+    return this.scenario.observe.includes("returned") ? this.untilIdle(promise) : promise;
+  }
+
+  // Await the run, or learn from the event loop that it never returns: still pending after IDLE_ROUNDS settles
+  // (nothing it could wait for is a timer or I/O here), `returned` is false and null is returned. What it throws
+  // is thrown, as from a plain await.
+  async untilIdle(promise) {
+    let state = "pending";
+    let value;
+    let failure;
+    Promise.resolve(promise).then(
+      (v) => {
+        state = "done";
+        value = v;
+      },
+      (e) => {
+        state = "failed";
+        failure = e;
+      },
+    );
+    for (let round = 0; state === "pending" && round < IDLE_ROUNDS; round++) {
+      await Promise.all(this.releases);
+      await settle();
+    }
+    this.returned = state !== "pending";
+    if (state === "failed") throw failure;
+    return state === "done" ? value : null;
   }
 
   // The next branch's turn (once per branch).
@@ -128,13 +208,19 @@ export class Script {
     if (!this.turns.acted.includes(name)) this.turns.done(name);
   }
 
-  observed(ends, raises, final, saw) {
+  observed(ends, raises, final, saw, carries) {
     const found = {};
     for (const field of this.scenario.observe) {
       const [head, ...rest] = field.split(".");
       const key = rest.join(".");
       if (field === "raises") found[field] = raises;
+      else if (field === "raises.from") found[field] = carries;
       else if (field === "join.saw") found[field] = saw ?? null;
+      else if (field === "join.runs") found[field] = this.joinRuns;
+      else if (field === "returned") {
+        if (this.returned === null) throw new Error("the scenario observes `returned`: run the framework through untilIdle");
+        found[field] = this.returned;
+      }
       else if (head === "final") found[field] = final === null || final === undefined ? null : (final[key] ?? null);
       else if (head === "branch") found[field] = ends[key];
     }
@@ -142,13 +228,14 @@ export class Script {
   }
 
   // The run's answer, called as the run returns: branch ends as they were then, `final()` read once the
-  // loop has settled; vacuous when the gate could not force the order.
-  async answer({ raises, final, saw }) {
+  // loop has settled; vacuous when the gate could not force the order. `error` is what the caller caught,
+  // for `raises.from`.
+  async answer({ raises, final, saw, error }) {
     const ends = { ...this.ends };
     await Promise.all(this.releases);
     await settle();
     if (this.turns.vacuous) return { vacuous: this.turns.vacuous };
-    return { observed: this.observed(ends, raises, await final(), saw) };
+    return { observed: this.observed(ends, raises, await final(), saw, carried(error)) };
   }
 }
 

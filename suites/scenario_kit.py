@@ -21,18 +21,41 @@ import inspect
 import json
 import sys
 import time
+import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
 import gates
 
+from fanin.model.scenarios import parts
+
 PROTOCOL = 1
-PRIMITIVES = ("turn", "read", "write", "write.add", "raise", "return", "join.all")  # as fanin.model.scenarios
+# as fanin.model.scenarios
+PRIMITIVES = ("turn", "then", "read", "write", "write.add", "raise", "return", "select", "join.all")
 
 
 class BranchFailed(Exception):
     """The error a `raise` step raises: one name in every adapter, so `raises` compares across frameworks."""
+
+    def __init__(self, message: str, branch: str) -> None:
+        super().__init__(message)
+        self.branch = branch  # which branch raised it: `raises.from`
+
+
+def carried(error: BaseException | None) -> list[str]:
+    """The branches whose BranchFailed `error` is or carries (a group's members, a cause, a context), in order."""
+    found: list[str] = []
+    stack, seen = [error], set()
+    while stack:
+        current = stack.pop(0)
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, BranchFailed) and current.branch not in found:
+            found.append(current.branch)
+        stack += [*getattr(current, "exceptions", ()), current.__cause__, current.__context__]
+    return found
 
 
 class NotExpressible(Exception):
@@ -47,6 +70,7 @@ async def _maybe(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+POLL = 1.0  # seconds: a timer due sooner is a framework's poll, not a bound (until_idle)
 _RELEASES: list[asyncio.Task[None]] = []  # turns released once the loop settles after a failure (one settle at a time)
 
 
@@ -55,38 +79,58 @@ class Script:
 
     def __init__(self, scenario: dict[str, Any], order: list[str]) -> None:
         self.scenario = scenario
-        self.steps = {str(b["name"]): list(b["do"]) for b in scenario["branches"]}
+        self.steps = {str(b["name"]): parts(list(b["do"])) for b in scenario["branches"]}
         self.branches = list(self.steps)
+        # The branches the fan-out starts: a conditional fan-out (`select`) routes to these only.
+        self.selected = [str(b["name"]) for b in scenario["branches"] if b.get("selected", True)]
+        self.returned: bool | None = None  # set by `until_idle`: did the run return to its caller?
         self.turns = gates.Turns(order)
         self.ends = dict.fromkeys(self.branches, "unfinished")
-        self.returned: dict[str, Any] = {}  # what each branch's `return` step handed to the join
+        self.results: dict[str, Any] = {}  # what each branch's `return` step handed to the join
+        self.join_runs = 0  # the adapter counts each run of its join (`join.runs`)
+        self._seen: dict[str, dict[str, Any]] = {name: {} for name in self.branches}
+
+    def parts(self, name: str) -> int:
+        """How many nodes branch `name` is, in sequence (its steps split at each `then`)."""
+        return len(self.steps[name])
+
+    @staticmethod
+    def node(name: str, part: int) -> str:
+        """The name of part `part` of branch `name`: the branch's own name, then `b.2`, `b.3`..."""
+        return name if part == 0 else f"{name}.{part + 1}"
 
     @property
     def state(self) -> dict[str, Any]:
         """The keys and values before the run (a fresh copy each time)."""
         return json.loads(json.dumps(self.scenario["state"]))
 
-    async def branch(self, name: str, read: Reader, write: Writer) -> Any:
-        """Run branch `name`'s steps; returns what its `return` step hands to the join (None without one)."""
-        async with contextlib.aclosing(self.walk(name, read)) as steps:
+    async def branch(self, name: str, read: Reader, write: Writer, part: int = 0) -> Any:
+        """Run the steps of part `part` of branch `name` (one node of it; a branch without `then` is one part);
+        returns what its `return` step hands to the join (None without one). The branch is done when its last
+        part ends; the next branch's turn comes when the part holding this one's turn ends."""
+        async with contextlib.aclosing(self.walk(name, read, part=part)) as steps:
             async for key, value in steps:
                 try:
                     await _maybe(write(key, value))
                 except asyncio.CancelledError:
                     self.ends[name] = "cancelled"
                     raise
-        return self.returned[name]
+        return self.results.get(name)
 
-    async def walk(self, name: str, read: Reader, later: bool = False) -> AsyncGenerator[tuple[str, Any], None]:
-        """Branch `name`'s steps as an async generator of its writes, `(key, value)`; what its `return` step
-        hands to the join is `returned[name]` once the generator ends. For a framework whose branches write
+    async def walk(
+        self, name: str, read: Reader, later: bool = False, part: int = 0
+    ) -> AsyncGenerator[tuple[str, Any], None]:
+        """Part `part` of branch `name` as an async generator of its writes, `(key, value)`; what its `return`
+        step hands to the join is `results[name]` once the generator ends. For a framework whose branches write
         by yielding (ADK's events), `branch` for the rest. With `later`, a branch that ends normally hands on
         its turn only when the adapter calls `hand_on(name)`: once the framework has taken what it returned
         (ADK: the event yielded with it was consumed)."""
-        seen: dict[str, Any] = {}
-        self.returned[name] = None
+        seen = self._seen[name]
+        self.results.setdefault(name, None)
+        steps = self.steps[name][part]
+        holds_turn = "turn" in steps
         try:
-            for step in self.steps[name]:
+            for step in steps:
                 if step == "turn":
                     await self.turns.wait(name)
                     continue
@@ -98,10 +142,11 @@ class Script:
                     yield key, (seen[key] + argument["add"] if "add" in argument else argument["value"])
                 elif kind == "raise":
                     self.ends[name] = "raised"
-                    raise BranchFailed(argument)
+                    raise BranchFailed(argument, name)
                 elif kind == "return":
-                    self.returned[name] = argument
-            self.ends[name] = "done"
+                    self.results[name] = argument
+            if part == self.parts(name) - 1:
+                self.ends[name] = "done"
         except asyncio.CancelledError:
             self.ends[name] = "cancelled"
             raise
@@ -110,20 +155,55 @@ class Script:
                 # The next branch's turn comes once the framework has reacted to the failure (the loop
                 # settled): a sibling it cancels is cancelled at its gate, one it waits for goes on.
                 _RELEASES.append(asyncio.get_running_loop().create_task(self._release_settled(name)))
-            elif not (later and self.ends[name] == "done"):
-                self.hand_on(name)  # the next branch's turn comes however this one ended
+            elif name not in self.turns.acted and (holds_turn or self.ends[name] != "unfinished"):
+                if not (later and self.ends[name] == "done"):
+                    self.turns.done(name)  # the next branch's turn comes however this one ended
 
     def hand_on(self, name: str) -> None:
-        """The next branch's turn (once per branch)."""
+        """The next branch's turn (once per branch): for `walk(..., later=True)`, once the framework took its end."""
         if name not in self.turns.acted:
             self.turns.done(name)
 
+    async def run(self, run: Awaitable[Any]) -> Any:
+        """The framework's run awaited: through `until_idle` when the scenario observes `returned`, plainly otherwise."""
+        return await (self.until_idle(run) if "returned" in self.scenario["observe"] else run)
+
+    async def until_idle(self, run: Awaitable[Any]) -> Any:
+        """Await the framework's run, or learn from the event loop that it never returns: once nothing is left to
+        run (gates.settle) and no timer of the framework's is due, it has not returned and nothing can make it
+        (`returned` false; the run is cancelled and None returned). What it raises propagates, as from a plain
+        await."""
+        task = asyncio.ensure_future(run)
+        loop = asyncio.get_running_loop()
+        while not task.done():
+            await settled()
+            if task.done() or _RELEASES:
+                continue
+            if _pool_busy(loop):  # work handed to a thread (LangGraph 0.2 runs a sync router there) wakes it
+                await asyncio.sleep(0)
+                continue
+            await settled()  # what a pool thread handed on as it went idle has run
+            if task.done() or _RELEASES or _pool_busy(loop):
+                continue
+            # A timer due soon is the framework's own poll (Agent Framework 1.x waits 0.05 s for an event
+            # between checks): let it fire. Later ones are deadlock breakers (the gate's patience, af_kit's bound).
+            soon = [h.when() - loop.time() for h in getattr(loop, "_scheduled", ()) if not h.cancelled()]
+            due = min((delay for delay in soon if delay < POLL), default=None)
+            if due is None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                self.returned = False
+                return None
+            await asyncio.wait({task}, timeout=max(due, 0.0))
+        self.returned = True  # returned, or raised: what it raises propagates
+        return task.result()
+
     async def _release_settled(self, name: str) -> None:
-        await settle_with_threads()
+        await _settle_alone()
         self.turns.done(name)
 
     def observed(
-        self, ends: dict[str, str], raises: str | None, final: dict[str, Any] | None, saw: Any
+        self, ends: dict[str, str], raises: str | None, final: dict[str, Any] | None, saw: Any, carries: list[str]
     ) -> dict[str, Any]:
         """The fields the scenario observes: `final` is the state the caller can read (None: none)."""
         found: dict[str, Any] = {}
@@ -131,47 +211,81 @@ class Script:
             head, _, rest = name.partition(".")
             if name == "raises":
                 found[name] = raises
+            elif name == "raises.from":
+                found[name] = carries
             elif name == "join.saw":
                 found[name] = saw
+            elif name == "join.runs":
+                found[name] = self.join_runs
+            elif name == "returned":
+                if self.returned is None:
+                    raise RuntimeError("the scenario observes `returned`: run the framework through until_idle")
+                found[name] = self.returned
             elif head == "final":
                 found[name] = None if final is None else final.get(rest)
             elif head == "branch":
                 found[name] = ends[rest]
         return found
 
-    async def answer(self, *, raises: str | None, final: Callable[[], Any], saw: Any = None) -> dict[str, Any]:
+    async def answer(
+        self,
+        *,
+        raises: str | None,
+        final: Callable[[], Any],
+        saw: Any = None,
+        error: BaseException | None = None,
+    ) -> dict[str, Any]:
         """The run's answer, called as the run returns: each branch's end as it was then (`unfinished`: the run
         returned while it still ran), the state `final()` reads once the loop has settled (a dict or None, or an
         awaitable of one: a session service's read); vacuous when the gate could not force the order (the
-        branches were never in flight together)."""
+        branches were never in flight together). `error` is the exception the caller caught, for `raises.from`."""
         ends = dict(self.ends)
         await settled()
         if self.turns.vacuous:
             return {"vacuous": self.turns.vacuous}
-        return {"observed": self.observed(ends, raises, await _maybe(final()), saw)}
+        return {"observed": self.observed(ends, raises, await _maybe(final()), saw, carried(error))}
+
+
+def _pool_busy(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether the loop's default thread pool (`asyncio.to_thread`, `run_in_executor(None, ...)`) has work queued or
+    running, which gates.settle cannot see: CPython's ThreadPoolExecutor keeps one semaphore count per idle thread.
+    A pool thread hands its result to the loop before it counts itself idle, so once it is idle and nothing is
+    ready, nothing is left that could wake the run."""
+    pool: Any = getattr(loop, "_default_executor", None)
+    return pool is not None and not (pool._work_queue.empty() and pool._idle_semaphore._value >= len(pool._threads))
+
+
+_SETTLING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+async def _settle_alone() -> None:
+    """settle_with_threads, one at a time in a loop: two at once keep each other runnable, so neither ever sees the
+    loop idle (a second failure's release, made while the answer settles, waits here: a sibling raising after the
+    run returned, in a framework that cancels nothing)."""
+    lock = _SETTLING.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+    async with lock:
+        await settle_with_threads()
 
 
 async def settled() -> None:
     """Every turn a failure holds is released, then the loop settles: nothing the run started is still runnable."""
-    while _RELEASES:  # one settle at a time: two at once keep each other runnable
-        await _RELEASES.pop()
-    await settle_with_threads()
+    while True:
+        while _RELEASES:
+            await _RELEASES.pop()
+        await _settle_alone()
+        if not _RELEASES:  # a failure while it settled holds a turn again
+            return
 
 
 async def settle_with_threads() -> None:
     """`gates.settle`, and the work the loop handed to its default thread pool too (`run_in_executor(None, ...)`:
     langchain runs a sync callback handler there on a tool's error, on the failure's way to the framework), which
     `gates.settle` cannot see: a turn released while a pool thread still works would race the framework's reaction.
-
-    A pool thread hands its result to the loop (a ready callback) before it counts itself idle, so once no pool
-    thread is busy and then nothing is ready, nothing is left that could still wake a task. Loop iterations,
-    never a timer."""
+    Loop iterations, never a timer."""
     loop = asyncio.get_running_loop()
     while True:
         await gates.settle()
-        pool = getattr(loop, "_default_executor", None)
-        # CPython's ThreadPoolExecutor: queued items, and one semaphore count per idle thread.
-        if pool is None or (pool._work_queue.empty() and pool._idle_semaphore._value >= len(pool._threads)):
+        if not _pool_busy(loop):
             await gates.settle()
             if not loop._ready:  # type: ignore[attr-defined]  # CPython's queue of ready callbacks, as gates.settle reads it
                 return

@@ -11,6 +11,7 @@ import asyncio
 import importlib.util
 import json
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Coroutine
 from types import ModuleType
@@ -204,3 +205,146 @@ def test_no_probe_keeps_its_own_order_of_harm() -> None:
                 if {"safe", "loud", "silent"} <= words:
                     own.append(f"{path.relative_to(SUITES)}:{node.lineno}")
     assert own == [], f"rank hazards with fanin.probe.harm, not a list of your own: {own}"
+
+
+def _scenario_kit(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.syspath_prepend(str(SUITES))  # the kit imports gates as a cell's suite copy does
+    spec = importlib.util.spec_from_file_location("fanin_test_scenario_kit", SUITES / "scenario_kit.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_raises_from_names_the_branches_an_exception_is_or_carries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A group's members, then a cause and a context, each once; an exception that carries none names none."""
+    kit = _scenario_kit(monkeypatch)
+    wrapped = RuntimeError("the run failed")
+    wrapped.__cause__ = kit.BranchFailed("b failed", "b")
+    group = ExceptionGroup("two", [kit.BranchFailed("a failed", "a"), wrapped, kit.BranchFailed("again", "a")])
+    assert kit.carried(group) == ["a", "b"]
+    assert kit.carried(kit.BranchFailed("c failed", "c")) == ["c"]
+    assert kit.carried(ValueError("other")) == [] and kit.carried(None) == []
+
+
+def test_until_idle_tells_a_run_that_never_returns_from_one_that_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read from the event loop, never a clock: a run waiting on what nothing will set is `returned` false."""
+    kit = _scenario_kit(monkeypatch)
+    scenario = {"branches": [{"name": "a", "do": ["turn"]}, {"name": "b", "do": ["turn"]}], "observe": ["returned"]}
+
+    async def both() -> tuple[Any, ...]:
+        stuck, done = kit.Script(scenario, ["a", "b"]), kit.Script(scenario, ["a", "b"])
+        never = asyncio.get_running_loop().create_future()
+        first = await stuck.run(never)
+
+        async def steps() -> str:
+            for _ in range(100):
+                await asyncio.sleep(0)
+            return "ran"
+
+        polled = kit.Script(scenario, ["a", "b"])
+
+        async def polls() -> str:  # Agent Framework 1.x waits 0.05 s for an event between its checks
+            await asyncio.sleep(0.05)
+            return "polled"
+
+        ran = await done.run(steps())
+        return first, stuck.returned, ran, done.returned, await polled.run(polls()), polled.returned
+
+    assert asyncio.run(both()) == (None, False, "ran", True, "polled", True)
+
+
+def test_then_hands_on_the_turn_when_the_node_holding_it_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Branch b is two nodes: its first hands on the turn (else a one-node sibling next in order, run by a
+    superstep framework beside it, would wait on a node that cannot start); it is done only after its last."""
+    kit = _scenario_kit(monkeypatch)
+    scenario = {
+        "branches": [
+            {"name": "a", "do": ["turn", {"return": "a"}]},
+            {"name": "b", "do": ["turn", "then", {"return": "b"}]},
+        ],
+        "observe": ["raises"],
+    }
+
+    async def steps() -> tuple[Any, ...]:
+        script = kit.Script(scenario, ["b", "a"])
+        assert (script.parts("b"), script.node("b", 1)) == (2, "b.2")
+        first = await asyncio.gather(script.branch("b", dict, dict), script.branch("a", dict, dict))
+        between = dict(script.ends)
+        assert script.turns.vacuous is None  # a waited its turn on b's first node, not on the gate's patience
+        last = await script.branch("b", dict, dict, part=1)
+        return first, between, last, script.ends
+
+    first, between, last, ends = asyncio.run(steps())
+    assert first == [None, "a"] and between == {"a": "done", "b": "unfinished"}
+    assert last == "b" and ends == {"a": "done", "b": "done"}
+
+
+def test_a_second_failure_after_the_run_returned_is_released_not_spun_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A framework that cancels nothing returns at the first failure while its siblings run on: the second
+    failure's release and the answer's own settle must not settle at once (each kept the other runnable, and
+    the answer died with 'the event loop still had work': Agent Framework before 1.19, two-failing)."""
+    kit = _scenario_kit(monkeypatch)
+    scenario = {
+        "branches": [
+            {"name": "a", "do": ["turn", {"raise": "a failed"}]},
+            {"name": "b", "do": ["turn", {"raise": "b failed"}]},
+            {"name": "c", "do": ["turn"]},
+        ],
+        "observe": ["raises", "raises.from", "branch.b", "branch.c"],
+    }
+
+    async def run() -> Any:
+        script = kit.Script(scenario, ["a", "b", "c"])
+        tasks = [asyncio.ensure_future(script.branch(name, dict, dict)) for name in ("a", "b", "c")]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)  # the run returns at the first failure
+        error = next(t.exception() for t in tasks if t.done() and t.exception())
+        answer = await script.answer(raises=type(error).__name__, final=dict, error=error)
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return answer, script.ends
+
+    answer, ends = asyncio.run(run())
+    # as the run returned, b and c still ran; then b raised and c went on to its end
+    assert answer["observed"] == {
+        "raises": "BranchFailed",
+        "raises.from": ["a"],
+        "branch.b": "unfinished",
+        "branch.c": "unfinished",
+    }
+    assert ends == {"a": "raised", "b": "raised", "c": "done"}
+
+
+def test_until_idle_waits_for_work_handed_to_a_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LangGraph 0.2 runs a sync router in the loop's thread pool: the loop is idle while the thread works, and
+    that is no hang (the scenario read 'the run never returns' there). The thread is let go only once the loop
+    has settled with it still busy, so the order is forced, not raced."""
+    kit = _scenario_kit(monkeypatch)
+    release = threading.Event()
+    settles = 0
+    real = kit.settled
+
+    async def settled() -> None:
+        nonlocal settles
+        await real()
+        settles += 1
+        if settles == 2:  # after one settle found the run pending with its thread busy
+            release.set()
+
+    monkeypatch.setattr(kit, "settled", settled)
+    scenario = {"branches": [{"name": "a", "do": ["turn"]}, {"name": "b", "do": ["turn"]}], "observe": ["returned"]}
+
+    async def run() -> tuple[Any, Any]:
+        script = kit.Script(scenario, ["a", "b"])
+        loop = asyncio.get_running_loop()
+
+        async def routed() -> str:
+            await loop.run_in_executor(None, release.wait)
+            return "routed"
+
+        try:
+            return await script.run(routed()), script.returned
+        finally:
+            release.set()  # a run judged hung is cancelled, but its thread still waits: let it end
+
+    assert asyncio.run(run()) == ("routed", True)

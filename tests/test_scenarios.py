@@ -62,7 +62,7 @@ def _broken(change: Any) -> dict[str, Any]:
     [
         (lambda d: d.pop("grade"), "missing"),
         (lambda d: d.update(orders=[["a", "b"]]), "two or more finish orders"),
-        (lambda d: d.update(orders=[["a", "b"], ["a", "a"]]), "names every branch once"),
+        (lambda d: d.update(orders=[["a", "b"], ["a", "a"]]), "names every selected branch once"),
         (lambda d: d["branches"][0].update(do=[{"read": "n"}]), "exactly one 'turn'"),
         (lambda d: d["branches"][0]["do"].append({"write": {"key": "zz", "value": 1}}), "a key of [state]"),
         (lambda d: d["grade"][0].update(when={"final.n": {"null": False}}), "loud means an error"),
@@ -72,6 +72,11 @@ def _broken(change: Any) -> dict[str, Any]:
         (lambda d: d.update(observe=["final.n"]), "observes `raises`"),
         (lambda d: d.update(state={"n": 0, "a": "x"}), "name both a branch and a"),
         (lambda d: d.update(source="the seed"), "https:// address"),
+        (lambda d: d["branches"][0].update(do=["then", *d["branches"][0]["do"]]), "'then' separates two nodes"),
+        (lambda d: d["branches"][0]["do"].extend(["then", "then", {"read": "n"}]), "'then' separates two nodes"),
+        (lambda d: d["branches"][0]["do"].extend([{"return": 1}, "then", {"read": "n"}]), "only its last node"),
+        (lambda d: d["branches"][0].update(selected=False), "never takes a 'turn'"),
+        (lambda d: d["branches"][0].update(selected="no"), "selected is true or false"),
     ],
 )
 def test_a_broken_scenario_is_refused_by_the_loader_and_the_schema(change: Any, said: str) -> None:
@@ -102,6 +107,66 @@ def test_a_file_whose_id_is_not_its_name_is_refused(tmp_path: Path) -> None:
 def test_the_primitives_come_from_the_steps() -> None:
     assert _scenario("read-await-write").primitives() == ["turn", "read", "write.add", "join.all"]
     assert _scenario("failing-branch").primitives() == ["turn", "write", "raise", "join.all"]
+    assert _scenario("unequal-depth").primitives() == ["turn", "then", "return", "join.all"]
+
+
+def test_then_splits_a_branch_into_nodes_in_sequence() -> None:
+    """A branch of several nodes is one list of steps cut at each `then`; the turn may sit in any of them."""
+    assert scenarios.parts(["turn", "then", {"return": "b"}]) == [["turn"], [{"return": "b"}]]
+    assert scenarios.parts([{"read": "n"}, "turn"]) == [[{"read": "n"}, "turn"]]
+    b = next(branch for branch in _scenario("unequal-depth").data["branches"] if branch["name"] == "b")
+    assert len(scenarios.parts(b["do"])) == 2
+
+
+def test_the_join_runs_grade_unequal_depth() -> None:
+    """Once after both is safe; once per arrival, or once before the longer path wrote, is silent."""
+    deep = _scenario("unequal-depth")
+    once = scenarios.observation(
+        deep, CAPABLE, _answers(deep, *({"join.runs": 1, "join.saw": ["a", "b"], "raises": None} for _ in deep.orders))
+    )
+    assert (once.hazard, once.label) == ("safe", "joined once, after both")
+    early = scenarios.observation(
+        deep, CAPABLE, _answers(deep, *({"join.runs": 1, "join.saw": ["a"], "raises": None} for _ in deep.orders))
+    )
+    assert (early.hazard, early.label) == ("silent", "joined before the longer path finished")
+    twice = scenarios.observation(
+        deep, CAPABLE, _answers(deep, *({"join.runs": 2, "join.saw": ["a", "b"], "raises": None} for _ in deep.orders))
+    )
+    assert (twice.hazard, twice.label) == ("silent", "joined once per arrival")
+
+
+def test_a_conditional_fan_out_needs_select_and_orders_only_the_selected_branches() -> None:
+    unselected = _scenario("unselected-branch")
+    assert unselected.primitives() == ["turn", "return", "select", "join.all"]
+    assert unselected.selected == ["a", "b"] and unselected.branches == ["a", "b", "c"]
+    data = copy.deepcopy(unselected.data)
+    data["orders"] = [["a", "b", "c"], ["b", "a", "c"]]
+    with pytest.raises(ScenarioError, match="names every selected branch once"):
+        scenarios.validate(data, "x.toml")
+    never = {"join.runs": 0, "returned": True, "raises": None}
+    assert scenarios.observation(unselected, CAPABLE, _answers(unselected, never, never)).hazard == "silent"
+    stuck = {"join.runs": 0, "returned": False, "raises": None}
+    hung = scenarios.observation(unselected, CAPABLE, _answers(unselected, stuck, stuck))
+    assert (hung.hazard, hung.label) == ("hangs", "the run never returns")
+    with pytest.raises(ScenarioError, match="returned is true or false"):
+        scenarios.check_reply({"observed": {**never, "returned": None}}, unselected)
+
+
+def test_two_failing_is_graded_by_what_the_caller_sees_and_the_third_branch() -> None:
+    two = _scenario("two-failing")
+    base = {"branch.a": "raised", "branch.b": "raised", "final.c_before": "c", "final.c_after": "c"}
+
+    def seen(carries: list[str], third: str) -> dict[str, Any]:
+        return {**base, "raises": "BranchFailed", "raises.from": carries, "branch.c": third}
+
+    group = scenarios.observation(two, CAPABLE, _answers(two, seen(["a", "b"], "done"), seen(["b", "a"], "done")))
+    assert group.label == "raises both failures"
+    cancelled = scenarios.observation(two, CAPABLE, _answers(two, seen(["a"], "cancelled"), seen(["b"], "cancelled")))
+    assert (cancelled.hazard, cancelled.label) == ("loud", "raises one, the third cancelled")
+    ran_on = scenarios.observation(two, CAPABLE, _answers(two, seen(["a"], "done"), seen(["b"], "unfinished")))
+    assert ran_on.label == "raises one, the third finished"  # the first of the most harmful: both loud
+    swallowed = {**base, "raises": None, "raises.from": [], "branch.c": "done"}
+    assert scenarios.observation(two, CAPABLE, _answers(two, swallowed, swallowed)).hazard == "silent"
 
 
 def test_the_grader_grades_by_the_legend() -> None:
@@ -180,6 +245,24 @@ def test_a_malformed_or_failed_answer_is_refused(reply: dict[str, Any], said: st
     answers = {scenarios.order_key(o): reply for o in raw.orders}
     with pytest.raises(ScenarioError, match=said):
         scenarios.observation(raw, CAPABLE, answers)
+
+
+@pytest.mark.parametrize(
+    ("scenario_id", "field", "value", "said"),
+    [
+        ("unequal-depth", "join.runs", -1, "counts the join's runs"),
+        ("unequal-depth", "join.runs", True, "counts the join's runs"),
+        ("two-failing", "raises.from", ["z"], "lists branch names"),
+        ("two-failing", "raises.from", "a", "lists branch names"),
+    ],
+)
+def test_a_join_count_or_a_carried_branch_that_cannot_be_is_refused(
+    scenario_id: str, field: str, value: Any, said: str
+) -> None:
+    raw = _scenario(scenario_id)
+    observed = dict.fromkeys(raw.observe, None) | {"raises": None, field: value}
+    with pytest.raises(ScenarioError, match=said):
+        scenarios.check_reply({"observed": observed}, raw)
 
 
 def test_an_answer_n_a_or_vacuous_is_the_observation() -> None:

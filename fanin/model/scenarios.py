@@ -39,13 +39,28 @@ KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 
 # The steps a branch can take, and the primitive each needs from an adapter.
 TURN = "turn"  # wait for this branch's turn in the forced order (every branch is in flight first)
+THEN = "then"  # the steps after it run in the branch's next node, once the node before it has ended
+MARKS = (TURN, THEN)  # the steps that are a bare word, not a table
 STEPS = ("read", "write", "raise", "return")
 JOINS = ("all",)
-# What an adapter declares in `supports`: one name per step kind, `write.add`, and each join.
-PRIMITIVES = (TURN, "read", "write", "write.add", "raise", "return", *(f"join.{kind}" for kind in JOINS))
-# Fields an adapter reports: the caller's exception class (or null), a state key after the run (null
-# when the framework gives the caller no state), what the join received in arrival order, a branch's end.
-FIELDS = ("raises", "final.<key>", "join.saw", "branch.<name>")
+SELECT = "select"  # a conditional fan-out: only the branches not marked `selected = false` start
+# What an adapter declares in `supports`: one name per step kind, `write.add`, `select`, and each join.
+PRIMITIVES = (
+    TURN,
+    THEN,
+    "read",
+    "write",
+    "write.add",
+    "raise",
+    "return",
+    SELECT,
+    *(f"join.{kind}" for kind in JOINS),
+)
+# Fields an adapter reports: the caller's exception class (or null), the branches whose failures that
+# exception is or carries, whether the run returned to its caller (false: it still waited once nothing
+# was left to run), a state key after the run (null when the framework gives the caller no state), what
+# the join received in arrival order, how many times the join ran, a branch's end.
+FIELDS = ("raises", "raises.from", "returned", "final.<key>", "join.saw", "join.runs", "branch.<name>")
 BRANCH_ENDS = ("done", "raised", "cancelled", "unfinished")
 LANGUAGES = ("python", "javascript")
 # The tests a grading rule applies to one observed field.
@@ -79,6 +94,11 @@ class Scenario:
         return [str(b["name"]) for b in self.data["branches"]]
 
     @property
+    def selected(self) -> list[str]:
+        """The branches the fan-out starts (all of them unless the scenario selects)."""
+        return [str(b["name"]) for b in self.data["branches"] if b.get("selected", True)]
+
+    @property
     def orders(self) -> list[list[str]]:
         return [list(order) for order in self.data["orders"]]
 
@@ -104,10 +124,12 @@ def order_key(order: list[str]) -> str:
 
 def primitives_of(data: dict[str, Any]) -> list[str]:
     found = {f"join.{data['join']['kind']}"}
+    if not all(branch.get("selected", True) for branch in data["branches"]):
+        found.add(SELECT)
     for branch in data["branches"]:
         for step in branch["do"]:
-            if step == TURN:
-                found.add(TURN)
+            if step in MARKS:
+                found.add(step)
                 continue
             (kind, argument), *_ = step.items()
             found.add("write.add" if kind == "write" and "add" in argument else kind)
@@ -121,11 +143,22 @@ def _fail(where: str, message: str) -> ScenarioError:
     return ScenarioError(f"{where}: {message}")
 
 
+def parts(steps: list[Any]) -> list[list[Any]]:
+    """A branch's steps split at each `then`: one list per node of the branch, in sequence."""
+    found: list[list[Any]] = [[]]
+    for step in steps:
+        if step == THEN:
+            found.append([])
+        else:
+            found[-1].append(step)
+    return found
+
+
 def _check_step(where: str, step: Any, keys: set[str]) -> None:
-    if step == TURN:
+    if step in MARKS:
         return
     if not isinstance(step, dict) or len(step) != 1 or next(iter(step)) not in STEPS:
-        raise _fail(where, f"a step is {TURN!r} or one of {{{', '.join(STEPS)} = ...}}, got {step!r}")
+        raise _fail(where, f"a step is {TURN!r}, {THEN!r} or one of {{{', '.join(STEPS)} = ...}}, got {step!r}")
     kind, argument = next(iter(step.items()))
     if kind == "read" and argument not in keys:
         raise _fail(where, f"reads {argument!r}, which is not a key of [state]")
@@ -142,7 +175,7 @@ def _check_step(where: str, step: Any, keys: set[str]) -> None:
 
 def _check_field(where: str, name: str, keys: set[str], branches: list[str]) -> None:
     head, _, rest = name.partition(".")
-    if name in ("raises", "join.saw"):
+    if name in ("raises", "raises.from", "returned", "join.saw", "join.runs"):
         return
     if head == "final" and rest in keys:
         return
@@ -185,9 +218,12 @@ def validate(data: Any, where: str) -> dict[str, Any]:
     if not isinstance(branches, list) or len(branches) < 2:
         raise _fail(where, "a fan-in scenario has two or more [[branches]]")
     names: list[str] = []
+    chosen: list[str] = []
     for branch in branches:
-        if not isinstance(branch, dict) or set(branch) != {"name", "do"}:
-            raise _fail(where, f"a branch is {{ name, do }}, got {branch!r}")
+        if not isinstance(branch, dict) or not {"name", "do"} <= set(branch) <= {"name", "do", "selected"}:
+            raise _fail(where, f"a branch is {{ name, do }} and maybe selected = false, got {branch!r}")
+        if not isinstance(branch.get("selected", True), bool):
+            raise _fail(where, f"selected is true or false, got {branch['selected']!r}")
         name = branch["name"]
         if not isinstance(name, str) or not SLUG.match(name) or name in names:
             raise _fail(where, f"branch names are distinct lower-case words, got {name!r}")
@@ -197,8 +233,20 @@ def validate(data: Any, where: str) -> dict[str, Any]:
             raise _fail(where, f"branch {name} does nothing")
         for step in steps:
             _check_step(f"{where}: branch {name}", step, keys)
-        if steps.count(TURN) != 1:
+        if not branch.get("selected", True):
+            if TURN in steps:
+                raise _fail(where, f"branch {name} is not selected, so it never takes a {TURN!r}")
+        elif steps.count(TURN) != 1:
             raise _fail(where, f"branch {name} takes exactly one {TURN!r}: where the forced order holds it")
+        else:
+            chosen.append(name)
+        nodes = parts(steps)
+        if not all(nodes):
+            raise _fail(
+                where, f"branch {name}: {THEN!r} separates two nodes' steps (none before, after or next to another)"
+            )
+        if any("return" in step for node in nodes[:-1] for step in node if isinstance(step, dict)):
+            raise _fail(where, f"branch {name}: only its last node returns (what it returns reaches the join)")
     clash = sorted(keys & set(names))
     if clash:
         raise _fail(where, f"{clash} name both a branch and a [state] key (a graph's nodes and channels share names)")
@@ -206,8 +254,8 @@ def validate(data: Any, where: str) -> dict[str, Any]:
     if not isinstance(orders, list) or len(orders) < 2:
         raise _fail(where, "a scenario forces two or more finish orders")
     for order in orders:
-        if not isinstance(order, list) or sorted(order) != sorted(names):
-            raise _fail(where, f"an order names every branch once, got {order!r}")
+        if not isinstance(order, list) or sorted(order) != sorted(chosen):
+            raise _fail(where, f"an order names every selected branch once, got {order!r}")
     if len({order_key(o) for o in orders}) != len(orders):
         raise _fail(where, "an order is forced twice")
     join = data["join"]
@@ -347,6 +395,12 @@ def check_reply(reply: Any, scenario: Scenario) -> dict[str, Any]:
     for name, value in observed.items():
         if name.startswith("branch.") and value not in BRANCH_ENDS:
             raise ScenarioError(f"{name} is one of {', '.join(BRANCH_ENDS)}, got {value!r}")
+        if name == "returned" and not isinstance(value, bool):
+            raise ScenarioError(f"returned is true or false, got {value!r}")
+        if name == "join.runs" and not (type(value) is int and value >= 0):
+            raise ScenarioError(f"join.runs counts the join's runs (an integer, 0 or more), got {value!r}")
+        if name == "raises.from" and not (isinstance(value, list) and set(value) <= set(scenario.branches)):
+            raise ScenarioError(f"raises.from lists branch names, got {value!r}")
     return reply
 
 

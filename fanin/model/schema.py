@@ -216,6 +216,7 @@ def _step() -> dict[str, Any]:
     return {
         "oneOf": [
             {"const": scenarios.TURN, "description": "wait here for this branch's turn in the forced order"},
+            {"const": scenarios.THEN, "description": "the steps after it run in the branch's next node, in sequence"},
             *(
                 {"type": "object", "required": [kind], "properties": {kind: body}, "additionalProperties": False}
                 for kind, body in one.items()
@@ -264,7 +265,7 @@ def scenario() -> dict[str, Any]:
                 "minItems": 1,
                 "items": {
                     "type": "string",
-                    "pattern": r"^(raises|join\.saw|final\.[a-z][a-z0-9_]*|branch\.[a-z0-9-]+)$",
+                    "pattern": r"^(raises|raises\.from|returned|join\.saw|join\.runs|final\.[a-z][a-z0-9_]*|branch\.[a-z0-9-]+)$",
                 },
             },
             "branches": {
@@ -273,7 +274,14 @@ def scenario() -> dict[str, Any]:
                 "items": {
                     "type": "object",
                     "required": ["name", "do"],
-                    "properties": {"name": slug, "do": {"type": "array", "minItems": 1, "items": _step()}},
+                    "properties": {
+                        "name": slug,
+                        "do": {"type": "array", "minItems": 1, "items": _step()},
+                        "selected": {
+                            "type": "boolean",
+                            "description": "false: the conditional fan-out never starts it",
+                        },
+                    },
                     "additionalProperties": False,
                 },
             },

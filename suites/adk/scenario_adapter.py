@@ -43,7 +43,7 @@ class Branch(BaseAgent):
             own[key] = written
             delta = EventActions(state_delta={key: written})
             yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch, actions=delta)
-        returned = self.script.returned[self.name]
+        returned = self.script.results[self.name]
         if returned is not None:
             content = types.Content(role="model", parts=[types.Part(text=json.dumps(returned))])
             yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch, content=content)

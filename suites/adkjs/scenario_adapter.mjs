@@ -1,9 +1,10 @@
 // ADK for JavaScript's scenario adapter (docs/ADAPTERS.md): a scenario as a ParallelAgent of custom agents.
 // Every branch is a BaseAgent child of one ParallelAgent, followed by a `join` agent (a SequentialAgent of the
-// two), run through ADK's Runner on an InMemorySessionService. A branch reads the session state (or what it
+// two), run through ADK's Runner on an InMemorySessionService; a branch of several parts (split by `then`) is a
+// SequentialAgent of one custom agent per part (`b`, `b_2`: agent names are identifiers). A branch reads the session state (or what it
 // wrote itself) and writes by yielding an event with a state delta; its `return` value is an event's text,
 // and `join.saw` is those texts in the order the join finds them in the session's events. `final` is the
-// state the session service stores after the run, raised or not. ADK cannot cancel a child: a sibling the
+// state the session service stores after the run, raised or not; `join.runs` counts the join agent's runs. ADK cannot cancel a child: a sibling the
 // run abandons stays `unfinished`.
 // Run as a program from a directory where @google/adk is installed: `node scenario_adapter.mjs`.
 import { BaseAgent, ParallelAgent, SequentialAgent, createEvent } from "@google/adk";
@@ -12,14 +13,14 @@ import { deltaEvent, runTurn } from "./kit.mjs";
 
 // A ParallelAgent child that runs the branch's steps: each write is an event with one state delta.
 class Branch extends BaseAgent {
-  constructor(name, script) {
+  constructor(name, script, branch = name, part = 0) {
     super({ name });
-    this.script = script;
+    Object.assign(this, { script, branch, part });
   }
   async *runAsyncImpl(ctx) {
     const own = {};
     const read = (key) => (key in own ? own[key] : ctx.session?.state?.[key] ?? null);
-    const steps = this.script.walk(this.name, read, undefined, true);
+    const steps = this.script.walk(this.branch, read, undefined, true, this.part);
     for (;;) {
       const { value, done } = await steps.next();
       if (done) {
@@ -28,7 +29,7 @@ class Branch extends BaseAgent {
           yield createEvent({ author: this.name, invocationId: ctx.invocationId, branch: ctx.branch, content });
         }
         // Resumed: ADK has taken the branch's last event, so the branch has finished as far as ADK can tell.
-        this.script.handOn(this.name);
+        this.script.handOn(this.branch);
         return;
       }
       const [key, written] = value;
@@ -43,11 +44,12 @@ class Branch extends BaseAgent {
 
 // After the ParallelAgent: what the branches handed on, in the order the session's events hold them.
 class Join extends BaseAgent {
-  constructor(branches, joined) {
+  constructor(branches, joined, script) {
     super({ name: "join" });
-    Object.assign(this, { branches, joined });
+    Object.assign(this, { branches, joined, script });
   }
   async *runAsyncImpl(ctx) {
+    this.script.joinRuns += 1;
     const texts = (ctx.session?.events ?? [])
       .filter((e) => this.branches.includes(e.author) && e.content?.parts?.[0]?.text !== undefined)
       .map((e) => JSON.parse(e.content.parts[0].text));
@@ -61,15 +63,25 @@ class Join extends BaseAgent {
 async function run(scenario, order) {
   const script = new Script(scenario, order);
   const joined = {};
-  const fanout = new ParallelAgent({ name: "fanout", subAgents: script.branches.map((name) => new Branch(name, script)) });
-  const root = new SequentialAgent({ name: "scenario", subAgents: [fanout, new Join(script.branches, joined)] });
+  const agentName = (name, part) => (part === 0 ? name : `${name}_${part + 1}`);
+  const child = (name) => {
+    if (script.parts(name) === 1) return new Branch(name, script);
+    const chain = Array.from({ length: script.parts(name) }, (_, part) => new Branch(agentName(name, part), script, name, part));
+    return new SequentialAgent({ name: `${name}_chain`, subAgents: chain });
+  };
+  const authors = script.branches.flatMap((name) => Array.from({ length: script.parts(name) }, (_, part) => agentName(name, part)));
+  const fanout = new ParallelAgent({ name: "fanout", subAgents: script.branches.map(child) });
+  const root = new SequentialAgent({ name: "scenario", subAgents: [fanout, new Join(authors, joined, script)] });
   const { error, storedState } = await runTurn(root, { state: script.state });
   const raises = error ? (error.name && error.name !== "Error" ? error.name : error.constructor?.name ?? "Error") : null;
-  return script.answer({ raises, final: storedState, saw: joined.saw ?? null });
+  return script.answer({ raises, final: storedState, saw: joined.saw ?? null, error });
 }
 
 export const adapter = {
-  capabilities: () => declare("adkjs", packageVersion("@google/adk")),
+  capabilities: () =>
+    declare("adkjs", packageVersion("@google/adk"), {
+      select: "a ParallelAgent runs every sub-agent: ADK has no conditional fan-out to a join",
+    }),
   run,
 };
 

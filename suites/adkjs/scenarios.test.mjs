@@ -24,3 +24,15 @@ probe({"id": "adkjs/scenario/fan-in-order"}, async function fanInOrder(obs) {
 probe({"id": "adkjs/scenario/failing-branch"}, async function failingBranch(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "adkjs/scenario/unequal-depth"}, async function unequalDepth(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "adkjs/scenario/two-failing"}, async function twoFailing(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "adkjs/scenario/unselected-branch"}, async function unselectedBranch(obs) {
+  await observe(obs, adapter);
+});

@@ -1,8 +1,11 @@
 """Microsoft Agent Framework's scenario adapter (docs/ADAPTERS.md): a scenario as a workflow of executors.
 
 A `start` executor seeds the shared state (`ctx.set_state`, one key each) and fans out to one executor
-per branch (`add_fan_out_edges`); every branch fans in to one `join` executor (`add_fan_in_edges`, in
-the branches' declaration order), which receives the list of their messages: `join.saw`. A branch's
+per branch (`add_fan_out_edges`; a branch of several parts, split by `then`, is a chain of executors joined by
+`add_edge`, `b -> b.2`); every branch's last executor fans in to one `join` executor (`add_fan_in_edges`, in
+the branches' declaration order), which receives the list of their messages: `join.saw`, all its runs'
+messages in the order it received them; `join.runs` counts its runs. A conditional fan-out (`select`) is
+`add_multi_selection_edge_group`, whose selection names the selected branches. A branch's
 `read` and `write` are `ctx.get_state` and `ctx.set_state`; its `return` value is the message it sends
 (a branch without one sends its name). The caller of `workflow.run` gets no state object back, so
 `final` is the state as the join reads it (`ctx.get_state`, what the next step sees), null when the
@@ -36,21 +39,49 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
             ctx.set_state(key, value)
         await ctx.send_message(node_id)
 
-    async def branch(node_id: str, message: Any, ctx: Any) -> None:
-        returned = await script.branch(node_id, read=ctx.get_state, write=ctx.set_state)
-        await ctx.send_message(node_id if returned is None else returned)
+    def part_of(name: str, part: int) -> Any:
+        async def branch(node_id: str, message: Any, ctx: Any) -> None:
+            returned = await script.branch(name, read=ctx.get_state, write=ctx.set_state, part=part)
+            await ctx.send_message(name if returned is None else returned)
 
-    async def join(node_id: str, messages: list[Any], ctx: Any) -> None:
-        joined["saw"] = list(messages)
+        return branch
+
+    async def join(node_id: str, messages: Any, ctx: Any) -> None:
+        script.join_runs += 1
+        joined.setdefault("saw", []).extend(messages if isinstance(messages, list) else [messages])
         joined["state"] = {key: ctx.get_state(key) for key in initial}
 
     start, joiner = Node("start", seed), Node("join", join)
-    nodes = [Node(name, branch) for name in script.branches]
-    workflow = WorkflowBuilder(start_executor=start).add_fan_out_edges(start, nodes).add_fan_in_edges(nodes, joiner)
-    trace = await af_kit.run(workflow.build(), catch=True)
+    chains = [
+        [Node(script.node(name, part), part_of(name, part)) for part in range(script.parts(name))]
+        for name in script.branches
+    ]
+    workflow = WorkflowBuilder(start_executor=start)
+    firsts = [chain[0] for chain in chains]
+    if script.selected == script.branches:
+        workflow = workflow.add_fan_out_edges(start, firsts)
+    else:  # a conditional fan-out: a multi-selection edge group sends to the selected branches only
+        if not hasattr(workflow, "add_multi_selection_edge_group"):
+            raise scenario_kit.NotExpressible("WorkflowBuilder has no add_multi_selection_edge_group")
+        chosen = list(script.selected)
+        workflow = workflow.add_multi_selection_edge_group(start, firsts, lambda message, targets: chosen)
+    for chain in chains:
+        for one, two in zip(chain, chain[1:]):
+            workflow = workflow.add_edge(one, two)
+    workflow = workflow.add_fan_in_edges([chain[-1] for chain in chains], joiner)
+    error = None
+    try:
+        trace = await script.run(af_kit.run(workflow.build())) or {}
+    except Exception as exc:
+        trace, error = {}, exc
     if trace.get("hung"):
         return {"error": "the run did not end within af_kit's bound"}
-    return await script.answer(raises=trace.get("raises"), final=lambda: joined.get("state"), saw=joined.get("saw"))
+    return await script.answer(
+        raises=None if error is None else type(error).__name__,
+        final=lambda: joined.get("state"),
+        saw=joined.get("saw"),
+        error=error,
+    )
 
 
 ADAPTER = scenario_kit.Adapter(capabilities=capabilities, run=run)

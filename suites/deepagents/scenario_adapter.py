@@ -81,7 +81,7 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
                 async with contextlib.aclosing(steps):
                     async for key, value in steps:
                         update[key] = value
-                returned[name] = script.returned[name]
+                returned[name] = script.results[name]
                 if script.turns.order[-1] != name:  # the last one hands nothing on (and settles nothing)
                     handing.append(asyncio.get_running_loop().create_task(hand_on_when_taken(name)))
                 else:

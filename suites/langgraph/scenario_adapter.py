@@ -1,7 +1,9 @@
 """LangGraph's scenario adapter (docs/ADAPTERS.md): a scenario as a StateGraph of async nodes under `ainvoke`.
 
-Every scenario key is a plain channel (no reducer), every branch a node fanned out from START, all
-joined by one node (`add_edge([...branches], "join")`: it waits for all of them). A branch reads its
+Every scenario key is a plain channel (no reducer), every branch a node fanned out from START (a branch
+of several parts, split by `then`, is a chain of nodes, `b -> b.2`), the branches' last nodes joined by one
+node (`add_edge([...], "join")`: it waits for all of them), which counts its runs (`join.runs`). A
+conditional fan-out (`select`) is `add_conditional_edges(START, ...)` naming the selected branches. A branch reads its
 input state (or what it wrote itself) and writes by returning an update at its end; its `return`
 value goes to an appending channel (`operator.add`) the join reads, `join.saw`. The graph runs with a
 MemorySaver, so `final` is what `aget_state` shows after the run, raised or not (null when it refuses).
@@ -35,14 +37,14 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     State = TypedDict("State", fields)  # type: ignore[misc]
     joined: dict[str, Any] = {}
 
-    def node_of(name: str) -> Any:
+    def node_of(name: str, part: int) -> Any:
         async def node(state: dict[str, Any]) -> dict[str, Any]:
             update: dict[str, Any] = {}
 
             def write(key: str, value: Any) -> None:
                 update[key] = value
 
-            returned = await script.branch(name, read=lambda key: update.get(key, state[key]), write=write)
+            returned = await script.branch(name, read=lambda key: update.get(key, state[key]), write=write, part=part)
             if returned is not None:
                 update[RETURNS] = [returned]
             return update
@@ -50,23 +52,36 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         return node
 
     async def join(state: dict[str, Any]) -> dict[str, Any]:
+        script.join_runs += 1
         joined["saw"] = list(state[RETURNS])
         return {}
 
     builder = StateGraph(State)
+    lasts, firsts = [], {}
     for name in script.branches:
-        builder.add_node(name, node_of(name))
-        builder.add_edge(START, name)
+        nodes = [script.node(name, part) for part in range(script.parts(name))]
+        for part, node in enumerate(nodes):
+            builder.add_node(node, node_of(name, part))
+        firsts[name] = nodes[0]
+        for one, two in zip(nodes, nodes[1:]):
+            builder.add_edge(one, two)
+        lasts.append(nodes[-1])
+    if script.selected == script.branches:
+        for node in firsts.values():
+            builder.add_edge(START, node)
+    else:  # a conditional fan-out: the router names the selected branches' first nodes
+        chosen = [firsts[name] for name in script.selected]
+        builder.add_conditional_edges(START, lambda state: chosen, list(firsts.values()))
     builder.add_node("join", join)
-    builder.add_edge(list(script.branches), "join")
+    builder.add_edge(lasts, "join")
     builder.add_edge("join", END)
     graph = builder.compile(checkpointer=MemorySaver())
     config = {"configurable": {"thread_id": "scenario"}}
-    raises = None
+    raises, error = None, None
     try:
-        await graph.ainvoke({**initial, RETURNS: []}, config)
+        await script.run(graph.ainvoke({**initial, RETURNS: []}, config))
     except Exception as exc:
-        raises = type(exc).__name__
+        raises, error = type(exc).__name__, exc
     snapshot: list[Any] = []
     try:
         snapshot.append(await graph.aget_state(config))
@@ -77,7 +92,7 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         values = {k: v for k, v in (snapshot[0].values if snapshot else {}).items() if k != RETURNS}
         return values or None
 
-    return await script.answer(raises=raises, final=final, saw=joined.get("saw"))
+    return await script.answer(raises=raises, final=final, saw=joined.get("saw"), error=error)
 
 
 ADAPTER = scenario_kit.Adapter(capabilities=capabilities, run=run)

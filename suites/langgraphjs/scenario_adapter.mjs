@@ -1,6 +1,8 @@
 // LangGraph.js's scenario adapter (docs/ADAPTERS.md): a scenario as a StateGraph.
 // Every scenario key is a plain channel (`Annotation()`: no reducer), every branch a node fanned out from
-// START, all joined by one node (`addEdge([...branches], "join")`: it waits for all). A branch reads its
+// START (a branch of several parts, split by `then`, a chain of nodes, `b -> b.2`), the branches' last nodes
+// joined by one node (`addEdge([...], "join")`: it waits for all), which counts its runs (`join.runs`). A
+// conditional fan-out (`select`) is addConditionalEdges(START, ...) naming the selected branches. A branch reads its
 // input state (or what it wrote itself) and writes by returning an update at its end; its `return` value
 // goes to an appending channel the join reads (`join.saw`). A node that throws aborts its siblings through
 // config.signal: a sibling waiting for its turn stops there (`cancelled`). The graph runs with a MemorySaver,
@@ -19,30 +21,44 @@ async function run(scenario, order) {
   channels[RETURNS] = Annotation({ reducer: (left, right) => left.concat(right), default: () => [] });
   const State = Annotation.Root(channels);
   let saw = null;
-  const branchNode = (name) => async (state, config) => {
+  const branchNode = (name, part) => async (state, config) => {
     const update = {};
     const read = (key) => (key in update ? update[key] : state[key]);
     const write = (key, value) => {
       update[key] = value;
     };
-    const returned = await script.branch(name, read, write, config?.signal);
+    const returned = await script.branch(name, read, write, config?.signal, part);
     if (returned !== null) update[RETURNS] = [returned];
     return update;
   };
   let builder = new StateGraph(State);
-  for (const name of script.branches) builder = builder.addNode(name, branchNode(name));
+  const chains = script.branches.map((name) => Array.from({ length: script.parts(name) }, (_, part) => script.node(name, part)));
+  script.branches.forEach((name, i) => chains[i].forEach((node, part) => (builder = builder.addNode(node, branchNode(name, part)))));
   builder = builder.addNode("join", async (state) => {
+    script.joinRuns += 1;
     saw = [...state[RETURNS]];
     return {};
   });
-  for (const name of script.branches) builder = builder.addEdge(START, name);
-  builder = builder.addEdge(script.branches, "join").addEdge("join", END);
+  for (const chain of chains) {
+    for (let i = 1; i < chain.length; i++) builder = builder.addEdge(chain[i - 1], chain[i]);
+  }
+  const firsts = chains.map((chain) => chain[0]);
+  if (script.selected.length === script.branches.length) {
+    for (const first of firsts) builder = builder.addEdge(START, first);
+  } else {
+    // A conditional fan-out: the router names the selected branches' first nodes.
+    const chosen = script.selected.map((name) => firsts[script.branches.indexOf(name)]);
+    builder = builder.addConditionalEdges(START, () => chosen, firsts);
+  }
+  builder = builder.addEdge(chains.map((chain) => chain.at(-1)), "join").addEdge("join", END);
   const graph = builder.compile({ checkpointer: new MemorySaver() });
   const config = { configurable: { thread_id: "scenario" } };
   let raises = null;
+  let caught = null;
   try {
-    await graph.invoke(initial, config);
+    await script.run(graph.invoke(initial, config));
   } catch (error) {
+    caught = error;
     raises = error?.name && error.name !== "Error" ? error.name : error?.constructor?.name ?? "Error";
   }
   // The state the caller can read after the run; null when getState itself refuses (it raises again what
@@ -57,7 +73,7 @@ async function run(scenario, order) {
     const { [RETURNS]: _, ...values } = snapshot.values ?? {};
     return Object.keys(values).length ? values : null;
   };
-  return script.answer({ raises, final, saw });
+  return script.answer({ raises, final, saw, error: caught });
 }
 
 export const adapter = {

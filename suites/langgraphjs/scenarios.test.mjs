@@ -24,3 +24,15 @@ probe({"id": "langgraphjs/scenario/fan-in-order"}, async function fanInOrder(obs
 probe({"id": "langgraphjs/scenario/failing-branch"}, async function failingBranch(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "langgraphjs/scenario/unequal-depth"}, async function unequalDepth(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "langgraphjs/scenario/two-failing"}, async function twoFailing(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "langgraphjs/scenario/unselected-branch"}, async function unselectedBranch(obs) {
+  await observe(obs, adapter);
+});

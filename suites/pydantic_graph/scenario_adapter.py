@@ -1,9 +1,11 @@
 """pydantic-graph's scenario adapter (docs/ADAPTERS.md): a scenario built with the parallel GraphBuilder.
 
-Every branch is a step broadcast from the start; the join is `g.join(reduce_list_append)`, so
-`join.saw` is the list of the steps' return values as the join received them. State is the graph's
+Every branch is a step broadcast from the start (a branch of several parts, split by `then`, is a
+chain of steps, `b -> b.2`); the join is `g.join(reduce_list_append)`, so `join.saw` is the list of the
+last steps' return values as the join received them, and a step after it counts its runs (`join.runs`). State is the graph's
 one mutable state object (a dataclass of the scenario's keys): `read` and `write` are attribute
-reads and assignments on `ctx.state`, which every step shares. After a run, raised or not, the
+reads and assignments on `ctx.state`, which every step shares. A conditional fan-out (`select`) is a
+decision whose taken branch broadcasts to the selected steps. After a run, raised or not, the
 caller still holds that object: it is the `final` state. Versions without the parallel API answer
 n/a with pg_kit's reason.
 
@@ -37,26 +39,56 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     initial = script.state
     State = make_dataclass("State", [(key, Any, field(default=value)) for key, value in initial.items()])
 
-    def step_of(name: str) -> Any:
+    def step_of(name: str, part: int) -> Any:
         async def step(ctx: Any) -> Any:
             return await script.branch(
-                name, read=lambda key: getattr(ctx.state, key), write=lambda key, value: setattr(ctx.state, key, value)
+                name,
+                read=lambda key: getattr(ctx.state, key),
+                write=lambda key, value: setattr(ctx.state, key, value),
+                part=part,
             )
 
         return step
 
+    async def after(ctx: Any) -> list[Any]:
+        script.join_runs += 1
+        return list(ctx.inputs)
+
     g = pg.GraphBuilder(state_type=State, output_type=list)
-    steps = [g.step(step_of(name), node_id=name) for name in script.branches]
+    chains = [
+        [g.step(step_of(name, part), node_id=script.node(name, part)) for part in range(script.parts(name))]
+        for name in script.branches
+    ]
     collect = g.join(pg.reduce_list_append, initial_factory=list)
-    g.add(g.edge_from(g.start_node).to(*steps), g.edge_from(*steps).to(collect), g.edge_from(collect).to(g.end_node))
+    joined = g.step(after, node_id="join")
+    firsts = {name: chain[0] for name, chain in zip(script.branches, chains)}
+    if script.selected == script.branches:
+        fan_out = g.edge_from(g.start_node).to(*firsts.values())
+    else:  # a decision: the first branch that matches is taken; the unselected steps sit behind one that never does
+        left_out = [firsts[name] for name in script.branches if name not in script.selected]
+        decision = (
+            g.decision(node_id="select")
+            .branch(g.match(object, matches=lambda _: False).to(*left_out))
+            .branch(g.match(object).to(*(firsts[name] for name in script.selected)))
+        )
+        fan_out = g.edge_from(g.start_node).to(decision)
+    g.add(
+        fan_out,
+        *(g.edge_from(one).to(two) for chain in chains for one, two in zip(chain, chain[1:])),
+        g.edge_from(*(chain[-1] for chain in chains)).to(collect),
+        g.edge_from(collect).to(joined),
+        g.edge_from(joined).to(g.end_node),
+    )
     graph = g.build()
     state = State()
-    raises, saw = None, None
+    raises, saw, error = None, None, None
     try:
-        saw = await graph.run(state=state)
+        saw = await script.run(graph.run(state=state))
     except Exception as exc:
-        raises = type(exc).__name__
-    return await script.answer(raises=raises, final=lambda: {key: getattr(state, key) for key in initial}, saw=saw)
+        raises, error = type(exc).__name__, exc
+    return await script.answer(
+        raises=raises, final=lambda: {key: getattr(state, key) for key in initial}, saw=saw, error=error
+    )
 
 
 ADAPTER = scenario_kit.Adapter(capabilities=capabilities, run=run)
