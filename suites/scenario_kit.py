@@ -199,7 +199,7 @@ class Script:
         return task.result()
 
     async def _release_settled(self, name: str) -> None:
-        await _settle_alone()
+        await _settle_alone(threads=True)
         self.turns.done(name)
 
     def observed(
@@ -240,7 +240,7 @@ class Script:
         awaitable of one: a session service's read); vacuous when the gate could not force the order (the
         branches were never in flight together). `error` is the exception the caller caught, for `raises.from`."""
         ends = dict(self.ends)
-        await settled()
+        await settled(threads=True)
         if self.turns.vacuous:
             return {"vacuous": self.turns.vacuous}
         return {"observed": self.observed(ends, raises, await _maybe(final()), saw, carried(error))}
@@ -258,21 +258,23 @@ def _pool_busy(loop: asyncio.AbstractEventLoop) -> bool:
 _SETTLING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
 
 
-async def _settle_alone() -> None:
-    """settle_with_threads, one at a time in a loop: two at once keep each other runnable, so neither ever sees the
-    loop idle (a second failure's release, made while the answer settles, waits here: a sibling raising after the
-    run returned, in a framework that cancels nothing)."""
+async def _settle_alone(threads: bool = False) -> None:
+    """gates.settle (with `threads`, settle_with_threads), one at a time in a loop: two at once keep each other
+    runnable, so neither ever sees the loop idle (a second failure's release, made while the answer settles, waits
+    here: a sibling raising after the run returned, in a framework that cancels nothing)."""
     lock = _SETTLING.setdefault(asyncio.get_running_loop(), asyncio.Lock())
     async with lock:
-        await settle_with_threads()
+        await (settle_with_threads() if threads else gates.settle())
 
 
-async def settled() -> None:
-    """Every turn a failure holds is released, then the loop settles: nothing the run started is still runnable."""
+async def settled(threads: bool = False) -> None:
+    """Every turn a failure holds is released, then the loop settles: nothing the run started is still runnable
+    (with `threads`, nothing is left in the loop's default thread pool either: an answer's final read, a failure's
+    release; `until_idle` asks without, since a busy pool is its own question there)."""
     while True:
         while _RELEASES:
             await _RELEASES.pop()
-        await _settle_alone()
+        await _settle_alone(threads)
         if not _RELEASES:  # a failure while it settled holds a turn again
             return
 
@@ -321,7 +323,7 @@ class Adapter:
 
     async def _settled(self, scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         reply = await self.run(scenario, order)
-        await settled()  # whatever the adapter did, nothing of this run is left for the next one
+        await settled(threads=True)  # whatever the adapter did, nothing of this run is left for the next one
         return reply
 
 

@@ -35,7 +35,7 @@ def test_walk_yields_the_writes_and_with_later_holds_the_next_turn_until_hand_on
         async def consume(name: str) -> None:
             async for key, value in script.walk(name, lambda key: 41, later=True):
                 log.append((name, key, value))
-            log.append((name, "returned", script.returned[name]))
+            log.append((name, "returned", script.results[name]))
 
         tasks = [asyncio.ensure_future(consume(name)) for name in ("a", "b")]
         await settle()

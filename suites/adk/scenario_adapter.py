@@ -69,7 +69,14 @@ class Join(BaseAgent):
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("adk", version("google-adk"))
+    return scenario_kit.declare(
+        "adk",
+        version("google-adk"),
+        {
+            "then": "not built by this adapter yet: a branch of several agents in sequence (a SequentialAgent inside the ParallelAgent)",
+            "select": "a ParallelAgent runs every sub-agent: there is no conditional fan-out to leave a branch out",
+        },
+    )
 
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
@@ -79,12 +86,13 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     root = SequentialAgent(name="scenario", sub_agents=[fanout, Join(name="join", branches=script.branches, joined=joined)])
     service = InMemorySessionService()
     await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=script.state)
-    raises = None
+    raises, error = None, None
     try:
-        await run_turn(root, service, "s1")
+        await script.run(run_turn(root, service, "s1"))
     except Exception as exc:
-        raises = type(exc).__name__
-    return await script.answer(raises=raises, final=lambda: stored_state(service, "s1"), saw=joined.get("saw"))
+        raises, error = type(exc).__name__, exc
+    final = lambda: stored_state(service, "s1")  # noqa: E731
+    return await script.answer(raises=raises, final=final, saw=joined.get("saw"), error=error)
 
 
 ADAPTER = scenario_kit.Adapter(capabilities=capabilities, run=run)

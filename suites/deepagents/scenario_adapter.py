@@ -32,7 +32,14 @@ NOTHING = ""  # the final message of a branch without a `return` step: nothing h
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("deepagents", version("deepagents"))
+    return scenario_kit.declare(
+        "deepagents",
+        version("deepagents"),
+        {
+            "then": "not built by this adapter yet: a subagent is one agent run, with no node after it in its branch",
+            "select": "the fan-out is the model's task calls: the parent's next turn waits for no subagent it did not call",
+        },
+    )
 
 
 def _api() -> tuple[Any, Any, Any, Any, Any]:
@@ -114,11 +121,11 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         checkpointer=MemorySaver(),
     )
     config = {"configurable": {"thread_id": "scenario"}}
-    raises = None
+    raises, error = None, None
     try:
-        await agent.ainvoke({"messages": [HumanMessage("go")], **initial}, config)
+        await script.run(agent.ainvoke({"messages": [HumanMessage("go")], **initial}, config))
     except Exception as exc:
-        raises = type(exc).__name__
+        raises, error = type(exc).__name__, exc
     snapshot: list[Any] = []
     try:
         snapshot.append(await agent.aget_state(config))
@@ -129,7 +136,7 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         values = snapshot[0].values if snapshot else {}
         return {key: values[key] for key in initial if key in values} or None
 
-    return await script.answer(raises=raises, final=final, saw=joined.get("saw"))
+    return await script.answer(raises=raises, final=final, saw=joined.get("saw"), error=error)
 
 
 ADAPTER = scenario_kit.Adapter(capabilities=capabilities, run=run)

@@ -31,7 +31,14 @@ class _Refuse:
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("haystack", version("haystack-ai"))
+    return scenario_kit.declare(
+        "haystack",
+        version("haystack-ai"),
+        {
+            "then": "not built by this adapter yet: a branch of several components in sequence",
+            "select": "not built by this adapter yet: a ConditionalRouter that starts only some branches",
+        },
+    )
 
 
 @component
@@ -84,14 +91,14 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         pipeline.add_component(name, _Branch(name, script))
         pipeline.connect("start.state", f"{name}.state")
         pipeline.connect(f"{name}.out", "join.outs")
-    raises, outputs = None, None
+    raises, outputs, error = None, None, None
     try:
-        outputs = await pipeline.run_async({"start": {"go": "go"}})
+        outputs = await script.run(pipeline.run_async({"start": {"go": "go"}}))
     except Exception as exc:
-        raises = type(exc).__name__
+        raises, error = type(exc).__name__, exc
     final = outputs["join"]["state"] if outputs and "join" in outputs else None
     saw = [out["returned"] for out in join.got] if join.got else None
-    return await script.answer(raises=raises, final=lambda: final, saw=saw)
+    return await script.answer(raises=raises, final=lambda: final, saw=saw, error=error)
 
 
 ADAPTER = scenario_kit.Adapter(capabilities=capabilities, run=run)

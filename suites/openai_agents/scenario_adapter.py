@@ -21,7 +21,14 @@ from agents import ModelSettings, RunContextWrapper, function_tool
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("openai_agents", version("openai-agents"))
+    return scenario_kit.declare(
+        "openai_agents",
+        version("openai-agents"),
+        {
+            "then": "a branch is one tool call: there is no node after it within the branch",
+            "select": "the fan-out is the model's tool calls: the next turn waits for no tool the model did not call",
+        },
+    )
 
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
@@ -37,13 +44,14 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     tool = function_tool(branch)
     model = oa_kit.Scripted([[("branch", {"name": name}) for name in script.branches], "done"])
     agent = oa_kit.agent(model, [tool], ModelSettings(parallel_tool_calls=True))
-    raises = None
+    raises, error = None, None
     try:
-        await oa_kit.run(agent, context)
+        await script.run(oa_kit.run(agent, context))
     except Exception as exc:
-        raises = type(exc).__name__
+        raises, error = type(exc).__name__, exc
     saw = [output for _, output in oa_kit.outputs_in_history(model.inputs[1])] if len(model.inputs) > 1 else None
-    return await script.answer(raises=raises, final=lambda: {k: context.get(k) for k in keys}, saw=saw)
+    final = lambda: {k: context.get(k) for k in keys}  # noqa: E731
+    return await script.answer(raises=raises, final=final, saw=saw, error=error)
 
 
 ADAPTER = scenario_kit.Adapter(capabilities=capabilities, run=run)

@@ -32,3 +32,18 @@ def test_fan_in_order(obs: Observer) -> None:
 @scenario_probe("openai_agents/scenario/failing-branch")
 def test_failing_branch(obs: Observer) -> None:
     observe(obs, ADAPTER)
+
+
+@scenario_probe("openai_agents/scenario/unequal-depth")
+def test_unequal_depth(obs: Observer) -> None:
+    observe(obs, ADAPTER)
+
+
+@scenario_probe("openai_agents/scenario/two-failing")
+def test_two_failing(obs: Observer) -> None:
+    observe(obs, ADAPTER)
+
+
+@scenario_probe("openai_agents/scenario/unselected-branch")
+def test_unselected_branch(obs: Observer) -> None:
+    observe(obs, ADAPTER)
