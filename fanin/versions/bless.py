@@ -84,7 +84,6 @@ def check(cell: Cell, force: bool, declared: list[catalog.DeclaredProbe]) -> Acc
         from fanin.report.gate_table import (
             changes_table,  # here, not at the top: every command imports this module to recover()
         )
-
         from fanin.versions.upgrade import proofs_at  # each row's mitigation, proven (or not) by the run blessed
 
         table = changes_table(changes, proofs_at(changes, run)) if changes else ""
