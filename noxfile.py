@@ -197,6 +197,24 @@ def audit(session: nox.Session) -> None:
 
 
 @nox.session
+def record(session: nox.Session) -> None:
+    """[--python PY] [--json PATH] -- PYTEST-ARGS: run your tests, record each graph run's writes, and what they mean."""
+    fanin(session, "record", *session.posargs)
+
+
+@nox.session
+def scenarios(session: nox.Session) -> None:
+    """[--scenario ID] [--json] -- ADAPTER-COMMAND: run the shared scenarios against an adapter (docs/ADAPTERS.md)."""
+    fanin(session, "scenarios", *session.posargs)
+
+
+@nox.session
+def probes(session: nox.Session) -> None:
+    """[WORDS] [--framework F] [--topic T] [--json]: list and search the catalogue by topic."""
+    fanin(session, "probes", *session.posargs)
+
+
+@nox.session
 def merge(session: nox.Session) -> None:
     """Gather result sets from CI shards: `-- DIR... [--out DIR]` (default out: reports/results)."""
     fanin(session, "merge", *session.posargs)

@@ -494,3 +494,13 @@ def test_probes_lists_and_searches_the_catalogue_by_topic(capsys: pytest.Capture
     assert cli.main(["probes", "--json", "--framework", "google-adk", "--topic", "escalate"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert {e["framework"] for e in listed} == {"adk"} and {e["at"] for e in listed} == {MATRIX.newest("adk").id}
+
+
+def test_blessing_a_change_shows_each_rows_mitigation(sandbox: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 31 §2: bless's table, like upgrade's, says each changed row's mitigation or why there is none."""
+    write(sandbox / "reference", "langgraph-1.2.18", LOUD)
+    write(sandbox / "run", "langgraph-1.2.18", SILENT)
+    assert cli.main(["bless", "langgraph-1.2.18", "--force"]) == 0
+    table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
+    assert table[0].split("|")[1:-1][-1].strip() == "mitigation", table[0]
+    assert PID in table[2] and "no proven mitigation" in table[2], table[2]

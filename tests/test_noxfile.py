@@ -67,3 +67,16 @@ def _noxfile() -> object:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_every_fanin_command_has_a_session_of_its_name() -> None:
+    """`./noxw -l` and `python -m fanin --help` list the same commands (README): a new command gets its session."""
+    import argparse
+    import ast
+
+    from fanin import __main__ as cli
+
+    (commands,) = [a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    tree = ast.parse((REPO_ROOT / "noxfile.py").read_text())
+    sessions = {node.name.replace("_", "-") for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert sorted(set(commands.choices) - sessions) == []

@@ -84,8 +84,10 @@ def check(cell: Cell, force: bool, declared: list[catalog.DeclaredProbe]) -> Acc
         from fanin.report.gate_table import (
             changes_table,  # here, not at the top: every command imports this module to recover()
         )
+        from fanin.versions.upgrade import proofs_at  # each row's mitigation, proven (or not) by the run blessed
 
-        note = f"blessing {len(changes)} change(s)" + (f"\n{changes_table(changes)}" if changes else "")
+        table = changes_table(changes, proofs_at(changes, run)) if changes else ""
+        note = f"blessing {len(changes)} change(s)" + (f"\n{table}" if changes else "")
     except ResultFileError as exc:
         note = f"new reference with {len(run.observations)} probes (replacing: {exc})"
     return Accepted(cell, run, note)

@@ -189,7 +189,9 @@ def _bring_in(item: Due) -> str:
     title = f"## {item.framework.package} {item.newest.version} → {item.release.version}"
     if not changes:
         return f"{title}\n\nNo fan-in behaviour changed ({len(after.observations)} observations).\n"
-    return f"{title}\n\n{changes_table(changes)}\n"
+    from fanin.versions.upgrade import proofs_at  # the mitigation beside each row, proven by the new cell or not
+
+    return f"{title}\n\n{changes_table(changes, proofs_at(changes, after))}\n"
 
 
 def _say(statuses: list[Status], matrix: Matrix, dry_run: bool) -> list[Due]:
