@@ -102,7 +102,8 @@ def markdown(facts: dict[str, Any], found: list[audit.Audit]) -> str:
         lines += [f"**Not recorded:** {error}", ""]
     for one in found:
         seen = one.facts.get("recorded") or {}
-        lines += audit.markdown([one], heading="fanin record of").splitlines()[:3]
+        rendered = audit.markdown([one], heading="fanin record of").splitlines()  # its heading, then the rest
+        lines += rendered[:3]
         runs = f"Seen in {seen.get('runs', 0)} run(s) of {len(seen.get('tests') or [])} test(s)"
         outside = seen.get("outside_tests")
         lines += [runs + (f" and {outside} run(s) outside a test (collection, fixtures)." if outside else "."), ""]
@@ -110,7 +111,7 @@ def markdown(facts: dict[str, Any], found: list[audit.Audit]) -> str:
         if never:
             lines += [f"Never ran in these tests: {', '.join(never)}.", ""]
         lines += _writers_table(one.facts)
-        lines += audit.markdown([one], heading="fanin record of").splitlines()[3:]
+        lines += rendered[3:]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
