@@ -1,0 +1,89 @@
+"""Strands Agents' scenario adapter (docs/ADAPTERS.md): a scenario as a GraphBuilder graph of plain steps.
+
+Each branch is an entry point of the graph (a `then` makes it a chain of nodes, `b`, `b.2`, ...), and every
+branch's last node has an edge to one `join` node. A branch's `read` and `write` are keys of the
+`invocation_state` dict the caller passes to `Graph.invoke_async`, the one object the graph hands every node;
+a version whose nodes receive none cannot express a scenario that reads or writes (n/a, from the run). The
+join runs each time the graph makes it ready: `join.runs` counts them and `join.saw` is, over its runs, the
+returned values of the nodes its input names ("From <id>:", in the graph's order; a branch without a return
+step returns its name). `final` is the invocation_state the caller still holds (null where the graph passes
+none). A version that runs a batch's nodes one after another is vacuous: no gate can order them.
+
+Run as a program: `PYTHONPATH=suites:. python suites/strands/scenario_adapter.py`.
+"""
+
+from importlib.metadata import version
+from typing import Any
+
+import scenario_kit
+import st_kit
+
+
+def capabilities() -> dict[str, Any]:
+    return scenario_kit.declare(
+        "strands",
+        version("strands-agents"),
+        {"select": "the fan-out is the graph's entry points, which all start: a router node with conditional edges"
+         " is not built by this adapter yet"},
+    )
+
+
+def _touches_state(scenario: dict[str, Any]) -> bool:
+    return any(isinstance(step, dict) and ("read" in step or "write" in step)
+               for branch in scenario["branches"] for step in branch["do"])
+
+
+async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
+    apart = await st_kit.together()
+    if apart is not None:
+        return {"vacuous": f"the graph ran its entry points one after another ({apart})"}
+    if _touches_state(scenario) and not await st_kit.passes_state():
+        raise scenario_kit.NotExpressible("the graph hands its nodes no invocation_state: no state shared by branches")
+    script = scenario_kit.Script(scenario, order)
+    state: dict[str, Any] = script.state
+    keys = list(state)
+    steps: dict[str, st_kit.Step] = {}
+    edges: list[tuple[str, str]] = []
+    owner: dict[str, str] = {}
+    saw: list[Any] = []
+
+    def part(name: str, index: int) -> st_kit.StepFn:
+        async def fn(fed: list[str], shared: dict[str, Any] | None) -> None:
+            box: dict[str, Any] = shared if shared is not None else {}
+            await script.branch(name, read=box.__getitem__, write=box.__setitem__, part=index)
+
+        return fn
+
+    async def join(fed: list[str], shared: dict[str, Any] | None) -> None:
+        script.join_runs += 1
+        for node in fed:
+            branch = owner.get(node)
+            if branch is not None:
+                returned = script.results.get(branch)
+                saw.append(branch if returned is None else returned)
+
+    for name in script.branches:
+        for index in range(script.parts(name)):
+            node = script.node(name, index)
+            steps[node] = st_kit.Step(part(name, index))
+            owner[node] = name
+            if index:
+                edges.append((script.node(name, index - 1), node))
+        edges.append((script.node(name, script.parts(name) - 1), "join"))
+    steps["join"] = st_kit.Step(join)
+    graph, _ = st_kit.build(steps, edges, list(script.branches), limit=50)
+    raises, error = None, None
+    try:
+        await script.run(st_kit.run(graph, state))
+    except Exception as exc:
+        raises, error = type(exc).__name__, exc
+    passed = bool(steps[script.node(script.branches[0], 0)].states) and steps[
+        script.node(script.branches[0], 0)].states[0] is state
+    final = lambda: {k: state.get(k) for k in keys} if passed else None  # noqa: E731
+    return await script.answer(raises=raises, final=final, saw=saw if script.join_runs else None, error=error)
+
+
+ADAPTER = scenario_kit.Adapter(capabilities=capabilities, run=run)
+
+if __name__ == "__main__":
+    scenario_kit.serve(ADAPTER)
