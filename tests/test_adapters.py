@@ -33,11 +33,17 @@ def test_the_openai_agents_adapter_speaks_the_protocol_as_a_program() -> None:
     _speaks_the_protocol("openai_agents")
 
 
-def _speaks_the_protocol(key: str) -> None:
+def test_the_strands_adapter_speaks_the_protocol_as_a_program_under_the_cells_hash_seed() -> None:
+    """Strands' adapter (GraphBuilder entry points, invocation_state) as a program: a join's inputs come in its
+    edge set's hash order, so it observes what the cell did under the seed the cell's probes fix."""
+    _speaks_the_protocol("strands", {**ENV, "PYTHONHASHSEED": "0"})
+
+
+def _speaks_the_protocol(key: str, env: dict[str, str] = ENV) -> None:
     python = audit.python_of(MATRIX.newest(key))
     command = [python, str(REPO_ROOT / "suites" / key / "scenario_adapter.py")]
     chosen = list(scenarios.catalogue().values())
-    capabilities, found, session = adapters.run(command, chosen, env=ENV)
+    capabilities, found, session = adapters.run(command, chosen, env=env)
     assert session.process.returncode == 0  # stop ends it
     for message in [*session.sent, *session.received]:
         errors = list(PROTOCOL.iter_errors(message))

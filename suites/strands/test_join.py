@@ -39,7 +39,7 @@ def _entries(turns: IdleTurns, log: list[str]) -> dict[str, st_kit.Step]:
     sources=(f"{OLD}#L349-L380",),
 )
 async def test_equal_depth(obs: Observer) -> None:
-    turns, log = IdleTurns(["a", "b"]), []
+    turns, log = IdleTurns(["a", "b"]), list[str]()
     steps = {**_entries(turns, log), "join": st_kit.Step(st_kit.nothing)}
     graph, _ = st_kit.build(steps, [("a", "join"), ("b", "join")], ["a", "b"], limit=20)
     with obs.framework():
@@ -57,7 +57,7 @@ async def _unequal(join_first: bool) -> dict[str, Any]:
     """a -> join, b -> b2 -> join; b2 holds until the join has started or nothing else can run (settle: loop
     iterations, no wall time), so a join the graph starts before b2 ends is seen as such. `join_first`: the
     join is added to the builder before b2 (an older graph picks its next batch in insertion order)."""
-    turns, log = IdleTurns(["a", "b"]), []
+    turns, log = IdleTurns(["a", "b"]), list[str]()
     started = asyncio.Event()
     finished: list[str] = []
     partial: list[bool] = []
@@ -108,9 +108,11 @@ async def test_unequal_depth(obs: Observer) -> None:
     counts = sorted({run["join runs"] for run in runs.values()})
     obs.record(
         {"runs": runs, "joined before b2": early, "b2 never joined": never},
-        label=(f"joined {'/'.join(map(str, counts))}x, " if counts else "")
-        + ("a run before b2 ended" if early else "every run after b2")
-        + ("; b2 never reached the join" if never else ""),
+        label="joined before b2; b2 never joined"
+        if never
+        else f"joined {'/'.join(map(str, counts))}x, first before b2 ended"
+        if early
+        else "joined after b2 ended",
         detail=f"per shape: {runs}",
         hazard="silent" if early or never else "safe",
     )
