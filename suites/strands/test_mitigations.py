@@ -123,7 +123,10 @@ async def _writers(variant: str, order: list[str]) -> dict[str, Any]:
         kept = list(state["applied"])
     else:
         kept = [w for key in ("applied.a", "applied.b") for w in state.get(key, [])]
-    return {"made": ["a", "b"], "kept": kept, "result": sorted(kept), "observed": {"finished": turns.acted}}
+    # Under the lock the node that takes it first finishes first: the entry points' start order, a set's hash
+    # order, not the gate's. So only own-keys shows the finishing order (the gate's).
+    shown = {} if variant == "lock" else {"observed": {"finished": turns.acted}}
+    return {"made": ["a", "b"], "kept": kept, "result": sorted(kept), **shown}
 
 
 @probe(
