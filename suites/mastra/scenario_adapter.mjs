@@ -6,7 +6,7 @@
 // is the join's input, which Mastra keys by step id, in that object's order. `final` is the state the run's
 // result carries (outputOptions.includeState). A failed run resolves with status "failed" and the error
 // rather than rejecting: that error is what `raises` names (the caller reads it from the result).
-// Releases without workflow state (before 0.21) cannot express a read or a write: n/a with the reason.
+// Releases without workflow state (before 0.20.2) cannot express a read or a write: n/a with the reason.
 // Run as a program from a directory where @mastra/core is installed: `node scenario_adapter.mjs`.
 import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
 import { start, stateReason, step, workflow, workflows, writer } from "./kit.mjs";
