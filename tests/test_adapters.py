@@ -174,6 +174,27 @@ def test_the_langgraphjs_adapter_speaks_the_same_protocol_as_a_program() -> None
     _same_as_the_cells(cell, found)
 
 
+def test_the_mastra_adapter_runs_on_its_cells_node_release_and_observes_what_the_cell_did() -> None:
+    """Mastra declares Node >= 22.13: its adapter runs under the release the cell names (installed from the npm
+    registry by fanin.run.node_release), observes the one shared workflow state losing an increment, and
+    answers as its cell's probes did. A release without workflow state says so per primitive (n/a)."""
+    cell = MATRIX.newest("mastra")
+    release = cell.setting("node")
+    assert release is not None  # the machine's Node 20 is below what @mastra/core 1.x declares
+    node = node_cell.node_binary(release)
+    directory = node_cell.ensure(cell.id, cell.lock_path, framework=(cell.framework.package, cell.version), node=node)
+    suite = node_cell._copy_suite(directory, "mastra")
+    chosen = list(scenarios.catalogue().values())
+    command = [str(node), str(suite / "mastra" / "scenario_adapter.mjs")]
+    capabilities, found, session = adapters.run(command, chosen, cwd=directory)
+    assert session.process.returncode == 0
+    for message in [*session.sent, *session.received]:
+        assert not list(PROTOCOL.iter_errors(message)), message
+    assert (capabilities["framework"], capabilities["version"]) == ("mastra", cell.version)
+    assert found["read-await-write"].hazard == "silent" and found["fan-in-order"].hazard == "safe"
+    _same_as_the_cells(cell, found)
+
+
 def test_the_scenarios_command_prints_each_scenario_and_says_bad_input_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -93,7 +93,7 @@ def test_every_node_cell_is_pinned_by_an_exact_package_json_and_its_lock() -> No
 def test_node_probes_are_in_the_catalogue_with_their_own_framework_key() -> None:
     node = [p for p in catalog.declared() if p.file.endswith(js_source.SUFFIX)]
     assert len(node) >= 6
-    assert {p.framework for p in node} <= {"langgraphjs", "adkjs"}
+    assert {p.framework for p in node} <= {"langgraphjs", "adkjs", "mastra"}
 
 
 def test_an_optional_package_npm_installed_at_the_locks_version_is_no_drift(tmp_path: Path) -> None:
@@ -111,6 +111,19 @@ def test_an_optional_package_npm_installed_at_the_locks_version_is_no_drift(tmp_
     assert node_cell.drift(tmp_path, lock) == []
     (tmp_path / "node_modules" / "gyp" / "package.json").write_text(json.dumps({"name": "gyp", "version": "9.0.0"}))
     assert node_cell.drift(tmp_path, lock) == ["gyp: 9.0.0 -> not in the lock"]
+
+
+def test_an_npm_alias_is_read_where_it_is_installed_and_is_no_drift(tmp_path: Path) -> None:
+    """@mastra/core 0.24 depends on `"@ai-sdk/anthropic-v5": "npm:@ai-sdk/anthropic@2.0.33"`: the lock keys it by
+    its install path, its package.json names the real package; npm ci's result must read as the lock."""
+    lock = tmp_path / "package-lock.json"
+    packages = {"": {}, "node_modules/@ai-sdk/anthropic-v5": {"name": "@ai-sdk/anthropic", "version": "2.0.33"}}
+    lock.write_text(json.dumps({"packages": packages}))
+    aliased = tmp_path / "node_modules" / "@ai-sdk" / "anthropic-v5"
+    aliased.mkdir(parents=True)
+    (aliased / "package.json").write_text(json.dumps({"name": "@ai-sdk/anthropic", "version": "2.0.33"}))
+    assert node_cell.installed(tmp_path) == {"@ai-sdk/anthropic-v5": "2.0.33"}
+    assert node_cell.drift(tmp_path, lock) == []
 
 
 def _cell_lock(tmp_path: Path, cell_id: str, manifest_of: str, lock_of: str) -> Path:

@@ -112,7 +112,11 @@ def pins(lock: Path, optional: bool = False) -> dict[str, str]:
 
 
 def installed(directory: Path) -> dict[str, str]:
-    """Top-level packages in the directory's node_modules, from each one's package.json."""
+    """Top-level packages in the directory's node_modules: where each is installed -> its package.json's version.
+
+    Keyed by the install path, as the lock keys them (`node_modules/<path>`), never by package.json's name: an npm
+    alias (`"@ai-sdk/anthropic-v5": "npm:@ai-sdk/anthropic@2.0.33"`, @mastra/core 0.24) installs a package under
+    another name, which keyed by its own name read as one package missing and another not in the lock."""
     found: dict[str, str] = {}
     modules = directory / "node_modules"
     if not modules.is_dir():
@@ -124,7 +128,7 @@ def installed(directory: Path) -> dict[str, str]:
                 data = json.loads((package / "package.json").read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
-            found[str(data.get("name", package.name))] = str(data.get("version"))
+            found[package.relative_to(modules).as_posix()] = str(data.get("version"))
     return dict(sorted(found.items()))
 
 

@@ -1,0 +1,82 @@
+// Mastra's scenario adapter (docs/ADAPTERS.md): a scenario as one workflow, `.parallel([...branches]).then(join)`
+// (a conditional fan-out, `select`, is `.branch([[condition, step], ...])`), started with run.start. A branch is
+// a step; a branch of several parts (split by `then`) is a nested workflow of one step per part (`b`, `b_2`:
+// step ids are identifiers). A step reads the workflow state it is handed and writes with setState (the whole
+// state, its own writes over what it was handed: kit.writer); `return` is the step's output, and `join.saw`
+// is the join's input, which Mastra keys by step id, in that object's order. `final` is the state the run's
+// result carries (outputOptions.includeState). A failed run resolves with status "failed" and the error
+// rather than rejecting: that error is what `raises` names (the caller reads it from the result).
+// Releases without workflow state (before 0.20.2) cannot express a read or a write: n/a with the reason.
+// Run as a program from a directory where @mastra/core is installed: `node scenario_adapter.mjs`.
+import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
+import { start, stateReason, step, workflow, workflows, writer } from "./kit.mjs";
+
+const obs = {
+  async need(module, ...names) {
+    const mod = await import(module);
+    for (const name of names) if (!(name in mod)) throw new Error(`${module}.${name} does not exist in this version`);
+    return mod;
+  },
+};
+
+async function api() {
+  return workflows(obs);
+}
+
+function errorName(error) {
+  if (!error) return null;
+  return error.name && error.name !== "Error" ? error.name : (error.constructor?.name ?? "Error");
+}
+
+async function run(scenario, order) {
+  const mastra = await api();
+  const script = new Script(scenario, order);
+  const stepId = (name, part) => (part === 0 ? name : `${name}_${part + 1}`);
+  const part = (name, index) =>
+    step(mastra, stepId(name, index), async (args) => {
+      const { read, write } = writer(args);
+      const returned = await script.branch(name, read, write, args.abortSignal, index);
+      return returned ?? {};
+    });
+  const branch = (name) => {
+    if (script.parts(name) === 1) return part(name, 0);
+    return workflow(mastra, `${name}_chain`, (w) => {
+      let chain = w;
+      for (let index = 0; index < script.parts(name); index++) chain = chain.then(part(name, index));
+      return chain;
+    });
+  };
+  const returns = new Map();
+  const steps = script.branches.map((name) => {
+    const built = branch(name);
+    returns.set(built.id, name);
+    return built;
+  });
+  let saw = null;
+  const join = step(mastra, "join", async ({ inputData }) => {
+    script.joinRuns += 1;
+    saw = Object.entries(inputData ?? {})
+      .filter(([id, value]) => returns.has(id) && value !== undefined && value !== null && !(typeof value === "object" && Object.keys(value).length === 0))
+      .map(([, value]) => value);
+    return {};
+  });
+  const selecting = scenario.branches.some((b) => b.selected === false);
+  const wf = workflow(mastra, "scenario", (w) =>
+    (selecting ? w.branch(steps.map((s) => [async () => script.selected.includes(returns.get(s.id)), s])) : w.parallel(steps)).then(join),
+  );
+  const result = await script.run(start(wf, script.state));
+  const failed = result?.status === "failed" ? result.error : null;
+  return script.answer({ raises: errorName(failed), final: () => result?.state ?? null, saw, error: failed });
+}
+
+export const adapter = {
+  async capabilities() {
+    const cannot = {};
+    const reason = await stateReason(await api());
+    if (reason) Object.assign(cannot, { read: reason, write: reason, "write.add": reason });
+    return declare("mastra", packageVersion("@mastra/core"), cannot);
+  },
+  run,
+};
+
+if (isMain(import.meta.url)) await serve(adapter);

@@ -1,0 +1,38 @@
+// The shared scenarios (scenarios/*.toml) in Mastra, through its adapter and the protocol's messages.
+// One probe per scenario, each the same line: the scenario is data, the adapter builds it, the harness grades
+// (its title and claim are the scenario's: fanin.model.catalog.node_probe_info).
+import { probe } from "../fanin_node.mjs";
+import { observe } from "../scenario_kit.mjs";
+import { adapter } from "./scenario_adapter.mjs";
+
+probe({"id": "mastra/scenario/same-key-two-writers"}, async function sameKeyTwoWriters(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "mastra/scenario/same-key-same-value"}, async function sameKeySameValue(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "mastra/scenario/read-await-write"}, async function readAwaitWrite(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "mastra/scenario/fan-in-order"}, async function fanInOrder(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "mastra/scenario/failing-branch"}, async function failingBranch(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "mastra/scenario/unequal-depth"}, async function unequalDepth(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "mastra/scenario/two-failing"}, async function twoFailing(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "mastra/scenario/unselected-branch"}, async function unselectedBranch(obs) {
+  await observe(obs, adapter);
+});
