@@ -275,7 +275,9 @@ def cmd_stability(args: argparse.Namespace, matrix: Matrix) -> int:
     if not (args.dirs or args.repeated):
         return _stability_pass(args, matrix)
     if args.framework or args.cells or args.probe or args.runs is not None:
-        raise FaninError("--framework, --cells, --probe and --runs choose a stability pass, not repeated runs to compare")
+        raise FaninError(
+            "--framework, --cells, --probe and --runs choose a stability pass, not repeated runs to compare"
+        )
     from fanin.run import stability
 
     dirs = args.dirs or sorted(p for p in (REPORTS / "repeat").glob("*") if p.is_dir())

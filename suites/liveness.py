@@ -62,7 +62,7 @@ class PoolTurns(ThreadTurns):
     def arrive(self, name: str) -> None:
         frames = [sys._getframe()]
         while frames[-1].f_back is not None:
-            frames.append(frames[-1].f_back)  # type: ignore[arg-type]
+            frames.append(frames[-1].f_back)
         with self._lock:
             if any(f.f_code is POOL_IDLE for f in frames):
                 self._threads[name] = threading.get_ident()

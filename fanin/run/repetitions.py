@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fanin.model import exits, suggest
-from fanin.model.catalog import DeclaredProbe, declared
+from fanin.model.catalog import DeclaredProbe
 from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.model.matrix import Cell, Matrix
 from fanin.model.results import Observation, ResultFileError, load
@@ -73,9 +73,7 @@ def check_names(wanted: tuple[str, ...], catalogue: list[DeclaredProbe]) -> None
     known = [p.id for p in catalogue]
     for probe_id in wanted:
         if probe_id not in known:
-            raise FaninError(
-                f"no probe {probe_id!r}" + suggest.did_you_mean(probe_id, known, suggest.LIST_PROBES)
-            )
+            raise FaninError(f"no probe {probe_id!r}" + suggest.did_you_mean(probe_id, known, suggest.LIST_PROBES))
 
 
 Observe = Callable[[Cell, list[DeclaredProbe], int], dict[str, Observation]]
@@ -134,4 +132,3 @@ def cell_observer(matrix: Matrix, work: Path) -> Observe:
             raise EnvironmentFault(f"{cell.id} run {seed + 1}: {exc}") from None
 
     return observe
-
