@@ -38,21 +38,21 @@ async def quiesce(run: "asyncio.Future") -> dict:
 
 POOL_IDLE = concurrent.futures.thread._worker.__code__  # a pool thread between tasks runs this frame, nothing above
 SLICE = 0.005  # how often a waiting branch looks at its predecessor's thread: it observes a state, it orders nothing
-LIVE_PATIENCE = 600.0  # how long a predecessor that is still working may take before the gate calls it hung
+LIVE_PATIENCE = 40.0  # how long a predecessor still working may take: vacuous before the probe timeout (60 s)
 
 
 class PoolTurns(ThreadTurns):
-    """`gates.ThreadTurns` whose next branch also goes once the previous one's pool thread is idle again.
+    """`gates.ThreadTurns` whose patience a lagging signal or a loaded machine cannot run out.
 
     The probe releases the next branch from the framework's signal that a branch's writes exist (LangGraph's
-    sync `updates` chunk). That signal can lag: the loop wakes on the finished future before the done
-    callback that saves and streams the writes has run, then blocks on the held sibling, and only the
-    gate's patience ended the wait (vacuous, more often under load: FINDINGS.md, "Races and traps"). A
-    pool thread back in its loop (`_worker`, no frame above it) has run its task and every done callback,
-    so the writes exist: that thread state releases the next branch too. `acted` stays the probe's
-    signal alone, so a predecessor that raised is still told apart (it never appears there).
-    The patience counts only while nothing gated is working: a predecessor still busy in its thread is
-    load, not a deadlock, and may take up to LIVE_PATIENCE.
+    sync `updates` chunk), and that signal alone orders the branches. It can lag: the loop wakes on the
+    finished future before the done callback that saves and streams the writes has run, then blocks on the
+    held sibling, and only the gate's patience ended the wait (vacuous, more often under load: FINDINGS.md,
+    "Races and traps"). So, once the patience has passed without the signal, the gate reads the previous
+    branch's pool thread: back in its loop (`_worker`, no frame above it), its task and every done callback
+    have returned and its writes exist, so the next branch goes (the signal lags; `acted` stays the probe's
+    signal alone, so a predecessor that raised is still told apart); still working, that is load, not a
+    deadlock, and the patience starts again (for up to LIVE_PATIENCE); neither, the run is vacuous as before.
     """
 
     def __init__(self, order: list[str], patience: float = 10.0) -> None:
@@ -71,19 +71,18 @@ class PoolTurns(ThreadTurns):
                 self._events[self.order[0]].set()
         event, quiet_since, started = self._events[name], time.monotonic(), time.monotonic()
         while not event.wait(SLICE):
-            state = self._predecessor(name)
-            if state == "idle":
-                event.set()
-                break
-            now = time.monotonic()
+            state, now = self._predecessor(name), time.monotonic()
             if state == "busy" and now - started < LIVE_PATIENCE:
                 quiet_since = now
-            elif now - quiet_since >= self.patience:
+            elif now - quiet_since < self.patience:
+                continue
+            elif state == "idle":
+                event.set()
+            else:
                 with self._lock:
                     self.vacuous = _stuck(self.order, self.arrived, self.acted, name, round(now - started, 1))
                 for other in self._events.values():
                     other.set()
-                break
 
     def _predecessor(self, name: str) -> str:
         """"idle" (released, and its pool thread is back in its loop), "busy" (released, still working), else ""."""

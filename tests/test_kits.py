@@ -387,22 +387,24 @@ def _pool_run(turns: Any, order: list[str], body: Callable[[str], None]) -> None
 
 def test_pool_turns_releases_the_next_branch_when_a_lagging_signal_never_comes(monkeypatch: pytest.MonkeyPatch) -> None:
     """LangGraph's sync `updates` chunk can come only after the held sibling ends: `done` for the first branch is
-    held back until the second has acted. ThreadTurns waits out its patience and calls the run vacuous; PoolTurns
-    sees the first branch's pool thread idle again (its task and callbacks returned) and releases the second."""
+    held back until the second has acted. ThreadTurns waits out its patience and calls the run vacuous; PoolTurns,
+    once the patience has passed, sees the first branch's pool thread idle again (its task and callbacks returned)
+    and releases the second. Never before the patience: while the signal may still come, it alone orders."""
     liveness = _liveness(monkeypatch)
-    monkeypatch.setattr(liveness.time, "monotonic", _Clock())  # patience 10 readings: the lag outlasts it
+    clock = _Clock()
+    monkeypatch.setattr(liveness.time, "monotonic", clock)  # patience 10 readings: the lag outlasts it
     turns = liveness.PoolTurns(["a", "b"])
     acted: list[str] = []
-    lagging = threading.Event()
+    released_at: list[float] = []
 
     def body(name: str) -> None:  # done("a") is never called: the loop would deliver it only after b
         acted.append(name)
         if name == "b":
+            released_at.append(clock.now)
             turns.done("b")
-            lagging.set()
 
     _pool_run(turns, ["a", "b"], body)
-    assert lagging.is_set() and turns.vacuous is None
+    assert turns.vacuous is None and released_at[0] >= turns.patience
     assert acted == ["a", "b"] and turns.acted == ["b"]  # done("a") never came: acted stays the probe's signal
 
 

@@ -112,8 +112,8 @@ def stream(
 class Gate:
     """Force the order in which gated nodes finish, in either mode, without sleeping.
 
-    Sync mode uses `liveness.PoolTurns` (a node blocks its worker thread until its turn; the next also goes
-    once the previous node's pool thread is idle, since its `updates` chunk can lag); async mode
+    Sync mode uses `liveness.PoolTurns` (a node blocks its worker thread until its turn; past the patience,
+    the previous node's idle pool thread stands in for its lagging `updates` chunk); async mode
     uses `gates.Turns` (a node awaits its turn on the event loop). Either way every gated node must
     be in flight before the first is released, and the next is released by `finished(name)`, which
     the probe calls when the previous node's update chunk arrives. Make one Gate per run.
