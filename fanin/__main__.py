@@ -317,7 +317,8 @@ def _stability_pass(args: argparse.Namespace, matrix: Matrix) -> int:
         key = matrix.framework(args.framework).key
         cells = [c for c in cells if c.framework.key == key]
     work = REPORTS / "stability"
-    shutil.rmtree(work, ignore_errors=True)
+    for cell in cells:  # only this pass's cells: a pass over other cells may be running beside it
+        shutil.rmtree(work / cell.id, ignore_errors=True)
     with one_cell.signals_end_children():
         tallies = repetitions.check(
             cells,

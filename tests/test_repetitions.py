@@ -126,3 +126,13 @@ def test_mistakes_are_one_line_and_exit_2(
     assert cli.main(args) == 2 and ran == []  # refused before any cell ran
     err = capsys.readouterr().err.strip()
     assert err.startswith("fanin: error: ") and "\n" not in err and message in err
+
+
+def test_a_pass_leaves_the_runs_of_other_cells_alone(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Two passes side by side (one over ADK, one over LangGraph): the second must not delete the first's runs."""
+    _fake_cells(monkeypatch, tmp_path, lambda cell, probes, seed: {FAKE.id: KEPT})
+    other = tmp_path / "stability" / "adk-2.5.0" / "run-006"
+    other.mkdir(parents=True)
+    (tmp_path / "stability" / "langgraph-1.2.24" / "run-009").mkdir(parents=True)  # this pass's old runs
+    assert cli.main(["stability", "--cells", "langgraph-1.2.24", "--runs", "2"]) == exits.SAME
+    assert other.is_dir() and not (tmp_path / "stability" / "langgraph-1.2.24" / "run-009").exists()
