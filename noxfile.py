@@ -10,6 +10,7 @@
     ./noxw -s lock -- [CELL ...]            re-resolve cell locks with uv
     ./noxw -s bisect -- FRAMEWORK PROBE GOOD BAD   first release where a probe's observation changed
     ./noxw -t repeat -- 20                  every cell 20 times (hash seeds 0..19), then the stability table
+    ./noxw -s stability -- --runs 20        the repetition probes of each framework's newest cell, 20 runs each
     ./noxw -s sensitivity                   patched framework copies: every probe must notice its patch
     ./noxw -s bench                         benchmarks/results.json, and RESULTS.md rendered from it
     ./noxw -s browser                       the report pages in headless chromium (apt-get install -y chromium)
@@ -133,12 +134,13 @@ def matrix(session: nox.Session) -> None:
 def repeat(session: nox.Session, cell: str) -> None:
     """Run a cell N times (default 5; `-- 20`), as separate processes with different hash seeds."""
     fanin(session, "repeat", cell, *session.posargs)
-    session.notify("stability", posargs=[])
+    session.notify("stability", posargs=["--repeated"])
 
 
 @nox.session
 def stability(session: nox.Session) -> None:
-    """Compare the repeated runs of cells (reports/repeat/); exit 1 if a probe is flaky."""
+    """Repetition probes N times per cell (`-- [--framework FW] [--cells ...] [--probe ID] [--runs 20]`), exit 1
+    if a verdict varies; `-- --repeated` compares the repeated runs of cells (reports/repeat/) instead."""
     fanin(session, "stability", *session.posargs)
 
 

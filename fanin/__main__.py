@@ -272,6 +272,12 @@ def cmd_repeat(args: argparse.Namespace, matrix: Matrix) -> int:
 
 
 def cmd_stability(args: argparse.Namespace, matrix: Matrix) -> int:
+    if not (args.dirs or args.repeated):
+        return _stability_pass(args, matrix)
+    if args.framework or args.cells or args.probe or args.runs is not None:
+        raise FaninError(
+            "--framework, --cells, --probe and --runs choose a stability pass, not repeated runs to compare"
+        )
     from fanin.run import stability
 
     dirs = args.dirs or sorted(p for p in (REPORTS / "repeat").glob("*") if p.is_dir())
@@ -291,6 +297,38 @@ def cmd_stability(args: argparse.Namespace, matrix: Matrix) -> int:
             labels = " | ".join(sorted({f"{o.outcome} {o.label}" for o in observations}))
             print(f"  flaky {probe_id}: {labels}")
     return exits.CHANGED if flaky_total else exits.SAME
+
+
+def _stability_pass(args: argparse.Namespace, matrix: Matrix) -> int:
+    """The repetition probes (or --probe ones) of the chosen cells, --runs times each: exit 1 if any verdict varies."""
+    from fanin.model.catalog import declared
+    from fanin.run import one_cell, repetitions
+
+    catalogue = declared()
+    wanted = tuple(dict.fromkeys(args.probe or ()))
+    repetitions.check_names(wanted, catalogue)
+    if args.cells:
+        cells = [matrix.cell(c) for c in args.cells]
+    elif args.framework:
+        cells = [matrix.newest(matrix.framework(args.framework).key)]
+    else:
+        cells = [matrix.newest(key) for key in matrix.frameworks if matrix.of(key)]
+    if args.framework and args.cells:
+        key = matrix.framework(args.framework).key
+        cells = [c for c in cells if c.framework.key == key]
+    work = REPORTS / "stability"
+    for cell in cells:  # only this pass's cells: a pass over other cells may be running beside it
+        shutil.rmtree(work / cell.id, ignore_errors=True)
+    with one_cell.signals_end_children():
+        tallies = repetitions.check(
+            cells,
+            lambda cell: repetitions.chosen_probes(cell.framework.key, wanted, catalogue),
+            20 if args.runs is None else args.runs,
+            repetitions.cell_observer(matrix, work),
+        )
+    varying = [t for t in tallies if t.varies]
+    print(f"fanin: stability: {len(tallies)} observation(s) in {len(cells)} cell(s), {len(varying)} vary")
+    return repetitions.exit_code(tallies)
 
 
 def cmd_cells(args: argparse.Namespace, matrix: Matrix) -> int:
@@ -591,9 +629,20 @@ def build_parser() -> argparse.ArgumentParser:
     rpt.add_argument("runs", nargs="?", type=int, default=5)
     rpt.set_defaults(func=cmd_repeat, runs_cells=True)
 
-    stable = sub.add_parser("stability", help="compare repeated runs of cells; exit 1 if any probe is flaky")
-    stable.add_argument("dirs", nargs="*", type=Path, help="default: every cell under reports/repeat/")
-    stable.set_defaults(func=cmd_stability)
+    stable = sub.add_parser(
+        "stability",
+        help="run the repetition probes N times per cell (exit 1 if a verdict varies); DIRS or --repeated: compare"
+        " repeated runs of cells (exit 1 if any probe is flaky)",
+    )
+    stable.add_argument("dirs", nargs="*", type=Path, help="repeated runs to compare (reports/repeat/<cell>)")
+    stable.add_argument("--repeated", action="store_true", help="compare every cell under reports/repeat/")
+    stable.add_argument("--framework", help="the pass: this framework's newest cell (with --cells: only its cells)")
+    stable.add_argument("--cells", nargs="+", metavar="CELL", help="the pass: these cells (default: each newest)")
+    stable.add_argument(
+        "--probe", action="append", metavar="ID", help="the pass: this probe instead of the repetition probes"
+    )
+    stable.add_argument("--runs", type=int, help="the pass: runs per cell (default 20)")
+    stable.set_defaults(func=cmd_stability, runs_cells=True)
 
     aud = sub.add_parser(
         "audit",

@@ -348,3 +348,89 @@ def test_until_idle_waits_for_work_handed_to_a_thread(monkeypatch: pytest.Monkey
             release.set()  # a run judged hung is cancelled, but its thread still waits: let it end
 
     assert asyncio.run(run()) == ("routed", True)
+
+
+def _liveness(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.syspath_prepend(str(SUITES))  # liveness imports gates as a cell's suite copy does
+    spec = importlib.util.spec_from_file_location("fanin_test_liveness", SUITES / "liveness.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Clock:
+    """A monotonic clock that moves one second per reading: patience runs out in readings, never wall time."""
+
+    def __init__(self, passed: threading.Event | None = None, at: float = 0.0) -> None:
+        self.now, self.passed, self.at = 0.0, passed, at
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        if self.passed is not None and self.now > self.at:
+            self.passed.set()
+        return self.now
+
+
+def _pool_run(turns: Any, order: list[str], body: Callable[[str], None]) -> None:
+    """Each name a task of one thread pool (as LangGraph's sync loop runs nodes), arriving at the gate first."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def task(name: str) -> None:
+        turns.arrive(name)
+        body(name)
+
+    with ThreadPoolExecutor(max_workers=len(order)) as pool:
+        for future in [pool.submit(task, name) for name in order]:
+            future.result()
+
+
+def test_pool_turns_releases_the_next_branch_when_a_lagging_signal_never_comes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LangGraph's sync `updates` chunk can come only after the held sibling ends: `done` for the first branch is
+    held back until the second has acted. ThreadTurns waits out its patience and calls the run vacuous; PoolTurns,
+    once the patience has passed, sees the first branch's pool thread idle again (its task and callbacks returned)
+    and releases the second. Never before the patience: while the signal may still come, it alone orders."""
+    liveness = _liveness(monkeypatch)
+    clock = _Clock()
+    monkeypatch.setattr(liveness.time, "monotonic", clock)  # patience 10 readings: the lag outlasts it
+    turns = liveness.PoolTurns(["a", "b"])
+    acted: list[str] = []
+    released_at: list[float] = []
+
+    def body(name: str) -> None:  # done("a") is never called: the loop would deliver it only after b
+        acted.append(name)
+        if name == "b":
+            released_at.append(clock.now)
+            turns.done("b")
+
+    _pool_run(turns, ["a", "b"], body)
+    assert turns.vacuous is None and released_at[0] >= turns.patience
+    assert acted == ["a", "b"] and turns.acted == ["b"]  # done("a") never came: acted stays the probe's signal
+
+
+def test_pool_turns_waits_on_a_busy_predecessor_past_its_patience(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Load, not a deadlock: the first branch is still working after the patience has run out (the clock's
+    readings pass 30 while it works); the second waits on, then goes once it is done, and nothing is vacuous."""
+    liveness = _liveness(monkeypatch)
+    past_patience = threading.Event()
+    monkeypatch.setattr(liveness.time, "monotonic", _Clock(past_patience, at=30.0))
+    turns = liveness.PoolTurns(["a", "b"])
+
+    def body(name: str) -> None:
+        if name == "a":  # works until the patience has run out twice over, or b gave up on it
+            assert past_patience.wait(60)  # a deadlock breaker only: b reads the clock every 5 ms
+            turns.done("a")
+        else:
+            past_patience.set()
+
+    _pool_run(turns, ["a", "b"], body)
+    assert turns.vacuous is None and turns.acted == ["a"]
+
+
+def test_pool_turns_still_says_when_a_sibling_never_came(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A framework that runs the branches one by one: nothing is working, the patience runs out, vacuous."""
+    liveness = _liveness(monkeypatch)
+    monkeypatch.setattr(liveness.time, "monotonic", _Clock())
+    turns = liveness.PoolTurns(["a", "b"])
+    _pool_run(turns, ["a"], lambda name: None)
+    assert turns.vacuous is not None and "['b'] were never in flight" in turns.vacuous

@@ -8,15 +8,16 @@ Plumbing only, so that one probe function can state its scenario once and observ
   inside `asyncio.run` (LangGraph runs them as asyncio tasks on the event loop).
 
 What a probe observes (the graph, the writes, what it records) stays in the probe. In `sync` mode
-`node` is the identity, `invoke` / `stream` are the plain calls and `Gate` is `gates.ThreadTurns`, so
-a probe's default (sync) variant observes exactly what it did before it had an async variant.
+`node` is the identity, `invoke` / `stream` are the plain calls and `Gate` is `liveness.PoolTurns` (a
+`gates.ThreadTurns` that a lagging `updates` chunk cannot stall), so a probe's default (sync) variant
+observes exactly what it did before it had an async variant.
 
 - `node(obs, fn)`: `fn` itself in `sync` mode; in `async` mode an `async def` with `fn`'s signature
   (LangGraph reads `config` etc. from it) that returns `fn(...)`.
 - `invoke(obs, graph, input, ...)`: `invoke`, or `asyncio.run(ainvoke(...))`.
 - `stream(obs, graph, input, ..., on_chunk=...)`: every chunk of `stream` / `astream`, in order;
   `on_chunk` sees each one as it arrives (gates are released from there).
-- `Gate(obs, order)`: `gates.ThreadTurns` for sync nodes, `gates.Turns` for async ones, behind one
+- `Gate(obs, order)`: `liveness.PoolTurns` for sync nodes, `gates.Turns` for async ones, behind one
   interface: `gate.node(name, fn)` makes a node that waits for its turn before running `fn`,
   `gate.finished(name)` releases the next one, `gate.acted` / `gate.vacuous` as in both kits.
 - `Hold(obs, names, held, patience)`: keep some tasks in flight (until cancelled, or `patience` runs
@@ -32,7 +33,8 @@ from collections.abc import Callable
 from typing import Any
 
 from fanin.probe import Observer
-from gates import ThreadTurns, Turns
+from gates import Turns
+from liveness import PoolTurns
 
 
 def node(obs: Observer, fn: Callable) -> Callable:
@@ -110,7 +112,8 @@ def stream(
 class Gate:
     """Force the order in which gated nodes finish, in either mode, without sleeping.
 
-    Sync mode uses `gates.ThreadTurns` (a node blocks its worker thread until its turn); async mode
+    Sync mode uses `liveness.PoolTurns` (a node blocks its worker thread until its turn; past the patience,
+    the previous node's idle pool thread stands in for its lagging `updates` chunk); async mode
     uses `gates.Turns` (a node awaits its turn on the event loop). Either way every gated node must
     be in flight before the first is released, and the next is released by `finished(name)`, which
     the probe calls when the previous node's update chunk arrives. Make one Gate per run.
@@ -119,8 +122,8 @@ class Gate:
     def __init__(self, obs: Observer, order: list[str], patience: float = 10.0) -> None:
         self.mode = obs.mode
         self.order = list(order)
-        # Turns (async: `wait`) or ThreadTurns (sync: `arrive`): the mode picks which method `node` calls.
-        self._turns: Any = Turns(order, patience) if self.mode == "async" else ThreadTurns(order, patience)
+        # Turns (async: `wait`) or PoolTurns (sync: `arrive`): the mode picks which method `node` calls.
+        self._turns: Any = Turns(order, patience) if self.mode == "async" else PoolTurns(order, patience)
 
     def node(self, name: str | Callable[..., str], fn: Callable) -> Callable:
         """A node that waits for its turn, then returns `fn(...)`. `name` may be a function of the

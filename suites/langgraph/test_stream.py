@@ -21,13 +21,13 @@ from fanin.probe import Claim, Observer, probe
 )
 def test_updates_attribution(obs: Observer) -> None:
     Send = obs.need("langgraph.types", "Send")
-    from gates import ThreadTurns
+    from liveness import PoolTurns  # the `updates` chunk a gate listens to can lag (FINDINGS.md, "Races and traps")
 
     class State(TypedDict):
         items: Annotated[list, operator.add]
 
-    turns = ThreadTurns(["b", "a"])
-    send_turns = ThreadTurns(["job2", "job1"])
+    turns = PoolTurns(["b", "a"])
+    send_turns = PoolTurns(["job2", "job1"])
 
     def writer(name: str) -> Callable[..., dict]:
         def node(state: State) -> dict:
