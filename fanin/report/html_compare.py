@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from fanin.report.common import escape
+from fanin.report.documents import COMPARE_DIR
 from fanin.report.html import answer_cell, document, group_link, hazard_class, observed_cell, probe_link
 from fanin.report.legend import NO_PROBE_CITED, NO_PROVEN_MITIGATION
-from fanin.report.links import COMPARE_DIR, fragment
+from fanin.report.links import fragment
 from fanin.report.view import CompareGroup, ComparePage, Report, Step
 
 

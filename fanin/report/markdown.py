@@ -11,6 +11,7 @@ import itertools
 from tabulate import tabulate
 
 from fanin.model.results import Hazard, Observation
+from fanin.report.documents import COMPARE_DIR, MATRIX_HTML, REPORT_MD, probes_md
 from fanin.report.legend import (
     CHANGE_MEANINGS,
     CHANGED_MARK,
@@ -19,7 +20,6 @@ from fanin.report.legend import (
     NO_PROVEN_MITIGATION,
     NOT_PROBED,
 )
-from fanin.report.links import COMPARE_DIR, MATRIX_HTML, REPORT_MD, probes_md
 from fanin.report.view import (
     Answer,
     CompareGroup,

@@ -1,6 +1,6 @@
 """The report's view model: frozen dataclasses holding everything a renderer shows, decided by the builder.
 
-The renderers (Markdown, HTML, checklist) import only this module, `legend` and `links`.
+The renderers (Markdown, HTML, checklist) import only this module, `legend`, `links` and `documents`.
 """
 
 from __future__ import annotations
@@ -590,6 +590,7 @@ class Report:
     checklist_fields: tuple[tuple[str, str], ...] = ()  # (field, prefilled answer or "") at the checklist's top
     anchors: Mapping[str, str] = field(default_factory=dict)  # observation id -> the anchor of its section
     run_pages: tuple[tuple[str, str], ...] = ()  # (cell, href of its pytest-html page) for a local run
+    site_copies: tuple[tuple[str, str], ...] = ()  # the site's permanent copies, (tag, date), its index lists
     key_findings: tuple[KeyFinding, ...] = ()  # the opening: one line per framework
     # Python vs JavaScript: (Python framework, its Node framework, the probe ids both observe)
     runtime_pairs: tuple[tuple[FrameworkView, FrameworkView, tuple[RuntimePair, ...]], ...] = ()
