@@ -554,7 +554,10 @@ def mitigation_text(rep: Report, group: CompareGroup, source: str) -> str:
 def _part(rep: Report, part: Part, source: str) -> str:
     if part.kind == "probe":
         return _link(rep, part.text, part.text, source)
-    return escape(part.text) if part.kind == "text" else part.text
+    if part.kind != "text":
+        return part.text
+    # escape makes the words one line and trims them: the space between them and a link beside them stays
+    return (" " if part.text[:1].isspace() else "") + escape(part.text) + (" " if part.text[-1:].isspace() else "")
 
 
 def compare_page(rep: Report, page: ComparePage) -> str:
