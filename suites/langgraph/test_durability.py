@@ -20,30 +20,28 @@ class _DurabilityState(TypedDict):
 
 def _durability_graph(runs: dict[str, int], turns: Any) -> StateGraph:
     """test_durability_modes's graph: prep, then ok and flaky in parallel (flaky fails once), then join."""
-    State = _DurabilityState
-
-    def prep(state: State) -> dict:
+    def prep(state: _DurabilityState) -> dict:
         runs["prep"] += 1
         return {"items": ["prep"]}
 
-    def ok(state: State) -> dict:
+    def ok(state: _DurabilityState) -> dict:
         runs["ok"] += 1
         if runs["ok"] == 1:
             turns.arrive("ok")
         return {"items": ["ok"]}
 
-    def flaky(state: State) -> dict:
+    def flaky(state: _DurabilityState) -> dict:
         runs["flaky"] += 1
         if runs["flaky"] == 1:
             turns.arrive("flaky")
             raise RuntimeError("transient failure")
         return {"items": ["flaky"]}
 
-    def join(state: State) -> dict:
+    def join(state: _DurabilityState) -> dict:
         runs["join"] += 1
         return {"items": ["join"]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(_DurabilityState)
     for name, node in (("prep", prep), ("ok", ok), ("flaky", flaky), ("join", join)):
         builder.add_node(name, node)
     builder.add_edge(START, "prep")

@@ -21,7 +21,11 @@ MAX_RESUMES = 3
 def _tools_scenario(obs: Observer, api: SimpleNamespace, order: str, form: str) -> dict:
     """One run of test_parallel_tools_one_node: a's interrupt first or b's, resumed by one value or by ids."""
     interrupt, Command, ToolNode, MemorySaver = api.interrupt, api.Command, api.ToolNode, api.MemorySaver
-    AIMessage, tool, State = api.AIMessage, api.tool, api.State
+    AIMessage, tool = api.AIMessage, api.tool
+
+    class State(TypedDict):
+        messages: Annotated[list, api.add_messages]
+
     first, second = ("a", "b") if order == "a-first" else ("b", "a")
     answers: dict[str, list] = {"a": [], "b": []}
     # the first tool's interrupt() call has returned or raised; an asyncio.Event in async mode (made on
@@ -182,13 +186,10 @@ def test_parallel_tools_one_node(obs: Observer) -> None:
     from langchain_core.messages import AIMessage
     from langchain_core.tools import tool
 
-    class State(TypedDict):
-        messages: Annotated[list, add_messages]
-
     api = SimpleNamespace(
         interrupt=interrupt, Command=Command, ToolNode=ToolNode, MemorySaver=MemorySaver, AIMessage=AIMessage, tool=tool
     )
-    api.State = State
+    api.add_messages = add_messages
     forms = ("single", "interrupt_id")
     seen = {order: {form: _tools_scenario(obs, api, order, form) for form in forms} for order in ("a-first", "b-first")}
     ran = [s for forms in seen.values() for s in forms.values() if "n/a" not in s]
