@@ -26,7 +26,7 @@ from fanin.model import matrix
 from fanin.model.results import HAZARDS
 from fanin.model.source import REPO_ROOT
 from fanin.report import build as report
-from fanin.report import legend, links, outputs
+from fanin.report import documents, legend, outputs
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("FANIN_BROWSER") != "1", reason="run by ./noxw -s browser (needs Debian's chromium)"
@@ -592,20 +592,23 @@ def site() -> Iterator[Path]:
 def _site_kinds(site: Path) -> dict[str, Path]:
     """One page of each kind the site has (every framework's page: each is a kind of its own size), and the copy's."""
     rep = report.build(matrix.REFERENCE_RESULTS, matrix.load(), reference=True)
-    compare = site / links.COMPARE_DIR
+    compare = site / documents.COMPARE_DIR
     spanning = next(p for p in rep.compare_pages if p.a.framework == p.b.framework and p not in rep.frameworks[0].steps)
     kinds = {
-        "index": site / links.INDEX_HTML,
-        "checklist": site / links.CHECKLIST_HTML,
-        "comparison": site / links.COMPARISON_HTML,
-        **{f"framework {v.key}": site / links.framework_html(v.key) for v in rep.frameworks},
+        "index": site / documents.INDEX_HTML,
+        "checklist": site / documents.CHECKLIST_HTML,
+        "comparison": site / documents.COMPARISON_HTML,
+        **{f"framework {v.key}": site / documents.framework_html(v.key) for v in rep.frameworks},
         "compare neighbours": compare / f"{rep.frameworks[0].steps[0].name}.html",
         "compare oldest to newest": compare / f"{spanning.name}.html",
         "compare across frameworks": compare / f"{rep.compare_pages[-1].name}.html",
-        "permanent copy index": site / links.VERSIONS_DIR / SITE_TAG / links.INDEX_HTML,
-        "old matrix": site / links.MATRIX_HTML,
-        "not found": site / links.NOT_FOUND_HTML,
-        "permanent copy framework": site / links.VERSIONS_DIR / SITE_TAG / links.framework_html(rep.frameworks[0].key),
+        "permanent copy index": site / documents.VERSIONS_DIR / SITE_TAG / documents.INDEX_HTML,
+        "old matrix": site / documents.MATRIX_HTML,
+        "not found": site / documents.NOT_FOUND_HTML,
+        "permanent copy framework": site
+        / documents.VERSIONS_DIR
+        / SITE_TAG
+        / documents.framework_html(rep.frameworks[0].key),
     }
     twins = [t.page.name for v in rep.frameworks for t in v.twins]
     if twins:
@@ -633,7 +636,7 @@ def test_every_permalink_of_every_kind_of_site_page_lands_on_its_anchor(browser:
             document, _, anchor = href.partition("#")
             if anchor:  # "#" alone: the nav's link to the page it is on
                 wanted.setdefault(document, set()).add(anchor)
-    frameworks = {(site / links.framework_html(v.key)).resolve().as_uri() for v in report_frameworks()}
+    frameworks = {(site / documents.framework_html(v.key)).resolve().as_uri() for v in report_frameworks()}
     assert frameworks <= set(wanted) and sum(map(len, wanted.values())) > 300, {k: len(v) for k, v in wanted.items()}
     root = site.resolve().as_uri()
     missed = {}
@@ -658,15 +661,15 @@ def test_every_permalink_of_every_kind_of_site_page_lands_on_its_anchor(browser:
         ("matrix-adk-parallel-agent", "adk", "matrix-adk-parallel-agent"),
         ("matrix-adkjs", "adkjs", "matrix-adkjs"),
         ("probes-deepagents", "deepagents", "probes"),
-        ("comparison", links.COMPARISON_HTML, "comparison"),
-        ("legend", links.INDEX_HTML, None),
+        ("comparison", documents.COMPARISON_HTML, "comparison"),
+        ("legend", documents.INDEX_HTML, None),
     ],
 )
 def test_a_permalink_into_the_old_one_page_matrix_goes_on_to_the_page_that_holds_it(
     browser: Browser, site: Path, old: str, page: str, anchor: str | None
 ) -> None:
     """Cite lines published before the site had a page per framework named matrix.html#<probe id>."""
-    browser.open((site / links.MATRIX_HTML).as_uri() + f"#{old}")
+    browser.open((site / documents.MATRIX_HTML).as_uri() + f"#{old}")
     while True:  # location.replace loads the page that holds the id: until its load event, matrix.html may show
         try:
             where = browser.js(
@@ -675,11 +678,11 @@ def test_a_permalink_into_the_old_one_page_matrix_goes_on_to_the_page_that_holds
             )
         except RuntimeError:  # the context went with the page it belonged to
             where = None
-        if where is not None and not where[0].endswith("/" + links.MATRIX_HTML) and where[1] == "complete":
+        if where is not None and not where[0].endswith("/" + documents.MATRIX_HTML) and where[1] == "complete":
             break
         browser.wait_for("Page.loadEventFired")
     where = [where[0], where[2]]
-    expected = page if page.endswith(".html") else links.framework_html(page)
+    expected = page if page.endswith(".html") else documents.framework_html(page)
     assert where[0].endswith("/" + expected), where
     assert where[1] == anchor, where
 
@@ -688,8 +691,8 @@ def test_a_permalink_into_the_markdown_the_site_published_before_goes_on_to_its_
     browser: Browser, site: Path
 ) -> None:
     """404.html (GitHub Pages serves it for a path the site lacks) maps probes/<key>.md, REPORT.md and CHECKLIST.md."""
-    browser.open((site / links.NOT_FOUND_HTML).as_uri() + "#langgraph/join/separate-edges")
-    assert browser.js("location.pathname").endswith("/" + links.NOT_FOUND_HTML), "a path it does not map stays"
+    browser.open((site / documents.NOT_FOUND_HTML).as_uri() + "#langgraph/join/separate-edges")
+    assert browser.js("location.pathname").endswith("/" + documents.NOT_FOUND_HTML), "a path it does not map stays"
     paths = {
         "/fanin/probes/langgraph.md": "/fanin/probes/langgraph.html",
         "/fanin/v/0123/probes/pydantic_graph.md": "/fanin/v/0123/probes/pydantic_graph.html",
@@ -742,7 +745,7 @@ def test_a_frameworks_site_page_keeps_the_matrix_picker_and_its_sticky_header(br
     """The published page of one framework is the matrix as matrix.html has it: the picker and the sticky header."""
     browser.send("Emulation.setEmulatedMedia", media="screen")
     browser.size(1440)
-    browser.open((site / links.framework_html(report_frameworks()[0].key)).as_uri())
+    browser.open((site / documents.framework_html(report_frameworks()[0].key)).as_uri())
     last = browser.js("document.querySelector('form.pick').elements.a.options.length") - 1
     picked = _pick(browser, 0, last, between=False)
     assert picked["columns"] == picked["options"] and 0 < picked["shown"] < picked["rows"], picked

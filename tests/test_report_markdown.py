@@ -13,14 +13,14 @@ from fanin.model import js_source, matrix
 from fanin.model.errors import FaninError
 from fanin.model.source import REPO_ROOT, parse_file
 from fanin.report import build as report
-from fanin.report import links, markdown, outputs, sameness
+from fanin.report import documents, markdown, outputs, sameness
 
 MATRIX = matrix.load()
 REFERENCE = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
 FILES, _ = outputs.reference(MATRIX)
 TEXT = FILES[matrix.REFERENCE_REPORT]
 # probes/<framework>.md: one file of probe sections per framework, beside REPORT.md
-PROBE_PAGES = {v.key: FILES[matrix.REFERENCE_REPORT.parent / links.probes_md(v.key)] for v in REFERENCE.frameworks}
+PROBE_PAGES = {v.key: FILES[matrix.REFERENCE_REPORT.parent / documents.probes_md(v.key)] for v in REFERENCE.frameworks}
 SECTIONS = "\n".join(PROBE_PAGES.values())
 
 MAX_BYTES = 400_000  # the README's bound
@@ -39,7 +39,7 @@ def tables(text: str) -> list[list[str]]:
 
 
 def test_report_md_stays_within_its_size_bound() -> None:
-    for name, text in {"REPORT.md": TEXT, **{links.probes_md(k): page for k, page in PROBE_PAGES.items()}}.items():
+    for name, text in {"REPORT.md": TEXT, **{documents.probes_md(k): page for k, page in PROBE_PAGES.items()}}.items():
         assert len(text.encode()) <= MAX_BYTES, (
             f"{name} is {len(text.encode())} bytes, the README promises ≤ {MAX_BYTES}"
         )
@@ -135,11 +135,11 @@ def test_with_a_base_url_every_probe_id_and_cite_line_is_a_permalink(tmp_path: P
     files = outputs.bundle(REFERENCE, tmp_path, base)
     text, page = files[tmp_path / "REPORT.md"], files[tmp_path / "matrix.html"]
     view = REFERENCE.frameworks[0]
-    sections = files[tmp_path / links.probes_md(view.key)]
+    sections = files[tmp_path / documents.probes_md(view.key)]
     assert not re.search(r"\]\(#[a-z]+/", text + sections), "no relative probe link is left"
     assert not re.search(r'href="#[a-z]+/', page)
     probe = view.probes[0]
-    where = f"{base}/{links.probes_md(view.key)}#{probe.id}"
+    where = f"{base}/{documents.probes_md(view.key)}#{probe.id}"
     assert f'### <a id="{probe.id}"></a>[`{probe.id}`]({where})' in sections
     assert f"{probe.cite.text} · {where}" in sections and f"]({where})" in text
     assert f"{probe.cite.text} · {base}/matrix.html#{probe.id}" in page

@@ -14,7 +14,7 @@ from fanin import __main__ as cli
 from fanin.model import matrix
 from fanin.model.results import probe_of
 from fanin.report import build as report
-from fanin.report import links, outputs
+from fanin.report import documents, links, outputs
 
 MATRIX = matrix.load()
 REFERENCE = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
@@ -84,11 +84,11 @@ def pages(root: Path) -> list[Path]:
 
 def test_the_site_holds_html_pages_and_data_only(site: Path) -> None:
     assert {p.suffix for p in pages(site)} == {".html"}, "no Markdown (or anything else) is published as a page"
-    assert (site / links.INDEX_HTML).is_file(), "the base URL is a page, not a 404"
+    assert (site / documents.INDEX_HTML).is_file(), "the base URL is a page, not a 404"
     for view in REFERENCE.frameworks:
-        assert (site / links.framework_html(view.key)).is_file()
-    assert (site / links.CHECKLIST_HTML).is_file() and (site / links.COMPARISON_HTML).is_file()
-    forward = (site / links.MATRIX_HTML).read_text(encoding="utf-8")  # the old one-page matrix's place
+        assert (site / documents.framework_html(view.key)).is_file()
+    assert (site / documents.CHECKLIST_HTML).is_file() and (site / documents.COMPARISON_HTML).is_file()
+    forward = (site / documents.MATRIX_HTML).read_text(encoding="utf-8")  # the old one-page matrix's place
     assert len(forward.encode()) < 20_000 and 'class="matrix"' not in forward, "one page per framework, not of all"
     assert (site / "data" / "index.json").is_file()
     others = {p.suffix for p in site.rglob("*") if p.is_file() and short_form(site, p)}
@@ -96,7 +96,7 @@ def test_the_site_holds_html_pages_and_data_only(site: Path) -> None:
 
 
 def test_the_front_page_says_what_fanin_is_and_the_key_findings_the_report_shows(site: Path) -> None:
-    page = parsed(site / links.INDEX_HTML)
+    page = parsed(site / documents.INDEX_HTML)
     text = " ".join("".join(page.text).split())
     assert "fanin is a conformance suite" in text
     assert "key-findings" in page.ids and "cite" in page.ids
@@ -108,7 +108,7 @@ def test_the_front_page_says_what_fanin_is_and_the_key_findings_the_report_shows
             assert links.fragment(probe.id) in "".join(page.hrefs)
     for view in REFERENCE.frameworks:  # each framework, its newest version, a link to its page
         assert view.newest is not None and f"{view.name}" in text and view.newest.label in text
-        assert links.framework_html(view.key) in page.hrefs
+        assert documents.framework_html(view.key) in page.hrefs
     example = next(p for k in REFERENCE.key_findings for p in k.examples)
     assert example.cite.text in text, "how to cite shows a real cite line"
 
@@ -157,10 +157,10 @@ def test_every_anchor_the_markdown_probe_pages_have_is_on_the_frameworks_html_pa
     """A link into reference/probes/<key>.md#<id> has the same id on probes/<key>.html: only the suffix changes."""
     files, _ = outputs.reference(MATRIX)
     for view in REFERENCE.frameworks:
-        markdown = files[matrix.REFERENCE_REPORT.parent / links.probes_md(view.key)]
+        markdown = files[matrix.REFERENCE_REPORT.parent / documents.probes_md(view.key)]
         anchors = set(re.findall(r'<a id="([^"]+)"></a>', markdown))
         assert anchors and {probe_of(a) for a in anchors} <= {p.id for p in view.probes}
-        missing = anchors - parsed(site / links.framework_html(view.key)).ids
+        missing = anchors - parsed(site / documents.framework_html(view.key)).ids
         assert not missing, sorted(missing)[:5]
 
 
@@ -172,14 +172,14 @@ def test_every_page_is_within_the_budget_and_says_its_bytes_per_observation(
     observation, and how many more observations it holds) shows growth."""
     site = published
     observations = {
-        links.framework_html(v.key): sum(len(var.observations) for p in v.probes for var in p.variants)
+        documents.framework_html(v.key): sum(len(var.observations) for p in v.probes for var in p.variants)
         for v in REFERENCE.frameworks
     }
     over, lines = [], []
     for path in pages(site):
         size = path.stat().st_size
         name = shown = path.relative_to(site).as_posix()
-        if name.startswith(f"{links.VERSIONS_DIR}/"):
+        if name.startswith(f"{documents.VERSIONS_DIR}/"):
             name = name.split("/", 2)[2]  # the permanent copy's page, counted against its framework too
         if size > BUDGET:
             over.append(f"{shown}: {size} bytes")
@@ -204,17 +204,17 @@ def test_a_page_over_the_budget_is_caught(tmp_path: Path) -> None:
 def test_cite_lines_name_the_permanent_copy_and_every_copy_links_within_itself(published: Path) -> None:
     view = REFERENCE.frameworks[0]
     probe = view.probes[0]
-    permanent = f"{BASE}/{links.VERSIONS_DIR}/{TAG}"
-    cite = f"{probe.cite.text} · {permanent}/{links.framework_html(view.key)}#{probe.id}"
-    for root in (published, published / links.VERSIONS_DIR / TAG):
-        text = (root / links.framework_html(view.key)).read_text(encoding="utf-8")
+    permanent = f"{BASE}/{documents.VERSIONS_DIR}/{TAG}"
+    cite = f"{probe.cite.text} · {permanent}/{documents.framework_html(view.key)}#{probe.id}"
+    for root in (published, published / documents.VERSIONS_DIR / TAG):
+        text = (root / documents.framework_html(view.key)).read_text(encoding="utf-8")
         assert cite in text, root
-        nav = parsed(root / links.INDEX_HTML).hrefs
+        nav = parsed(root / documents.INDEX_HTML).hrefs
         home = BASE if root == published else permanent
-        assert f"{home}/{links.framework_html(view.key)}" in nav
+        assert f"{home}/{documents.framework_html(view.key)}" in nav
     copy = {p.relative_to(published / "v" / TAG) for p in (published / "v" / TAG).rglob("*") if p.is_file()}
     latest = {p.relative_to(published) for p in published.rglob("*") if p.is_file()}
-    latest = {p for p in latest if p.parts[0] != links.VERSIONS_DIR and p.name != links.NOT_FOUND_HTML}
+    latest = {p for p in latest if p.parts[0] != documents.VERSIONS_DIR and p.name != documents.NOT_FOUND_HTML}
     latest = {p for p in latest if not short_form(published, published / p) and p.name != "viewer.html"}
     assert copy == latest, "the permanent copy holds every page and data file the latest has"
 
@@ -224,8 +224,8 @@ def test_without_a_version_tag_cite_lines_name_the_latest(tmp_path: Path) -> Non
     assert not (tmp_path / "v").exists()
     view = REFERENCE.frameworks[0]
     probe = view.probes[0]
-    text = (tmp_path / links.framework_html(view.key)).read_text(encoding="utf-8")
-    assert f"{probe.cite.text} · {BASE}/{links.framework_html(view.key)}#{probe.id}" in text
+    text = (tmp_path / documents.framework_html(view.key)).read_text(encoding="utf-8")
+    assert f"{probe.cite.text} · {BASE}/{documents.framework_html(view.key)}#{probe.id}" in text
 
 
 @pytest.mark.parametrize(
@@ -261,9 +261,9 @@ def test_the_front_page_lists_every_permanent_copy_the_site_holds(tmp_path: Path
     """The workflow restores earlier copies into DIR/v/ before rendering: the front page links each, this one too."""
     out = tmp_path / "site"
     assert cli.main(["report", "--out", str(out), "--version-tag", "aaaaaaaaaaaa"]) == 0
-    (out / links.VERSIONS_DIR / "not-a-copy").mkdir()  # no data/index.json: not one this site wrote
+    (out / documents.VERSIONS_DIR / "not-a-copy").mkdir()  # no data/index.json: not one this site wrote
     assert cli.main(["report", "--out", str(out), "--version-tag", TAG]) == 0
-    listed = [h for h in parsed(out / links.INDEX_HTML).hrefs if h.startswith(f"{links.VERSIONS_DIR}/")]
-    assert sorted(listed) == [f"v/{tag}/{links.INDEX_HTML}" for tag in sorted(("aaaaaaaaaaaa", TAG))]
+    listed = [h for h in parsed(out / documents.INDEX_HTML).hrefs if h.startswith(f"{documents.VERSIONS_DIR}/")]
+    assert sorted(listed) == [f"v/{tag}/{documents.INDEX_HTML}" for tag in sorted(("aaaaaaaaaaaa", TAG))]
     assert all((out / h).is_file() for h in listed)
-    assert "copies" not in parsed(out / links.VERSIONS_DIR / TAG / links.INDEX_HTML).ids, "a copy lists none"
+    assert "copies" not in parsed(out / documents.VERSIONS_DIR / TAG / documents.INDEX_HTML).ids, "a copy lists none"

@@ -7,8 +7,8 @@ so the reason an item matters is evidence, not opinion. Nothing is truncated.
 
 from __future__ import annotations
 
+from fanin.report.documents import CHECKLIST_MD, REPORT_MD
 from fanin.report.legend import HAZARD_STYLES
-from fanin.report.links import CHECKLIST_MD, REPORT_MD
 from fanin.report.view import Answer, ChecklistMitigation, Report
 
 BLANK = "_…_"

@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from html import escape
 
-from fanin.report import links
+from fanin.report import documents
 from fanin.report.view import FeedEntry, Report
 
 
@@ -60,7 +60,7 @@ def text(entry: FeedEntry) -> str:
 
 
 def _link(rep: Report, entry: FeedEntry, source: str) -> str:
-    return rep.links.href(f"{links.COMPARE_DIR}/{entry.page.name}.html", entry.step.observation_id, source)
+    return rep.links.href(f"{documents.COMPARE_DIR}/{entry.page.name}.html", entry.step.observation_id, source)
 
 
 def _updated(entries: Sequence[FeedEntry]) -> str:
@@ -77,7 +77,7 @@ def atom(rep: Report, entries: Sequence[FeedEntry], source: str, name: str, feed
         f"  <title>{escape(TITLE if not name else f'{TITLE}: {name}')}</title>",
         f"  <updated>{_updated(entries)}</updated>",
         "  <author><name>fanin</name></author>",
-        f'  <link rel="alternate" type="text/html" href={_attr(rep.links.href(links.MATRIX_HTML, "", source))}/>',
+        f'  <link rel="alternate" type="text/html" href={_attr(rep.links.href(documents.MATRIX_HTML, "", source))}/>',
     ]
     if base:
         out.append(f'  <link rel="self" href={_attr(f"{base}/{source}")}/>')
@@ -105,7 +105,7 @@ def json_feed(rep: Report, entries: Sequence[FeedEntry], source: str, name: str)
         "title": TITLE if not name else f"{TITLE}: {name}",
     }
     if base:
-        feed["home_page_url"] = rep.links.href(links.MATRIX_HTML, "", source)
+        feed["home_page_url"] = rep.links.href(documents.MATRIX_HTML, "", source)
         feed["feed_url"] = f"{base}/{source}"
     feed["description"] = "One item per behaviour change between adjacent versions, newest first, worst first."
     feed["authors"] = [{"name": "fanin"}]

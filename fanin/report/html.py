@@ -13,8 +13,8 @@ from importlib import resources
 
 from fanin.model.results import Observation
 from fanin.report.common import escape, escape_text, pretty_json
+from fanin.report.documents import COMPARE_DIR, MATRIX_HTML
 from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES, NO_PROBE_CITED, NOT_OBSERVED, NOT_PROBED
-from fanin.report.links import COMPARE_DIR, MATRIX_HTML
 from fanin.report.view import (
     Answer,
     CompareGroup,

@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 from fanin.report.common import escape
+from fanin.report.documents import COMPARE_DIR
 from fanin.report.html import answer_cell, document, group_link, hazard_class, observed_cell, probe_link
-from fanin.report.legend import NO_PROBE_CITED, NO_PROVEN_MITIGATION
-from fanin.report.links import COMPARE_DIR, fragment
-from fanin.report.view import CompareGroup, ComparePage, Report, Step
+from fanin.report.legend import NO_PROBE_CITED
+from fanin.report.links import fragment
+from fanin.report.view import CompareGroup, ComparePage, Part, Report, Step, mitigation_parts
 
 
 def mitigation_cell(rep: Report, group: CompareGroup, source: str) -> str:
-    """A compare row's mitigation: its text and the probe that proves it at the newer version, or why there is none."""
-    proof = group.proof
-    if proof is None:
-        return "—"
-    if proof.proven and proof.entry is not None:
-        link = probe_link(rep, proof.mitigated, proof.mitigated, source)
-        return f"{escape(proof.entry.text)} — proven: {link} safe at {escape(proof.at)}"
-    before, pid, after = proof.reason
-    why = escape(before) + (probe_link(rep, pid, pid, source) if pid else "") + escape(after)
-    suggested = f"; suggested: {escape(proof.entry.text)}" if proof.entry and proof.entry.text else ""
-    return f"<strong>{NO_PROVEN_MITIGATION}</strong> ({why}){suggested}"
+    """A compare row's mitigation, as the view model's parts say it."""
+    return "".join(_part(rep, part, source) for part in mitigation_parts(group.proof))
+
+
+def _part(rep: Report, part: Part, source: str) -> str:
+    if part.kind == "probe":
+        return probe_link(rep, part.text, part.text, source)
+    if part.kind == "term":
+        return f"<strong>{part.text}</strong>"
+    return escape(part.text) if part.kind == "text" else part.text
 
 
 def _step_details(step: Step) -> str:

@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from fanin.report import html
+from fanin.report import documents, html
 from fanin.report.common import escape
-from fanin.report.html import hazard_class, observed_cell
-from fanin.report.links import (
+from fanin.report.documents import (
     CHECKLIST_HTML,
     COMPARE_DIR,
     COMPARISON_HTML,
@@ -24,6 +23,7 @@ from fanin.report.links import (
     VERSIONS_DIR,
     framework_html,
 )
+from fanin.report.html import hazard_class, observed_cell
 from fanin.report.view import Answer, ChecklistMitigation, FrameworkView, KeyFinding, Report
 
 WHAT = (
@@ -35,12 +35,7 @@ WHAT = (
 
 def _nav(rep: Report, source: str) -> str:
     """The same few links atop every page of the site."""
-    pages = [
-        (INDEX_HTML, "fanin"),
-        *((framework_html(v.key), v.name) for v in rep.frameworks if v.probes),
-        (COMPARISON_HTML, "comparison"),
-        (CHECKLIST_HTML, "checklist"),
-    ]
+    pages = documents.navigation((v.key, v.name) for v in rep.frameworks if v.probes)
     items = "".join(
         f'<li><a href="{escape(rep.links.href(doc, "", source))}"'
         + (' aria-current="page"' if doc == source else "")
@@ -141,7 +136,7 @@ def _copies(rep: Report, copies: Sequence[tuple[str, str]], source: str) -> str:
     )
 
 
-def index(rep: Report, source: str = INDEX_HTML, copies: Sequence[tuple[str, str]] = ()) -> str:
+def index(rep: Report, source: str = INDEX_HTML) -> str:
     """The site's front page: what fanin is, the key findings (REPORT.md's), the frameworks, how to cite,
     and the permanent copies (tag, date of its observations) when the site has them."""
     findings = "".join(_key_finding(rep, key, source) for key in rep.key_findings)
@@ -164,7 +159,7 @@ def index(rep: Report, source: str = INDEX_HTML, copies: Sequence[tuple[str, str
             "</section>"
         ),
         f'<section id="cite"><h2>How to cite</h2>{_cite(rep, source)}</section>',
-        _copies(rep, copies, source),
+        _copies(rep, rep.site_copies, source),
         "</main>",
     ]
     return _page(rep, source, rep.title, body)

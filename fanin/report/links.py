@@ -8,49 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import quote
 
-# The documents a report is made of, by their place in a published bundle (`report --out DIR`).
-REPORT_MD = "REPORT.md"
-
-
-PROBES_DIR = "probes"  # one Markdown file of probe sections per framework, beside REPORT.md
-
-
-def probes_md(framework: str) -> str:
-    """The document holding a framework's probe sections (`probes/langgraph.md`)."""
-    return f"{PROBES_DIR}/{framework}.md"
-
-
-CHECKLIST_MD = "CHECKLIST.md"
-
-
-MATRIX_HTML = "matrix.html"
-
-
-COMPARE_DIR = "compare"
-
-
-# The published site (`report --out DIR`): HTML pages only, one per framework, each at most a size budget.
-INDEX_HTML = "index.html"
-
-
-CHECKLIST_HTML = "checklist.html"
-
-
-COMPARISON_HTML = "comparison.html"  # the questions asked of every framework, the Python twins
-
-
-NOT_FOUND_HTML = "404.html"  # GitHub Pages serves it for any path the site lacks
-
-
-VERSIONS_DIR = "v"  # v/<tag>/: the permanent copy of the site at one reference commit
-
-
-def framework_html(framework: str) -> str:
-    """The site's page of one framework: its matrix and its probe sections (`probes/langgraph.html`)."""
-    return f"{PROBES_DIR}/{framework}.html"
-
-
-SCHEMA_DIR = "schema"  # the committed JSON Schemas of the result sets, beside REPORT.md (the site has its own copy)
+from fanin.report.documents import INDEX_HTML, MATRIX_HTML, PROBES_DIR, REPORT_MD, SCHEMA_DIR, framework_html, probes_md
 
 # The folders beside REPORT.md a bless writes into (with the reference's result sets): a kill while it staged
 # leaves its staging files there, and the next command names them (fanin.versions.bless.recover).
@@ -90,7 +48,8 @@ class Links:
     site: bool = False  # the HTML is one page per framework (the published site), not one matrix.html
     cite_base: str = ""  # the base URL cite lines name (the site's permanent copy, v/<tag>); "" = base_url
 
-    def _place(self, document: str) -> str:
+    def place(self, document: str) -> str:
+        """Where a document is written (its path in `places`), else its own name."""
         places = _as_dict(self.places)
         head, _, rest = document.partition("/")
         if document in places:
@@ -106,8 +65,8 @@ class Links:
             return f"{self.base_url.rstrip('/')}/{document}{tail}"
         if document == source:
             return tail or "#"
-        start = posixpath.dirname(self._place(source)) or "."
-        return _relative(self._place(document), start) + tail
+        start = posixpath.dirname(self.place(source)) or "."
+        return _relative(self.place(document), start) + tail
 
     def probe(self, anchor: str, source: str) -> str:
         """A probe's section: in its framework's probes/<key>.md from Markdown, in the HTML page from HTML."""
@@ -137,7 +96,7 @@ class Links:
         """A probe's file in the checkout (GitHub line anchors); "" when the checkout is not reachable."""
         if not self.repo:
             return ""
-        start = posixpath.dirname(self._place(source)) or "."
+        start = posixpath.dirname(self.place(source)) or "."
         target = _relative(posixpath.join(self.repo, path), start)
         return target + (f"#L{lines[0]}-L{lines[1]}" if lines else "")
 

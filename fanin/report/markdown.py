@@ -11,25 +11,26 @@ import itertools
 from tabulate import tabulate
 
 from fanin.model.results import Hazard, Observation
+from fanin.report.documents import COMPARE_DIR, MATRIX_HTML, REPORT_MD, probes_md
 from fanin.report.legend import (
     CHANGE_MEANINGS,
     CHANGED_MARK,
     HAZARD_STYLES,
     NO_PROBE_CITED,
-    NO_PROVEN_MITIGATION,
     NOT_PROBED,
 )
-from fanin.report.links import COMPARE_DIR, MATRIX_HTML, REPORT_MD, probes_md
 from fanin.report.view import (
     Answer,
     CompareGroup,
     ComparePage,
     FrameworkView,
+    Part,
     ProbeView,
     Report,
     Step,
     TopicView,
     VariantView,
+    mitigation_parts,
 )
 
 LABEL_WIDTH = 48
@@ -546,17 +547,17 @@ def _value_table(step: Step) -> list[str]:
 
 
 def mitigation_text(rep: Report, group: CompareGroup, source: str) -> str:
-    """A compare row's mitigation: its text and the probe that proves it at the newer version, or why there is none."""
-    proof = group.proof
-    if proof is None:
-        return "—"
-    if proof.proven and proof.entry is not None:
-        link = _link(rep, proof.mitigated, proof.mitigated, source)
-        return f"{escape(proof.entry.text)} — proven: {link} safe at {escape(proof.at)}"
-    before, pid, after = proof.reason
-    why = escape(before) + (_link(rep, pid, pid, source) if pid else "") + escape(after)
-    suggested = f"; suggested: {escape(proof.entry.text)}" if proof.entry and proof.entry.text else ""
-    return f"{NO_PROVEN_MITIGATION} ({why}){suggested}"
+    """A compare row's mitigation, as the view model's parts say it."""
+    return "".join(_part(rep, part, source) for part in mitigation_parts(group.proof))
+
+
+def _part(rep: Report, part: Part, source: str) -> str:
+    if part.kind == "probe":
+        return _link(rep, part.text, part.text, source)
+    if part.kind != "text":
+        return part.text
+    # escape makes the words one line and trims them: the space between them and a link beside them stays
+    return (" " if part.text[:1].isspace() else "") + escape(part.text) + (" " if part.text[-1:].isspace() else "")
 
 
 def compare_page(rep: Report, page: ComparePage) -> str:

@@ -34,13 +34,12 @@ from fanin.model.results import ResultSet
 from fanin.model.source import REPO_ROOT
 from fanin.report import build as report
 from fanin.report import (
-    checklist,
     data,
     digest,
+    documents,
     feed,
     html,
     html_compare,
-    html_site,
     links,
     markdown,
     pages,
@@ -83,19 +82,17 @@ def out_dir(option: Path | None) -> Path | None:
     return option
 
 
-def _places(report_md: Path, checklist_md: Path, matrix_html: Path, compare_dir: Path) -> tuple[tuple[str, str], ...]:
-    return (
-        (links.REPORT_MD, report_md.as_posix()),
-        (links.PROBES_DIR, (report_md.parent / links.PROBES_DIR).as_posix()),  # probes/<key>.md beside REPORT.md
-        (links.CHECKLIST_MD, checklist_md.as_posix()),
-        (links.MATRIX_HTML, matrix_html.as_posix()),
-        (links.COMPARE_DIR, compare_dir.as_posix()),
-    )
-
-
-def _probe_pages(rep: view.Report, directory: Path) -> dict[Path, str]:
-    """probes/<key>.md beside REPORT.md, one per framework with a probe."""
-    return {directory / links.probes_md(v.key): markdown.probe_page(rep, v) for v in rep.frameworks if v.probes}
+def _places(committed: Path, home: Path, compare_dir: Path) -> tuple[tuple[str, str], ...]:
+    """Where each registered document (or its folder) is written: the committed ones in `committed`, the others in
+    `home`, compare pages in `compare_dir`. The site's pages are placed at its root (they link relatively)."""
+    found: dict[str, str] = {}
+    for document in documents.DOCUMENTS:
+        if set(document.outputs) <= {documents.SITE, documents.SITE_ROOT}:
+            continue
+        head = document.file.partition("/")[0]
+        found.setdefault(head, ((committed if document.committed else home) / head).as_posix())
+    found[documents.COMPARE_DIR] = compare_dir.as_posix()
+    return tuple(found.items())
 
 
 def _compare_files(rep: view.Report, directory: Path, pages: Sequence[view.ComparePage]) -> dict[Path, str]:
@@ -112,20 +109,16 @@ def reference(
 ) -> tuple[dict[Path, str], int]:
     """REPORT.md and CHECKLIST.md (committed), reports/matrix.html and reports/compare/, from the reference."""
     rep = report.build(source or paths.REFERENCE_RESULTS, matrix, reference=True, replace=replace)
-    places = _places(
-        paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST, paths.REPORTS / "matrix.html", paths.REPORTS / "compare"
-    )
+    places = _places(paths.REFERENCE_REPORT.parent, paths.REPORTS, paths.REPORTS / documents.COMPARE_DIR)
     committed = rep.with_links(links.Links("", places, REPO_ROOT.as_posix()), inline_reproducers=False)
     published = rep.with_links(links.Links(base, places, "" if base else REPO_ROOT.as_posix()))
     files = {
-        paths.REFERENCE_REPORT: markdown.report(committed),
-        paths.REFERENCE_CHECKLIST: checklist.checklist(committed),
-        paths.REPORTS / "matrix.html": html.page(published),
+        **_written(documents.REFERENCE, committed, committed=True),
+        **_written(documents.REFERENCE, published, committed=False),
     }
-    files.update(_probe_pages(committed, paths.REFERENCE_REPORT.parent))
     files.update(_compare_files(published, paths.REPORTS / "compare", published.compare_pages))
     files.update(
-        data.schemas(paths.REFERENCE_REPORT.parent / links.SCHEMA_DIR)
+        data.schemas(paths.REFERENCE_REPORT.parent / documents.SCHEMA_DIR)
     )  # committed, kept current like REPORT.md
     return files, rep.unreadable
 
@@ -138,6 +131,21 @@ def committed(path: Path) -> bool:
     )
 
 
+def _written(output: str, rep: view.Report, home: Path | None = None, committed: bool | None = None) -> dict[Path, str]:
+    """The registry's documents of one output (only the committed ones, or only the others, when asked), each at
+    `home`/its file, else at the place `rep`'s links give it."""
+    frameworks = [v for v in rep.frameworks if v.probes]
+    files: dict[Path, str] = {}
+    for document in documents.of(output):
+        if committed is not None and document.committed != committed:
+            continue
+        render = document.renderer()
+        names = [(document.at(v.key), (v,)) for v in frameworks] if document.per_framework else [(document.file, ())]
+        for name, args in names:
+            files[home / name if home else Path(rep.links.place(name))] = render(rep, *args)
+    return files
+
+
 @while_paused
 def local_run(matrix: Matrix, source: Path | None = None, base: str = "") -> tuple[dict[Path, str], int]:
     """reports/run/REPORT.md, matrix.html and compare/, from a local run (nothing when there is none)."""
@@ -146,12 +154,11 @@ def local_run(matrix: Matrix, source: Path | None = None, base: str = "") -> tup
         return {}, 0
     rep = report.build(source, matrix, reference=False)
     run = paths.REPORTS / "run"
-    places = _places(run / "REPORT.md", run / "CHECKLIST.md", run / "matrix.html", run / "compare")
+    places = _places(run, run, run / documents.COMPARE_DIR)
     rep = rep.with_links(links.Links(base, places, "" if base else REPO_ROOT.as_posix()))
     pages = report.run_pages(sorted(p.stem for p in source.glob("*.json")), paths.REPORTS / "junit", run)
     rep = dataclasses.replace(rep, run_pages=pages)
-    files = {run / "REPORT.md": markdown.report(rep), run / "matrix.html": html.page(rep)}
-    files.update(_probe_pages(rep, run))
+    files = _written(documents.RUN, rep)
     files.update(_compare_files(rep, run / "compare", rep.compare_pages))
     return files, rep.unreadable
 
@@ -159,14 +166,9 @@ def local_run(matrix: Matrix, source: Path | None = None, base: str = "") -> tup
 @while_paused
 def bundle(rep: view.Report, out: Path, base: str = "") -> dict[Path, str]:
     """REPORT.md, CHECKLIST.md, matrix.html and compare/ in one directory, reproducers inline."""
-    places = _places(out / "REPORT.md", out / "CHECKLIST.md", out / "matrix.html", out / "compare")
+    places = _places(out, out, out / documents.COMPARE_DIR)
     rep = rep.with_links(links.Links(base, places, ""), inline_reproducers=True)
-    files = {
-        out / "REPORT.md": markdown.report(rep),
-        out / "CHECKLIST.md": checklist.checklist(rep),
-        out / "matrix.html": html.page(rep),
-    }
-    files.update(_probe_pages(rep, out))
+    files = _written(documents.BUNDLE, rep)
     files.update(_compare_files(rep, out / "compare", rep.compare_pages))
     files.update(short_forms(rep.with_links(links.Links(base, places + _feed_places(out), ""))))
     files[out / viewer.VIEWER_HTML] = viewer.page(rep)
@@ -179,7 +181,7 @@ def _feed_places(out: Path) -> tuple[tuple[str, str], ...]:
 
 def short_forms(rep: view.Report) -> dict[Path, str]:
     """The report in short forms, placed as `rep`'s links place the documents: badges, trends and feeds."""
-    home = Path(dict(rep.links.places)[links.MATRIX_HTML]).parent
+    home = Path(dict(rep.links.places)[documents.MATRIX_HTML]).parent
     files = {home / "badges" / f"{b.name}.svg": svg.badge(b) for b in digest.badges(rep)}
     files.update({home / "trend" / f"{t.key}.svg": svg.trend(t) for t in digest.trends(rep)})
     feeds = [("", "", feed.FEED_ATOM, feed.FEED_JSON)] + [
@@ -210,7 +212,7 @@ def copies(out: Path, rep: view.Report, tag: str) -> tuple[tuple[str, str], ...]
     """The permanent copies a site holds (v/<tag>/ with its data/index.json: restored by the publishing workflow)
     and this one, as (tag, date of its observations), the newest observations first."""
     found = {tag: rep.reference_date} if tag else {}
-    home = out / links.VERSIONS_DIR
+    home = out / documents.VERSIONS_DIR
     for index in sorted(home.glob(f"*/{data.DATA}/index.json")) if home.is_dir() else []:
         name = index.parent.parent.name
         if name == tag or not VERSION_TAG.fullmatch(name):
@@ -223,17 +225,9 @@ def copies(out: Path, rep: view.Report, tag: str) -> tuple[tuple[str, str], ...]
 
 
 def _site_pages(rep: view.Report, out: Path, listed: tuple[tuple[str, str], ...] = ()) -> dict[Path, str]:
-    files = {
-        out / links.INDEX_HTML: html_site.index(rep, copies=listed),
-        out / links.CHECKLIST_HTML: html_site.checklist_page(rep),
-        out / links.COMPARISON_HTML: html_site.comparison_page(rep),
-        out / links.MATRIX_HTML: html_site.forward_page(rep),  # where matrix.html#<probe id> permalinks go on
-    }
-    files.update(
-        {out / links.framework_html(v.key): html_site.framework_page(rep, v) for v in rep.frameworks if v.probes}
-    )
+    files = _written(documents.SITE, dataclasses.replace(rep, site_copies=listed), out)
     for page in rep.compare_pages:
-        files[out / links.COMPARE_DIR / f"{page.name}.html"] = html_compare.compare_page(rep, page)
+        files[out / documents.COMPARE_DIR / f"{page.name}.html"] = html_compare.compare_page(rep, page)
     return files
 
 
@@ -244,17 +238,19 @@ def site(rep: view.Report, matrix: Matrix, out: Path, base: str = "", tag: str =
     Cite lines name the permanent copy (`<base>/v/<tag>/probes/<key>.html#<probe id>`) whenever there is
     one, so a cited link keeps landing on the section it named after the next bless moves the root.
     """
-    permanent = f"{base}/{links.VERSIONS_DIR}/{tag}" if base and tag else ""
+    permanent = f"{base}/{documents.VERSIONS_DIR}/{tag}" if base and tag else ""
     root = rep.with_links(links.Links(base, (), "", site=True, cite_base=permanent), inline_reproducers=True)
     files = _site_pages(root, out, copies(out, rep, tag))
     files.update(data.files(matrix, out))
-    places = _places(out / "REPORT.md", out / "CHECKLIST.md", out / links.MATRIX_HTML, out / links.COMPARE_DIR)
+    places = _places(out, out, out / documents.COMPARE_DIR)
     # the latest's alone, not the permanent copy's: they say what the newest reference shows
     files.update(short_forms(rep.with_links(links.Links(base, places + _feed_places(out), ""))))
-    files[out / viewer.VIEWER_HTML] = viewer.page(rep, home=f"{base}/{links.INDEX_HTML}" if base else links.INDEX_HTML)
-    files[out / links.NOT_FOUND_HTML] = html_site.not_found_page(root)  # one for the whole site, at its root
+    files[out / viewer.VIEWER_HTML] = viewer.page(
+        rep, home=f"{base}/{documents.INDEX_HTML}" if base else documents.INDEX_HTML
+    )
+    files.update(_written(documents.SITE_ROOT, root, out))  # 404.html: one for the whole site, at its root
     if tag:
-        copy = out / links.VERSIONS_DIR / tag
+        copy = out / documents.VERSIONS_DIR / tag
         kept = rep.with_links(links.Links(permanent, (), "", site=True, cite_base=permanent), inline_reproducers=True)
         files.update(_site_pages(kept, copy))
         files.update(data.files(matrix, copy))
@@ -272,12 +268,12 @@ def compare(rep: view.Report, a: str, b: str, out: Path, base: str = "", standal
     """
     page = pages.compare_page(rep, a, b)
     if standalone and not base:
-        places = _places(out / "REPORT.md", out / "CHECKLIST.md", out / "matrix.html", out)
+        places = _places(out, out, out)
         files = bundle(rep, out)
         files.update(_compare_files(rep.with_links(links.Links("", places, ""), inline_reproducers=True), out, [page]))
         return files
-    matrix_html = paths.REPORTS / links.MATRIX_HTML
-    places = _places(paths.REFERENCE_REPORT, paths.REFERENCE_CHECKLIST, matrix_html, out)
+    matrix_html = paths.REPORTS / documents.MATRIX_HTML
+    places = _places(paths.REFERENCE_REPORT.parent, matrix_html.parent, out)
     if base:  # every link is a permalink: nothing else to write
         return _compare_files(rep.with_links(links.Links(base, places, "")), out, [page])
     # The page's probe links lead to reports/matrix.html, and the matrix's to its compare pages: none of them

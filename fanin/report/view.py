@@ -1,6 +1,6 @@
 """The report's view model: frozen dataclasses holding everything a renderer shows, decided by the builder.
 
-The renderers (Markdown, HTML, checklist) import only this module, `legend` and `links`.
+The renderers (Markdown, HTML, checklist) import only this module, `legend`, `links` and `documents`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from fanin.model.results import (
     ProbeInfo,
     probe_of,
 )
-from fanin.report.legend import CHANGE_WORDS, NOT_APPLICABLE_THERE, NOT_PROBED, OBSERVED
+from fanin.report.legend import CHANGE_WORDS, NO_PROVEN_MITIGATION, NOT_APPLICABLE_THERE, NOT_PROBED, OBSERVED
 from fanin.report.links import Links
 from fanin.report.sameness import shown_key
 
@@ -279,6 +279,36 @@ class CompareEntry:
     @property
     def probe_id(self) -> str:
         return probe_of(self.step.observation_id)
+
+
+@dataclass(frozen=True)
+class Part:
+    """A piece of a sentence both renderers say alike: words they escape, a probe they link, a legend term they
+    mark, or a sign they write as it is."""
+
+    text: str
+    kind: str = "text"  # "text", "probe" (a link to that probe's section), "term" or "sign"
+
+
+def mitigation_parts(proof: Proof | None) -> tuple[Part, ...]:
+    """A compare row's mitigation: its text and the probe that proves it at the newer version, or why there is none."""
+    if proof is None:
+        return (Part("—", "sign"),)
+    if proof.proven and proof.entry is not None:
+        return (
+            Part(proof.entry.text),
+            Part(" — proven: ", "sign"),
+            Part(proof.mitigated, "probe"),
+            Part(" safe at ", "sign"),
+            Part(proof.at),
+        )
+    before, pid, after = proof.reason
+    parts = [Part(NO_PROVEN_MITIGATION, "term"), Part(" (", "sign"), Part(before)]
+    parts += [Part(pid, "probe")] if pid else []
+    parts += [Part(after), Part(")", "sign")]
+    if proof.entry and proof.entry.text:
+        parts += [Part("; suggested: ", "sign"), Part(proof.entry.text)]
+    return tuple(parts)
 
 
 @dataclass(frozen=True)
@@ -590,6 +620,7 @@ class Report:
     checklist_fields: tuple[tuple[str, str], ...] = ()  # (field, prefilled answer or "") at the checklist's top
     anchors: Mapping[str, str] = field(default_factory=dict)  # observation id -> the anchor of its section
     run_pages: tuple[tuple[str, str], ...] = ()  # (cell, href of its pytest-html page) for a local run
+    site_copies: tuple[tuple[str, str], ...] = ()  # the site's permanent copies, (tag, date), its index lists
     key_findings: tuple[KeyFinding, ...] = ()  # the opening: one line per framework
     # Python vs JavaScript: (Python framework, its Node framework, the probe ids both observe)
     runtime_pairs: tuple[tuple[FrameworkView, FrameworkView, tuple[RuntimePair, ...]], ...] = ()

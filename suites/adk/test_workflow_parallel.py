@@ -99,6 +99,45 @@ async def test_parallel_worker_order(obs: Observer) -> None:
     )
 
 
+async def _all_fail_at_once(obs: Observer, Workflow: Any, node: Any) -> tuple[dict[str, Any], list]:
+    """test_parallel_worker_failure's second case: (what the run surfaces, each run's surfaced error)."""
+    # 2. Eight items all raise in the same loop iteration: which one's error does the run surface?
+    #    Where ADK picks it from asyncio.wait's unordered done-set, it differs from run to run; the
+    #    runs stop as soon as two differ (<= MAX_RUNS).
+    MAX_RUNS = 10
+    names = [f"x{i}" for i in range(8)]
+    failures = {name: type(f"{name.upper()}Failed", (ValueError,), {}) for name in names}  # whose error: its class
+    surfaced: list = []
+    for _ in range(MAX_RUNS):
+        release = asyncio.Event()
+        waiting: list = []
+
+        async def fail(node_input: str) -> str:
+            waiting.append(node_input)
+            if len(waiting) == len(names):
+                release.set()
+            await release.wait()
+            raise failures[node_input](node_input)
+
+        async def produce_all(node_input: Any) -> list:
+            return list(names)
+
+        flow = Workflow(name="wf", edges=[("START", produce_all, node(fail, parallel_worker=True))])
+        svc = InMemorySessionService()
+        await svc.create_session(app_name=APP, user_id=USER, session_id="s1")
+        outcome = await obs.attempt_async(lambda: drive(flow, svc, "s1"))
+        surfaced.append(outcome.get("raises", "no error"))
+        if len(waiting) < len(names):
+            obs.vacuous(f"only {len(waiting)} of {len(names)} items were in flight together")
+        if len(set(surfaced)) > 1:
+            break
+    varies = len(set(surfaced)) > 1
+    all_fail: dict[str, Any] = {"items": 8, "surfaced": sorted(set(surfaced)), "varies": varies}
+    if varies:
+        all_fail["surfaced"] = "varies from run to run"
+    return all_fail, surfaced
+
+
 @probe(
     "adk/workflow/parallel-worker-failure",
     title="ParallelWorker: one item fails while another is in flight; eight items fail in the same wake-up",
@@ -170,40 +209,8 @@ async def test_parallel_worker_failure(obs: Observer) -> None:
         "collect_ran": bool(after),
     }
 
-    # 2. Eight items all raise in the same loop iteration: which one's error does the run surface?
-    #    Where ADK picks it from asyncio.wait's unordered done-set, it differs from run to run; the
-    #    runs stop as soon as two differ (<= MAX_RUNS).
-    MAX_RUNS = 10
-    names = [f"x{i}" for i in range(8)]
-    failures = {name: type(f"{name.upper()}Failed", (ValueError,), {}) for name in names}  # whose error: its class
-    surfaced: list = []
-    for _ in range(MAX_RUNS):
-        release = asyncio.Event()
-        waiting: list = []
-
-        async def fail(node_input: str) -> str:
-            waiting.append(node_input)
-            if len(waiting) == len(names):
-                release.set()
-            await release.wait()
-            raise failures[node_input](node_input)
-
-        async def produce_all(node_input: Any) -> list:
-            return list(names)
-
-        flow = Workflow(name="wf", edges=[("START", produce_all, node(fail, parallel_worker=True))])
-        svc = InMemorySessionService()
-        await svc.create_session(app_name=APP, user_id=USER, session_id="s1")
-        outcome = await obs.attempt_async(lambda: drive(flow, svc, "s1"))
-        surfaced.append(outcome.get("raises", "no error"))
-        if len(waiting) < len(names):
-            obs.vacuous(f"only {len(waiting)} of {len(names)} items were in flight together")
-        if len(set(surfaced)) > 1:
-            break
-    varies = len(set(surfaced)) > 1
-    all_fail: dict[str, Any] = {"items": 8, "surfaced": sorted(set(surfaced)), "varies": varies}
-    if varies:
-        all_fail["surfaced"] = "varies from run to run"
+    all_fail, surfaced = await _all_fail_at_once(obs, Workflow, node)
+    varies = all_fail["varies"]
 
     raised = one_fails["run"]["raises"] if isinstance(one_fails["run"], dict) else None
     t3 = {"cancelled": "cancelled", "still parked": "left running"}.get(t3_at_end, t3_at_end)

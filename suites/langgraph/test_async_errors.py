@@ -4,7 +4,7 @@ import asyncio
 import inspect
 import operator
 import threading
-from typing import Annotated, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import START, StateGraph
 
@@ -124,6 +124,79 @@ async def test_async_sibling_cancelled(obs: Observer) -> None:
     )
 
 
+class _TimeoutState(TypedDict):
+    items: Annotated[list, operator.add]
+
+
+async def _timeout_scenario(obs: Observer, MemorySaver: Any, kind: str) -> dict:
+    """One case of test_timeout_discards_writes: fast and slow in parallel, slow outlasting the timeout `kind` sets."""
+    runs = {"fast": 0, "slow": 0}
+    slow_log: list[str] = []
+    async_hold = asyncio.Event()
+    thread_hold = threading.Event()
+    thread_returned = threading.Event()
+
+    async def fast(state: _TimeoutState) -> dict:
+        runs["fast"] += 1
+        return {"items": ["fast"]}
+
+    async def slow_async(state: _TimeoutState) -> dict:
+        runs["slow"] += 1
+        if runs["slow"] == 1:
+            slow_log.append("started")
+            try:
+                await asyncio.wait_for(async_hold.wait(), 5)  # deadlock breaker only
+            except asyncio.CancelledError:
+                slow_log.append("cancelled")
+                raise
+            except asyncio.TimeoutError:
+                slow_log.append("never cancelled (released by the probe after 5 s)")
+        return {"items": ["slow"]}
+
+    def slow_sync(state: _TimeoutState) -> dict:
+        runs["slow"] += 1
+        if runs["slow"] == 1:
+            slow_log.append("started")
+            if not thread_hold.wait(5):  # deadlock breaker only
+                slow_log.append("never released (released by the probe after 5 s)")
+            slow_log.append("returned after the timeout")
+            thread_returned.set()
+        return {"items": ["slow"]}
+
+    builder = StateGraph(_TimeoutState)
+    builder.add_node("fast", fast)
+    if kind == "node_timeout":
+        builder.add_node("slow", slow_async, timeout=0.1)
+    else:
+        builder.add_node("slow", slow_sync if kind == "step_timeout_sync" else slow_async)
+    builder.add_edge(START, "fast")
+    builder.add_edge(START, "slow")
+    graph = builder.compile(checkpointer=MemorySaver())
+    if kind.startswith("step_timeout"):
+        graph.step_timeout = 0.1
+    config = {"configurable": {"thread_id": kind}}
+
+    failed = await obs.attempt_async(lambda: graph.ainvoke({"items": []}, config))
+    if kind == "step_timeout_sync":
+        thread_hold.set()  # the thread cannot be cancelled: let it return, then look for its write
+        await asyncio.get_running_loop().run_in_executor(None, thread_returned.wait, 5)
+    snapshot = await graph.aget_state(config)
+    pending = lg_persist.pending_of(await graph.checkpointer.aget_tuple(config), snapshot)
+    at_timeout = {
+        "first_run": failed if "raises" in failed else "returned",
+        "slow_log": list(slow_log),
+        "values_after_timeout": snapshot.values.get("items"),
+        "pending_after_timeout": pending,
+        "slow_write_after_timeout": "slow" in (snapshot.values.get("items") or [])
+        or any(row[0] == "slow" and row[1] == "items" for row in pending),
+    }
+    async_hold.set()
+    resumed = await obs.attempt_async(lambda: graph.ainvoke(None, config))
+    final = (await graph.aget_state(config)).values.get("items")
+    return {**at_timeout, "resume": resumed.get("raises", "returned"), "runs_after_resume": runs,
+            "final": sorted(final or [])}
+
+
 @probe(
     "langgraph/errors/timeout-discards-writes",
     title="`fast` and `slow` in parallel under ainvoke, slow held on an Event past a 0.1 s timeout: step_timeout"
@@ -144,83 +217,13 @@ async def test_async_sibling_cancelled(obs: Observer) -> None:
 async def test_timeout_discards_writes(obs: Observer) -> None:
     MemorySaver = obs.need("langgraph.checkpoint.memory", "MemorySaver")
 
-    class State(TypedDict):
-        items: Annotated[list, operator.add]
-
-    async def scenario(kind: str) -> dict:
-        runs = {"fast": 0, "slow": 0}
-        slow_log: list[str] = []
-        async_hold = asyncio.Event()
-        thread_hold = threading.Event()
-        thread_returned = threading.Event()
-
-        async def fast(state: State) -> dict:
-            runs["fast"] += 1
-            return {"items": ["fast"]}
-
-        async def slow_async(state: State) -> dict:
-            runs["slow"] += 1
-            if runs["slow"] == 1:
-                slow_log.append("started")
-                try:
-                    await asyncio.wait_for(async_hold.wait(), 5)  # deadlock breaker only
-                except asyncio.CancelledError:
-                    slow_log.append("cancelled")
-                    raise
-                except asyncio.TimeoutError:
-                    slow_log.append("never cancelled (released by the probe after 5 s)")
-            return {"items": ["slow"]}
-
-        def slow_sync(state: State) -> dict:
-            runs["slow"] += 1
-            if runs["slow"] == 1:
-                slow_log.append("started")
-                if not thread_hold.wait(5):  # deadlock breaker only
-                    slow_log.append("never released (released by the probe after 5 s)")
-                slow_log.append("returned after the timeout")
-                thread_returned.set()
-            return {"items": ["slow"]}
-
-        builder = StateGraph(State)
-        builder.add_node("fast", fast)
-        if kind == "node_timeout":
-            builder.add_node("slow", slow_async, timeout=0.1)
-        else:
-            builder.add_node("slow", slow_sync if kind == "step_timeout_sync" else slow_async)
-        builder.add_edge(START, "fast")
-        builder.add_edge(START, "slow")
-        graph = builder.compile(checkpointer=MemorySaver())
-        if kind.startswith("step_timeout"):
-            graph.step_timeout = 0.1
-        config = {"configurable": {"thread_id": kind}}
-
-        failed = await obs.attempt_async(lambda: graph.ainvoke({"items": []}, config))
-        if kind == "step_timeout_sync":
-            thread_hold.set()  # the thread cannot be cancelled: let it return, then look for its write
-            await asyncio.get_running_loop().run_in_executor(None, thread_returned.wait, 5)
-        snapshot = await graph.aget_state(config)
-        pending = lg_persist.pending_of(await graph.checkpointer.aget_tuple(config), snapshot)
-        at_timeout = {
-            "first_run": failed if "raises" in failed else "returned",
-            "slow_log": list(slow_log),
-            "values_after_timeout": snapshot.values.get("items"),
-            "pending_after_timeout": pending,
-            "slow_write_after_timeout": "slow" in (snapshot.values.get("items") or [])
-            or any(row[0] == "slow" and row[1] == "items" for row in pending),
-        }
-        async_hold.set()
-        resumed = await obs.attempt_async(lambda: graph.ainvoke(None, config))
-        final = (await graph.aget_state(config)).values.get("items")
-        return {**at_timeout, "resume": resumed.get("raises", "returned"), "runs_after_resume": runs,
-                "final": sorted(final or [])}
-
     add_node_parameters = inspect.signature(StateGraph.add_node).parameters
     observed: dict[str, dict | str] = {}
     with obs.framework(value=lambda: observed):
-        observed["step_timeout_async"] = await scenario("step_timeout_async")
-        observed["step_timeout_sync"] = await scenario("step_timeout_sync")
+        observed["step_timeout_async"] = await _timeout_scenario(obs, MemorySaver, "step_timeout_async")
+        observed["step_timeout_sync"] = await _timeout_scenario(obs, MemorySaver, "step_timeout_sync")
         if "timeout" in add_node_parameters:
-            observed["node_timeout"] = await scenario("node_timeout")
+            observed["node_timeout"] = await _timeout_scenario(obs, MemorySaver, "node_timeout")
         else:
             observed["node_timeout"] = "n/a: StateGraph.add_node has no parameter 'timeout' in this version"
 

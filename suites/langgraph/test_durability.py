@@ -14,6 +14,43 @@ from fanin.probe import Claim, Observer, probe
 DURABILITY_DOC = "https://docs.langchain.com/oss/python/langgraph/durable-execution#durability-modes"
 
 
+class _DurabilityState(TypedDict):
+    items: Annotated[list, operator.add]
+
+
+def _durability_graph(runs: dict[str, int], turns: Any) -> StateGraph:
+    """test_durability_modes's graph: prep, then ok and flaky in parallel (flaky fails once), then join."""
+    def prep(state: _DurabilityState) -> dict:
+        runs["prep"] += 1
+        return {"items": ["prep"]}
+
+    def ok(state: _DurabilityState) -> dict:
+        runs["ok"] += 1
+        if runs["ok"] == 1:
+            turns.arrive("ok")
+        return {"items": ["ok"]}
+
+    def flaky(state: _DurabilityState) -> dict:
+        runs["flaky"] += 1
+        if runs["flaky"] == 1:
+            turns.arrive("flaky")
+            raise RuntimeError("transient failure")
+        return {"items": ["flaky"]}
+
+    def join(state: _DurabilityState) -> dict:
+        runs["join"] += 1
+        return {"items": ["join"]}
+
+    builder = StateGraph(_DurabilityState)
+    for name, node in (("prep", prep), ("ok", ok), ("flaky", flaky), ("join", join)):
+        builder.add_node(name, node)
+    builder.add_edge(START, "prep")
+    builder.add_edge("prep", "ok")
+    builder.add_edge("prep", "flaky")
+    builder.add_edge(["ok", "flaky"], "join")
+    return builder
+
+
 @probe(
     "langgraph/resume/durability-modes",
     title="prep, then `ok` and `flaky` in parallel, then join; flaky fails once after ok's update, and the run"
@@ -36,42 +73,10 @@ DURABILITY_DOC = "https://docs.langchain.com/oss/python/langgraph/durable-execut
 def test_durability_modes(obs: Observer) -> None:
     from gates import ThreadTurns
 
-    class State(TypedDict):
-        items: Annotated[list, operator.add]
-
     def scenario(run_of: Callable[[StateGraph], lg_persist.driven], thread: str, options: dict) -> dict:
         runs = {"prep": 0, "ok": 0, "flaky": 0, "join": 0}
         turns = ThreadTurns(["ok", "flaky"])
-
-        def prep(state: State) -> dict:
-            runs["prep"] += 1
-            return {"items": ["prep"]}
-
-        def ok(state: State) -> dict:
-            runs["ok"] += 1
-            if runs["ok"] == 1:
-                turns.arrive("ok")
-            return {"items": ["ok"]}
-
-        def flaky(state: State) -> dict:
-            runs["flaky"] += 1
-            if runs["flaky"] == 1:
-                turns.arrive("flaky")
-                raise RuntimeError("transient failure")
-            return {"items": ["flaky"]}
-
-        def join(state: State) -> dict:
-            runs["join"] += 1
-            return {"items": ["join"]}
-
-        builder = StateGraph(State)
-        for name, node in (("prep", prep), ("ok", ok), ("flaky", flaky), ("join", join)):
-            builder.add_node(name, node)
-        builder.add_edge(START, "prep")
-        builder.add_edge("prep", "ok")
-        builder.add_edge("prep", "flaky")
-        builder.add_edge(["ok", "flaky"], "join")
-        run = run_of(builder)
+        run = run_of(_durability_graph(runs, turns))
         config = {"configurable": {"thread_id": thread}}
 
         def on_chunk(chunk: tuple) -> None:

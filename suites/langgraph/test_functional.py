@@ -16,6 +16,44 @@ UPSTREAM_TESTS = "https://github.com/langchain-ai/langgraph/blob/f09cfe8ffc1eeff
 HOLD_PATIENCE = {"sync": 0.25, "async": 2.0}
 
 
+def _caught_task_error(obs: Observer, entrypoint: Any, task: Any) -> dict:
+    """test_task_fan_in's second case: task b raises, and the entrypoint catches it where it resolves b's future."""
+
+    def work(name: str) -> str:
+        if name == "b":
+            raise ValueError("task b failed")
+        return name
+
+    work_task = task(work)
+    if obs.mode == "async":
+
+        @entrypoint()
+        async def fan_in(names: list) -> list:
+            futures = [work_task(name) for name in names]
+            results = []
+            for future in futures:
+                try:
+                    results.append(await future)
+                except ValueError as exc:
+                    results.append(f"caught {type(exc).__name__}")
+            return results
+
+    else:
+
+        @entrypoint()
+        def fan_in(names: list) -> list:
+            futures = [work_task(name) for name in names]
+            results = []
+            for future in futures:
+                try:
+                    results.append(future.result())
+                except ValueError as exc:
+                    results.append(f"caught {type(exc).__name__}")
+            return results
+
+    return obs.attempt(lambda: lg_modes.invoke(obs, fan_in, ["a", "b", "c"]))
+
+
 @probe(
     "langgraph/functional/task-fan-in",
     title="An @entrypoint fans out three @task futures: results when they finish c, b, a; one task raising"
@@ -78,41 +116,6 @@ def test_task_fan_in(obs: Observer) -> None:
             obs.vacuous(f"the tasks finished as {gate.acted}")
         return {"finished": gate.acted, "updates": updates, "returned": [d for m, d in chunks if m == "values"][-1]}
 
-    def caught() -> dict:
-        def work(name: str) -> str:
-            if name == "b":
-                raise ValueError("task b failed")
-            return name
-
-        work_task = task(work)
-        if obs.mode == "async":
-
-            @entrypoint()
-            async def fan_in(names: list) -> list:
-                futures = [work_task(name) for name in names]
-                results = []
-                for future in futures:
-                    try:
-                        results.append(await future)
-                    except ValueError as exc:
-                        results.append(f"caught {type(exc).__name__}")
-                return results
-
-        else:
-
-            @entrypoint()
-            def fan_in(names: list) -> list:
-                futures = [work_task(name) for name in names]
-                results = []
-                for future in futures:
-                    try:
-                        results.append(future.result())
-                    except ValueError as exc:
-                        results.append(f"caught {type(exc).__name__}")
-                return results
-
-        return obs.attempt(lambda: lg_modes.invoke(obs, fan_in, ["a", "b", "c"]))
-
     def in_flight() -> dict:
         hold = lg_modes.Hold(obs, ["a", "b", "c"], held=["a", "c"], patience=HOLD_PATIENCE[obs.mode])
 
@@ -134,7 +137,7 @@ def test_task_fan_in(obs: Observer) -> None:
     with obs.framework():
         cases = {
             "finish c, b, a": finish_order(),
-            "b raises, the entrypoint catches it": caught(),
+            "b raises, the entrypoint catches it": _caught_task_error(obs, entrypoint, task),
             "b raises while a and c are in flight": in_flight(),
         }
     ordered, handled, failing = cases.values()

@@ -3,6 +3,7 @@
 import operator
 import threading
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import START, StateGraph
@@ -121,32 +122,8 @@ def test_parallel_sibling(obs: Observer) -> None:
     )
 
 
-RESUME_FORMS = ("single", "task_id", "interrupt_id")  # Command(resume=value), {task id: value}, {interrupt id: value}
-MAX_RESUMES = 3  # two askers need at most two resumes that each deliver an answer; a third shows what is left
-
-
-@probe(
-    "langgraph/interrupt/parallel-both",
-    title="Two parallel nodes both call interrupt() in one superstep; the run is resumed in each form the version"
-    " accepts (one value, a map by task id, a map by interrupt id), again while interrupts stay open",
-    claim=Claim(
-        "Interrupts raised by parallel nodes are collected together; Command(resume={interrupt_id: value})"
-        " answers each one, each node receives its own answer, and resolved interrupts do not fire again.",
-        "https://github.com/langchain-ai/langgraph/issues/5952",
-        expect={
-            "value.forms.interrupt_id.answers": {"a": ["for-a"], "b": ["for-b"]},
-            "value.forms.interrupt_id.open_at_end": [],
-        },
-    ),
-    sources=[
-        INTERRUPTS_DOC,
-        "https://github.com/langchain-ai/langgraph/blob/main/libs/langgraph/tests/test_pregel.py",
-    ],
-    backends=("memory", "sqlite", "postgres"),
-    modes=("sync", "async"),
-)
-def test_parallel_both(obs: Observer) -> None:
-    interrupt, Command = obs.need("langgraph.types", "interrupt", "Command")
+def _two_askers(interrupt: Any) -> SimpleNamespace:
+    """test_parallel_both's graph: a and b both call interrupt() in one superstep (b after a), every run counted."""
 
     class State(TypedDict):
         items: Annotated[list, operator.add]
@@ -180,6 +157,38 @@ def test_parallel_both(obs: Observer) -> None:
         return node
 
     builder = fan_in(State, {"a": asker("a"), "b": asker("b")}, runs)
+    return SimpleNamespace(builder=builder, runs=runs, answers=answers, alone=alone, a_asked=a_asked)
+
+
+RESUME_FORMS = ("single", "task_id", "interrupt_id")  # Command(resume=value), {task id: value}, {interrupt id: value}
+MAX_RESUMES = 3  # two askers need at most two resumes that each deliver an answer; a third shows what is left
+
+
+@probe(
+    "langgraph/interrupt/parallel-both",
+    title="Two parallel nodes both call interrupt() in one superstep; the run is resumed in each form the version"
+    " accepts (one value, a map by task id, a map by interrupt id), again while interrupts stay open",
+    claim=Claim(
+        "Interrupts raised by parallel nodes are collected together; Command(resume={interrupt_id: value})"
+        " answers each one, each node receives its own answer, and resolved interrupts do not fire again.",
+        "https://github.com/langchain-ai/langgraph/issues/5952",
+        expect={
+            "value.forms.interrupt_id.answers": {"a": ["for-a"], "b": ["for-b"]},
+            "value.forms.interrupt_id.open_at_end": [],
+        },
+    ),
+    sources=[
+        INTERRUPTS_DOC,
+        "https://github.com/langchain-ai/langgraph/blob/main/libs/langgraph/tests/test_pregel.py",
+    ],
+    backends=("memory", "sqlite", "postgres"),
+    modes=("sync", "async"),
+)
+def test_parallel_both(obs: Observer) -> None:
+    interrupt, Command = obs.need("langgraph.types", "interrupt", "Command")
+
+    made = _two_askers(interrupt)
+    builder, runs, answers, alone, a_asked = made.builder, made.runs, made.answers, made.alone, made.a_asked
 
     forms: dict[str, dict] = {}
     with lg_persist.checkpointer(obs) as saver:
@@ -320,27 +329,8 @@ def _grade_resume_form(form: str, seen: dict) -> tuple[str, str | None, str]:
     return f"{len(resumes)} resume" + ("s" if len(resumes) > 1 else ""), "safe", text
 
 
-@probe(
-    "langgraph/interrupt/send-workers",
-    title="Three Send workers run in one superstep: j1 returns, then j2 and j3 call interrupt(); a Command"
-    " resumes them (again while an interrupt stays open): is the finished worker run again?",
-    claim=Claim(
-        "Workers that finished in the interrupted superstep keep their writes as pending writes and are not"
-        " re-executed on resume (no duplicate write); each interrupted worker gets its own answer. Here the"
-        " resume is a map by interrupt id where interrupts carry ids (0.4+), else one value; every form on"
-        " two askers is langgraph/interrupt/parallel-both.",
-        "https://github.com/langchain-ai/langgraph/issues/4028",
-        expect={"value.runs": {"collect": 1, "j1": 1, "j2": 2, "j3": 2}, "value.final.j1": 1},
-    ),
-    sources=[
-        "https://github.com/langchain-ai/langgraph/blob/main/libs/langgraph/tests/test_large_cases.py",
-        PENDING_WRITES_DOC,
-    ],
-    backends=("memory", "sqlite", "postgres"),
-    modes=("sync", "async"),
-)
-def test_send_workers(obs: Observer) -> None:
-    interrupt, Command, Send = obs.need("langgraph.types", "interrupt", "Command", "Send")
+def _send_workers(interrupt: Any, Send: Any) -> SimpleNamespace:
+    """test_send_workers's graph: j1 returns, j2 and j3 call interrupt() (j3 after j2), every run counted."""
 
     class State(TypedDict):
         items: Annotated[list, operator.add]
@@ -383,6 +373,33 @@ def test_send_workers(obs: Observer) -> None:
     builder.add_node("collect", collect)
     builder.add_conditional_edges(START, lambda state: [Send("worker", {"job": j}) for j in ("j1", "j2", "j3")], ["worker"])
     builder.add_edge("worker", "collect")
+    return SimpleNamespace(builder=builder, runs=runs, answers=answers, alone=alone, j2_asked=j2_asked)
+
+
+@probe(
+    "langgraph/interrupt/send-workers",
+    title="Three Send workers run in one superstep: j1 returns, then j2 and j3 call interrupt(); a Command"
+    " resumes them (again while an interrupt stays open): is the finished worker run again?",
+    claim=Claim(
+        "Workers that finished in the interrupted superstep keep their writes as pending writes and are not"
+        " re-executed on resume (no duplicate write); each interrupted worker gets its own answer. Here the"
+        " resume is a map by interrupt id where interrupts carry ids (0.4+), else one value; every form on"
+        " two askers is langgraph/interrupt/parallel-both.",
+        "https://github.com/langchain-ai/langgraph/issues/4028",
+        expect={"value.runs": {"collect": 1, "j1": 1, "j2": 2, "j3": 2}, "value.final.j1": 1},
+    ),
+    sources=[
+        "https://github.com/langchain-ai/langgraph/blob/main/libs/langgraph/tests/test_large_cases.py",
+        PENDING_WRITES_DOC,
+    ],
+    backends=("memory", "sqlite", "postgres"),
+    modes=("sync", "async"),
+)
+def test_send_workers(obs: Observer) -> None:
+    interrupt, Command, Send = obs.need("langgraph.types", "interrupt", "Command", "Send")
+
+    made = _send_workers(interrupt, Send)
+    builder, runs, answers, alone, j2_asked = made.builder, made.runs, made.answers, made.alone, made.j2_asked
     config = {"configurable": {"thread_id": "send-workers"}}
 
     with lg_persist.checkpointer(obs) as saver:

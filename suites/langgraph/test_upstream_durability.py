@@ -35,6 +35,31 @@ def save_plan(name: str) -> dict[str, bool]:
     return {"saves": name not in ("exit", "checkpoint_during=False"), "step_waits": name == "sync"}
 
 
+def _kill_reading(seen: dict) -> tuple[str, str]:
+    """test_kill_mid_superstep's reading of one restart: (what it says, its hazard)."""
+    runs = seen["runs_on_restart"]
+    final = seen["final"] or []
+    if isinstance(seen["resume"], dict):
+        return f"resume raises {seen['resume']['raises']}", "loud"
+    if not final:
+        return "nothing saved: the run is lost", "silent"
+    if any(final.count(item) > 1 for item in final) or sorted(final) != ["fast", "join", "prep", "slow"]:
+        return f"final {final}", "silent"
+    if not seen["fast_finished_before_kill"]:
+        return "fast had not run: both run", "safe"
+    if runs.get("fast"):
+        return "finished fast runs again", "silent"
+    return "only slow runs again", "safe"
+
+
+def _kill_word(text: str) -> str:
+    """A reading of test_kill_mid_superstep in one word, for its label."""
+    for start, word in (("resume raises", "raises"), ("nothing", "lost"), ("final", "wrong"), ("finished", "re-runs fast")):
+        if text.startswith(start):
+            return word
+    return "ok"
+
+
 @probe(
     "langgraph/durability/kill-mid-superstep",
     title="prep, then `fast` and `slow` in parallel; the process is killed (SIGKILL) once fast has finished while"
@@ -122,35 +147,15 @@ def test_kill_mid_superstep(obs: Observer) -> None:
                     variant: crash_and_restart(dsn, name, options, hold) for variant, hold in variants.items()
                 }
 
-    def reading(seen: dict) -> tuple[str, str]:
-        runs = seen["runs_on_restart"]
-        final = seen["final"] or []
-        if isinstance(seen["resume"], dict):
-            return f"resume raises {seen['resume']['raises']}", "loud"
-        if not final:
-            return "nothing saved: the run is lost", "silent"
-        if any(final.count(item) > 1 for item in final) or sorted(final) != ["fast", "join", "prep", "slow"]:
-            return f"final {final}", "silent"
-        if not seen["fast_finished_before_kill"]:
-            return "fast had not run: both run", "safe"
-        if runs.get("fast"):
-            return "finished fast runs again", "silent"
-        return "only slow runs again", "safe"
-
-    readings = {(name, variant): reading(seen) for name, by in observed.items() for variant, seen in by.items()}
+    readings = {(name, variant): _kill_reading(seen) for name, by in observed.items() for variant, seen in by.items()}
     for (name, variant), (text, _) in readings.items():
         observed[name][variant]["reading"] = text
     worst = max((hazard for _, hazard in readings.values()), key=harm)
-    def short(text: str) -> str:
-        for start, word in (("resume raises", "raises"), ("nothing", "lost"), ("final", "wrong"), ("finished", "re-runs fast")):
-            if text.startswith(start):
-                return word
-        return "ok"
 
     grouped: dict[str, list[str]] = {}
     for name in observed:
         text = max((readings[(name, v)] for v in variants), key=lambda r: harm(r[1]))[0]
-        grouped.setdefault(short(text), []).append(name.replace("checkpoint_during=", "cd="))
+        grouped.setdefault(_kill_word(text), []).append(name.replace("checkpoint_during=", "cd="))
     obs.record(
         {"api": api, "settings": observed},
         label="; ".join(f"{', '.join(names)} {word}" for word, names in grouped.items()),

@@ -2,6 +2,7 @@
 and what a sync sibling that outlives a failure keeps."""
 
 import asyncio
+import logging
 import operator
 import sys
 import threading
@@ -196,6 +197,87 @@ SWITCH_INTERVAL = 1e-6  # seconds between the interpreter's thread switches in t
 HOLD_PATIENCE = 1.0  # seconds a held sync sibling waits while the framework waits for its thread
 
 
+class _SiblingState(TypedDict):
+    items: Annotated[list, operator.add]
+
+
+class _Shutdown(logging.Handler):
+    """Collects what concurrent.futures logs when a done callback raises (the lost put_writes says why)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        error = record.exc_info[1] if record.exc_info else None
+        self.seen.append(str(error) if error else record.getMessage())
+
+
+def _sync_siblings_once(obs: Observer, MemorySaver: Any, order: str, siblings: int) -> tuple[list[str], bool]:
+    """One run of test_sync_sibling_pending_writes: (kept or lost for each sibling's write, whether a callback
+    logged that the executor had shut down)."""
+    raised = threading.Event()  # failing's exception is on its way out
+    saved = threading.Event()  # the saver holds the (first) sibling's write
+    started = threading.Semaphore(0)  # one release per sibling that is running
+    stuck: list[str] = []
+    names = [f"sibling{i}" for i in range(siblings)]
+
+    class Saver(MemorySaver):
+        def put_writes(self, config: Any, writes: Any, task_id: str, *args: Any, **kwargs: Any) -> None:
+            super().put_writes(config, writes, task_id, *args, **kwargs)
+            if ("items", [names[0]]) in [tuple(write) for write in writes]:
+                saved.set()
+
+    def sibling(name: str) -> Callable[..., dict]:
+        def run(state: _SiblingState) -> dict:
+            started.release()
+            if order != "finished-before-failure" and not raised.wait(10):
+                stuck.append("failing never raised while the siblings waited")
+            if order == "held-past-failure":
+                # The framework waits for this thread (threads cannot be cancelled); the bound ends that wait.
+                threading.Event().wait(HOLD_PATIENCE)
+            return {"items": [name]}
+
+        return run
+
+    def failing(state: _SiblingState) -> dict:
+        if order == "finished-before-failure" and not saved.wait(10):
+            stuck.append("the sibling's write never reached the saver while failing waited")
+        # every sibling is running before failing raises: one not yet started would be cancelled, not lost
+        if not all(started.acquire(timeout=10) for _ in names):
+            stuck.append("a sibling never started while failing waited")
+        try:
+            raise RuntimeError("branch failed")
+        finally:
+            raised.set()  # released by the failing thread itself, as its exception leaves the node
+
+    builder = StateGraph(_SiblingState)
+    for name in names:
+        builder.add_node(name, sibling(name))
+        builder.add_edge(START, name)
+    builder.add_node("failing", failing)
+    builder.add_edge(START, "failing")
+    graph = builder.compile(checkpointer=Saver())
+    # a worker thread for every task and every save: no task waits for a free thread
+    config = {"configurable": {"thread_id": order}, "max_concurrency": 4 * (siblings + 1)}
+    handler = _Shutdown()
+    logger = logging.getLogger("concurrent.futures")
+    logger.addHandler(handler)
+    try:
+        got = obs.attempt(lambda: graph.invoke({"items": []}, config))
+    finally:
+        logger.removeHandler(handler)
+    if stuck:
+        obs.vacuous(stuck[0])
+    if got.get("raises") != "RuntimeError":
+        obs.vacuous(f"the run did not raise the failing node's error: {got}")
+    saved_tuple = graph.checkpointer.get_tuple(config)
+    pending = {tuple(value) for _, channel, value in saved_tuple.pending_writes or [] if channel == "items"}
+    return ["kept" if (name,) in pending else "lost" for name in names], any(
+        "after shutdown" in text for text in handler.seen
+    )
+
+
 @probe(
     "langgraph/errors/sync-sibling-pending-writes",
     title="Sync mode, `failing` raises while parallel siblings are still running: seven siblings return the moment"
@@ -225,89 +307,9 @@ def test_sync_sibling_pending_writes(obs: Observer) -> None:
     write). Seven siblings released together by the failing thread itself, with the interpreter switching threads
     every microsecond (sys.setswitchinterval: no framework code is touched), make a callback that trails the
     shutdown likely within a few runs; one sibling at the default switch interval made it depend on load."""
-    import logging
-
     MemorySaver: Any = obs.need("langgraph.checkpoint.memory", "MemorySaver")
 
-    class State(TypedDict):
-        items: Annotated[list, operator.add]
-
-    class Shutdown(logging.Handler):
-        """Collects what concurrent.futures logs when a done callback raises (the lost put_writes says why)."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.seen: list[str] = []
-
-        def emit(self, record: logging.LogRecord) -> None:
-            error = record.exc_info[1] if record.exc_info else None
-            self.seen.append(str(error) if error else record.getMessage())
-
-    def once(order: str, siblings: int) -> tuple[list[str], bool]:
-        """One run; (kept or lost for each sibling's write, whether a callback logged that the executor had
-        shut down)."""
-        raised = threading.Event()  # failing's exception is on its way out
-        saved = threading.Event()  # the saver holds the (first) sibling's write
-        started = threading.Semaphore(0)  # one release per sibling that is running
-        stuck: list[str] = []
-        names = [f"sibling{i}" for i in range(siblings)]
-
-        class Saver(MemorySaver):
-            def put_writes(self, config: Any, writes: Any, task_id: str, *args: Any, **kwargs: Any) -> None:
-                super().put_writes(config, writes, task_id, *args, **kwargs)
-                if ("items", [names[0]]) in [tuple(write) for write in writes]:
-                    saved.set()
-
-        def sibling(name: str) -> Callable[..., dict]:
-            def run(state: State) -> dict:
-                started.release()
-                if order != "finished-before-failure" and not raised.wait(10):
-                    stuck.append("failing never raised while the siblings waited")
-                if order == "held-past-failure":
-                    # The framework waits for this thread (threads cannot be cancelled); the bound ends that wait.
-                    threading.Event().wait(HOLD_PATIENCE)
-                return {"items": [name]}
-
-            return run
-
-        def failing(state: State) -> dict:
-            if order == "finished-before-failure" and not saved.wait(10):
-                stuck.append("the sibling's write never reached the saver while failing waited")
-            # every sibling is running before failing raises: one not yet started would be cancelled, not lost
-            if not all(started.acquire(timeout=10) for _ in names):
-                stuck.append("a sibling never started while failing waited")
-            try:
-                raise RuntimeError("branch failed")
-            finally:
-                raised.set()  # released by the failing thread itself, as its exception leaves the node
-
-        builder = StateGraph(State)
-        for name in names:
-            builder.add_node(name, sibling(name))
-            builder.add_edge(START, name)
-        builder.add_node("failing", failing)
-        builder.add_edge(START, "failing")
-        graph = builder.compile(checkpointer=Saver())
-        # a worker thread for every task and every save: no task waits for a free thread
-        config = {"configurable": {"thread_id": order}, "max_concurrency": 4 * (siblings + 1)}
-        handler = Shutdown()
-        logger = logging.getLogger("concurrent.futures")
-        logger.addHandler(handler)
-        try:
-            got = obs.attempt(lambda: graph.invoke({"items": []}, config))
-        finally:
-            logger.removeHandler(handler)
-        if stuck:
-            obs.vacuous(stuck[0])
-        if got.get("raises") != "RuntimeError":
-            obs.vacuous(f"the run did not raise the failing node's error: {got}")
-        saved_tuple = graph.checkpointer.get_tuple(config)
-        pending = {tuple(value) for _, channel, value in saved_tuple.pending_writes or [] if channel == "items"}
-        return ["kept" if (name,) in pending else "lost" for name in names], any(
-            "after shutdown" in text for text in handler.seen
-        )
-
-    gated = {order: once(order, 1)[0][0] for order in ("finished-before-failure", "held-past-failure")}
+    gated = {order: _sync_siblings_once(obs, MemorySaver, order, 1)[0][0] for order in ("finished-before-failure", "held-past-failure")}
     # Stopping rule: until a sibling's write is lost (kept ones come in the first run), else MAX_RUNS runs
     # of SIBLINGS writes each; by the rule of three the loss rate per write is then below 3/7000 = 0.043%
     # with 95% confidence. Measured (2026-12-01, 2 shared cores, 3 runs of each of the 11 LangGraph cells):
@@ -320,7 +322,7 @@ def test_sync_sibling_pending_writes(obs: Observer) -> None:
     sys.setswitchinterval(SWITCH_INTERVAL)  # threads are preempted often: a trailing callback becomes likely
     try:
         while runs < MAX_RUNS and len(seen) < 2:
-            outcomes, logged = once("released-by-failure", SIBLINGS)
+            outcomes, logged = _sync_siblings_once(obs, MemorySaver, "released-by-failure", SIBLINGS)
             runs += 1
             for outcome in outcomes:
                 seen[outcome] = seen.get(outcome, 0) + 1

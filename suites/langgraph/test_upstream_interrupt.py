@@ -5,6 +5,7 @@ import asyncio
 import operator
 import threading
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import START, StateGraph
@@ -15,6 +16,143 @@ from fanin.probe import Claim, Observer, harm, probe
 MISROUTED_ISSUE = "https://github.com/langchain-ai/langgraph/issues/6533"
 UNKNOWN_ID_ISSUE = "https://github.com/langchain-ai/langgraph/issues/8836"
 MAX_RESUMES = 3
+
+
+def _tools_scenario(obs: Observer, api: SimpleNamespace, order: str, form: str) -> dict:
+    """One run of test_parallel_tools_one_node: a's interrupt first or b's, resumed by one value or by ids."""
+    interrupt, Command, ToolNode, MemorySaver = api.interrupt, api.Command, api.ToolNode, api.MemorySaver
+    AIMessage, tool = api.AIMessage, api.tool
+
+    class State(TypedDict):
+        messages: Annotated[list, api.add_messages]
+
+    first, second = ("a", "b") if order == "a-first" else ("b", "a")
+    answers: dict[str, list] = {"a": [], "b": []}
+    # the first tool's interrupt() call has returned or raised; an asyncio.Event in async mode (made on
+    # the run's loop), where the tools are coroutines so that the loop, not thread timing, orders them
+    gate: list = []
+    stuck: list[str] = []
+
+    def asked() -> Any:
+        if not gate:
+            gate.append(asyncio.Event() if obs.mode == "async" else threading.Event())
+        return gate[0]
+
+    def ask(name: str) -> str:
+        try:
+            got = interrupt(f"question for {name}")
+        finally:
+            if name == first:
+                asked().set()
+        answers[name].append(lg_persist.plain(got))
+        return f"{name} got {got}"
+
+    def asker(name: str) -> Any:
+        if obs.mode == "async":
+
+            async def body() -> str:
+                if name == second:
+                    try:
+                        await asyncio.wait_for(asked().wait(), 10)
+                    except asyncio.TimeoutError:
+                        stuck.append(f"{first}'s interrupt() never ran while {second} waited")
+                return ask(name)
+
+        else:
+
+            def body() -> str:  # type: ignore[misc]
+                if name == second and not asked().wait(10):
+                    stuck.append(f"{first}'s interrupt() never ran while {second} waited")
+                return ask(name)
+
+        body.__name__ = f"ask_{name}"
+        body.__doc__ = f"Ask the user on behalf of {name}."
+        return tool(body)
+
+    def agent(state: State) -> dict:
+        calls = [{"name": f"ask_{name}", "args": {}, "id": f"call_{name}"} for name in ("a", "b")]
+        return {"messages": [AIMessage(content="", tool_calls=calls)]}
+
+    builder = StateGraph(State)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode([asker("a"), asker("b")]))
+    builder.add_edge(START, "agent")
+    builder.add_edge("agent", "tools")
+    run = lg_persist.driven(obs, builder.compile(checkpointer=MemorySaver()))
+    config = {"configurable": {"thread_id": f"{order}-{form}"}}
+    names: dict[str, str] = {}  # interrupt id -> "id1", "id2", ... by first appearance (ids vary run to run)
+
+    def listed() -> list:
+        rows = []
+        for task in run.get_state(config).tasks:
+            for item in task.interrupts:
+                raw = lg_persist.interrupt_id(item)
+                if raw is not None and raw not in names:
+                    names[raw] = f"id{len(names) + 1}"
+                rows.append({"value": lg_persist.plain(item.value), "id": names.get(raw) if raw else None, "raw": raw})
+        return rows
+
+    gate.clear()
+    with obs.framework():
+        run.invoke({"messages": []}, config)
+    if stuck:
+        obs.vacuous(stuck[0])
+    opened = listed()
+    if form == "interrupt_id" and any(row["raw"] is None for row in opened):
+        return {
+            "first_listed": sorted(str(row["value"]) for row in opened),
+            "n/a": "the interrupts carry no id in this version",
+        }
+    resumes: list[dict] = []
+    misrouted: list[str] = []  # an answer sent for one tool's interrupt that another tool received
+    for number in range(1, MAX_RESUMES + 1):
+        waiting = listed()
+        if not waiting:
+            break
+        tools = [str(row["value"])[-1] for row in waiting]  # "question for a" -> "a"
+        if form == "single":
+            resume = Command(resume=f"answer-{number}")
+            sent = {"value": f"answer-{number}"}
+            # one listed interrupt: the value answers it; with both listed a single value addresses neither
+            meant = {tools[0]: f"answer-{number}"} if len(tools) == 1 else {}
+        else:
+            mapping = {row["raw"]: f"for-{tool_name}" for row, tool_name in zip(waiting, tools)}
+            resume = Command(resume=mapping)
+            sent = {names.get(key, "none"): value for key, value in mapping.items()}
+            meant = {tool_name: f"for-{tool_name}" for tool_name in tools}
+        before = {name: len(got) for name, got in answers.items()}
+        gate.clear()
+        got = obs.attempt(lambda: run.invoke(resume, config))
+        if stuck:
+            obs.vacuous(stuck[0])
+        shown = [[r["value"], r["id"]] for r in waiting]
+        if "raises" in got:
+            resumes.append({"listed": shown, "sent": sent, "raises": got["raises"]})
+            break
+        delivered = {name: answers[name][before[name] :] for name in answers if answers[name][before[name] :]}
+        wrong = sorted(
+            f"{value} -> {name}"
+            for name, values in delivered.items()
+            for value in values
+            for owner, meant_value in meant.items()
+            if value == meant_value and owner != name
+        )
+        misrouted.extend(wrong)
+        resumes.append({"listed": shown, "sent": sent, "delivered": delivered, "misrouted": wrong})
+    state = run.get_state(config)
+    tool_messages = sorted(m.content for m in state.values.get("messages", []) if m.type == "tool")
+    ids = [row["id"] for row in opened]
+    return {
+        "first_listed": sorted(str(row["value"]) for row in opened),
+        "resumes": resumes,
+        "answers": answers,
+        "tool_messages": tool_messages,
+        "open_at_end": sorted(str(row["value"]) for row in listed()),
+        "ids_seen": len(names),
+        "first_ids_distinct": len(set(ids)) == len(ids) and None not in ids,
+        "misrouted": sorted(set(misrouted)),
+        "unanswered": sorted(name for name in ("a", "b") if not any(f"{name} got" in m for m in tool_messages)),
+    }
 
 
 @probe(
@@ -48,139 +186,12 @@ def test_parallel_tools_one_node(obs: Observer) -> None:
     from langchain_core.messages import AIMessage
     from langchain_core.tools import tool
 
-    class State(TypedDict):
-        messages: Annotated[list, add_messages]
-
-    def scenario(order: str, form: str) -> dict:
-        first, second = ("a", "b") if order == "a-first" else ("b", "a")
-        answers: dict[str, list] = {"a": [], "b": []}
-        # the first tool's interrupt() call has returned or raised; an asyncio.Event in async mode (made on
-        # the run's loop), where the tools are coroutines so that the loop, not thread timing, orders them
-        gate: list = []
-        stuck: list[str] = []
-
-        def asked() -> Any:
-            if not gate:
-                gate.append(asyncio.Event() if obs.mode == "async" else threading.Event())
-            return gate[0]
-
-        def ask(name: str) -> str:
-            try:
-                got = interrupt(f"question for {name}")
-            finally:
-                if name == first:
-                    asked().set()
-            answers[name].append(lg_persist.plain(got))
-            return f"{name} got {got}"
-
-        def asker(name: str) -> Any:
-            if obs.mode == "async":
-
-                async def body() -> str:
-                    if name == second:
-                        try:
-                            await asyncio.wait_for(asked().wait(), 10)
-                        except asyncio.TimeoutError:
-                            stuck.append(f"{first}'s interrupt() never ran while {second} waited")
-                    return ask(name)
-
-            else:
-
-                def body() -> str:  # type: ignore[misc]
-                    if name == second and not asked().wait(10):
-                        stuck.append(f"{first}'s interrupt() never ran while {second} waited")
-                    return ask(name)
-
-            body.__name__ = f"ask_{name}"
-            body.__doc__ = f"Ask the user on behalf of {name}."
-            return tool(body)
-
-        def agent(state: State) -> dict:
-            calls = [{"name": f"ask_{name}", "args": {}, "id": f"call_{name}"} for name in ("a", "b")]
-            return {"messages": [AIMessage(content="", tool_calls=calls)]}
-
-        builder = StateGraph(State)
-        builder.add_node("agent", agent)
-        builder.add_node("tools", ToolNode([asker("a"), asker("b")]))
-        builder.add_edge(START, "agent")
-        builder.add_edge("agent", "tools")
-        run = lg_persist.driven(obs, builder.compile(checkpointer=MemorySaver()))
-        config = {"configurable": {"thread_id": f"{order}-{form}"}}
-        names: dict[str, str] = {}  # interrupt id -> "id1", "id2", ... by first appearance (ids vary run to run)
-
-        def listed() -> list:
-            rows = []
-            for task in run.get_state(config).tasks:
-                for item in task.interrupts:
-                    raw = lg_persist.interrupt_id(item)
-                    if raw is not None and raw not in names:
-                        names[raw] = f"id{len(names) + 1}"
-                    rows.append({"value": lg_persist.plain(item.value), "id": names.get(raw) if raw else None, "raw": raw})
-            return rows
-
-        gate.clear()
-        with obs.framework():
-            run.invoke({"messages": []}, config)
-        if stuck:
-            obs.vacuous(stuck[0])
-        opened = listed()
-        if form == "interrupt_id" and any(row["raw"] is None for row in opened):
-            return {
-                "first_listed": sorted(str(row["value"]) for row in opened),
-                "n/a": "the interrupts carry no id in this version",
-            }
-        resumes: list[dict] = []
-        misrouted: list[str] = []  # an answer sent for one tool's interrupt that another tool received
-        for number in range(1, MAX_RESUMES + 1):
-            waiting = listed()
-            if not waiting:
-                break
-            tools = [str(row["value"])[-1] for row in waiting]  # "question for a" -> "a"
-            if form == "single":
-                resume = Command(resume=f"answer-{number}")
-                sent = {"value": f"answer-{number}"}
-                # one listed interrupt: the value answers it; with both listed a single value addresses neither
-                meant = {tools[0]: f"answer-{number}"} if len(tools) == 1 else {}
-            else:
-                mapping = {row["raw"]: f"for-{tool_name}" for row, tool_name in zip(waiting, tools)}
-                resume = Command(resume=mapping)
-                sent = {names.get(key, "none"): value for key, value in mapping.items()}
-                meant = {tool_name: f"for-{tool_name}" for tool_name in tools}
-            before = {name: len(got) for name, got in answers.items()}
-            gate.clear()
-            got = obs.attempt(lambda: run.invoke(resume, config))
-            if stuck:
-                obs.vacuous(stuck[0])
-            shown = [[r["value"], r["id"]] for r in waiting]
-            if "raises" in got:
-                resumes.append({"listed": shown, "sent": sent, "raises": got["raises"]})
-                break
-            delivered = {name: answers[name][before[name] :] for name in answers if answers[name][before[name] :]}
-            wrong = sorted(
-                f"{value} -> {name}"
-                for name, values in delivered.items()
-                for value in values
-                for owner, meant_value in meant.items()
-                if value == meant_value and owner != name
-            )
-            misrouted.extend(wrong)
-            resumes.append({"listed": shown, "sent": sent, "delivered": delivered, "misrouted": wrong})
-        state = run.get_state(config)
-        tool_messages = sorted(m.content for m in state.values.get("messages", []) if m.type == "tool")
-        ids = [row["id"] for row in opened]
-        return {
-            "first_listed": sorted(str(row["value"]) for row in opened),
-            "resumes": resumes,
-            "answers": answers,
-            "tool_messages": tool_messages,
-            "open_at_end": sorted(str(row["value"]) for row in listed()),
-            "ids_seen": len(names),
-            "first_ids_distinct": len(set(ids)) == len(ids) and None not in ids,
-            "misrouted": sorted(set(misrouted)),
-            "unanswered": sorted(name for name in ("a", "b") if not any(f"{name} got" in m for m in tool_messages)),
-        }
-
-    seen = {order: {form: scenario(order, form) for form in ("single", "interrupt_id")} for order in ("a-first", "b-first")}
+    api = SimpleNamespace(
+        interrupt=interrupt, Command=Command, ToolNode=ToolNode, MemorySaver=MemorySaver, AIMessage=AIMessage, tool=tool
+    )
+    api.add_messages = add_messages
+    forms = ("single", "interrupt_id")
+    seen = {order: {form: _tools_scenario(obs, api, order, form) for form in forms} for order in ("a-first", "b-first")}
     ran = [s for forms in seen.values() for s in forms.values() if "n/a" not in s]
     by_id = [s for s in (seen[order]["interrupt_id"] for order in seen) if "n/a" not in s]
     raised = any("raises" in r for s in ran for r in s["resumes"])

@@ -2,7 +2,7 @@
 Overwrite beside other writes in the same superstep."""
 
 from collections.abc import Callable
-from typing import Annotated, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
@@ -13,6 +13,35 @@ from fanin.probe import Claim, Observer, probe
 REPLAY_ISSUE = "https://github.com/langchain-ai/langgraph/issues/8382"
 WRITERS = ["w1", "w2", "w3", "w4", "w5"]
 MAX_THREADS = 20
+
+
+def _extend(state: list, writes: list) -> list:
+    """Batching-invariant (as DeltaChannel requires) but order-sensitive: a list keeps the order it got."""
+    out = list(state)
+    for write in writes:
+        out.extend(write)
+    return out
+
+
+def _delta_writers(State: Any, Overwrite: Any, steps: dict[str, int], overwrite: bool) -> StateGraph:
+    """test_delta_channel_parallel's graph: prep, the writers in one superstep (w3 an Overwrite when asked), join."""
+
+    def writer(name: str, value: object) -> Callable[..., dict]:
+        def node(state: State, config: RunnableConfig) -> dict:
+            steps[name] = config["metadata"]["langgraph_step"]
+            return {"items": value}
+
+        return node
+
+    builder = StateGraph(State)
+    builder.add_node("prep", lambda state: {"items": ["prep"]})
+    for name in WRITERS:
+        builder.add_node(name, writer(name, Overwrite(["over"]) if overwrite and name == "w3" else [name]))
+        builder.add_edge("prep", name)
+    builder.add_node("join", lambda state: {"items": ["join"]})
+    builder.add_edge(START, "prep")
+    builder.add_edge(WRITERS, "join")
+    return builder
 
 
 @probe(
@@ -45,35 +74,10 @@ def test_delta_channel_parallel(obs: Observer) -> None:
     DeltaChannel = obs.need("langgraph.channels", "DeltaChannel")
     Overwrite = obs.need("langgraph.types", "Overwrite")
 
-    def extend(state: list, writes: list) -> list:
-        """Batching-invariant (as DeltaChannel requires) but order-sensitive: a list keeps the order it got."""
-        out = list(state)
-        for write in writes:
-            out.extend(write)
-        return out
-
     class State(TypedDict):
-        items: Annotated[list, DeltaChannel(extend)]
+        items: Annotated[list, DeltaChannel(_extend)]
 
     steps: dict[str, int] = {}
-
-    def writer(name: str, value: object) -> Callable[..., dict]:
-        def node(state: State, config: RunnableConfig) -> dict:
-            steps[name] = config["metadata"]["langgraph_step"]
-            return {"items": value}
-
-        return node
-
-    def build(overwrite: bool) -> StateGraph:
-        builder = StateGraph(State)
-        builder.add_node("prep", lambda state: {"items": ["prep"]})
-        for name in WRITERS:
-            builder.add_node(name, writer(name, Overwrite(["over"]) if overwrite and name == "w3" else [name]))
-            builder.add_edge("prep", name)
-        builder.add_node("join", lambda state: {"items": ["join"]})
-        builder.add_edge(START, "prep")
-        builder.add_edge(WRITERS, "join")
-        return builder
 
     def scenario(run: lg_persist.driven, case: str) -> dict:
         """Each thread pauses before the join: invoke's return is the live value, get_state's the rebuilt one."""
@@ -112,7 +116,7 @@ def test_delta_channel_parallel(obs: Observer) -> None:
     with lg_persist.checkpointer(obs) as saver:
         seen = {}
         for case, overwrite in (("appends", False), ("overwrite", True)):
-            graph = build(overwrite).compile(checkpointer=saver, interrupt_before=["join"])
+            graph = _delta_writers(State, Overwrite, steps, overwrite).compile(checkpointer=saver, interrupt_before=["join"])
             seen[case] = scenario(lg_persist.driven(obs, graph), case)
     examples = {case: seen[case].pop("_example") for case in seen}
     appends, over = seen["appends"], seen["overwrite"]
