@@ -122,14 +122,20 @@ def _writers_table(facts: dict[str, Any]) -> list[str]:
     rows = []
     for key, writers in sorted((seen.get("writers") or {}).items()):
         row = policies.get(key, {})
-        together = [g for g in seen.get("seen_together") or [] if len(set(g) & set(writers)) > 1]
+        if "met_by_key" in seen:  # the writers seen writing this very key together (ADK: in one invocation)
+            together = seen["met_by_key"].get(key) or []
+        else:  # the nodes seen in one superstep, two of them this key's writers
+            together = [g for g in seen.get("seen_together") or [] if len(set(g) & set(writers)) > 1]
         if len(writers) < 2 and not together:
             continue
         met = "; ".join(", ".join(g) for g in together) or "never"
         rows.append(f"| `{key}` | {row.get('policy', '?')} | {', '.join(writers)} | {met} |")
     if not rows:
         return []
-    head = ["| key | merge policy | written by (seen) | in one superstep (seen) |", "|---|---|---|---|"]
+    head = [
+        f"| key | merge policy | written by (seen) | in one {seen.get('unit', 'superstep')} (seen) |",
+        "|---|---|---|---|",
+    ]
     return [*head, *rows]
 
 

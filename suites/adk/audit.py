@@ -11,13 +11,15 @@ those probes observed at the installed version.
 """
 
 # The inspector is split by job: audit_adk_source (reading agents' code), audit_adk_agents (agent trees),
-# audit_adk_workflow (Workflow graphs), audit_dry_run; this file is the entry points the harness calls.
+# audit_adk_workflow (Workflow graphs), audit_dry_run, audit_adk_recorded (`fanin record`); this file is the
+# entry points the harness calls.
 
 from typing import Any
 
 from audit_adk_source import _is_agent, _is_workflow, _kind
 from audit_adk_agents import _agent_facts
 from audit_adk_workflow import _workflow_facts
+from audit_adk_recorded import recorded  # noqa: F401 - `fanin record`'s entry point, called by the harness
 
 
 NO_DRY_RUN = "the ADK audit reads a Workflow as built and has no dry run for it; agent trees have one"
