@@ -98,3 +98,33 @@ def test_adk_state_writes_of_parallel_branches_are_seen_per_invocation_and_cross
         "| `flag` | state_delta (no merge: the last event's value is kept) | researcher_papers, researcher_web | never |"
         in text
     )
+
+
+def test_agent_framework_set_state_of_one_superstep_is_seen_and_a_factorys_workflows_are_one_graph() -> None:
+    """An Agent Framework app built by a factory (a new workflow per test): its runs are one graph; two reviewers
+    that set one key in one superstep are seen; a key each sets only in its own test is the edges' word."""
+    python = audit.python_of(MATRIX.newest("agent_framework"))
+    facts = record.record([str(DATA / "record_af"), "-q", "-p", "no:cacheprovider"], MATRIX, python)
+    assert (facts["pytest_exit"], facts["errors"]) == (0, [])
+    assert facts["wrapped"]["agent_framework"] == [
+        "Workflow.run",
+        "RunnerImpl.run_until_convergence",
+        "WorkflowContext.set_state",
+    ]
+    (workflow,) = facts["inspected"]
+    seen = workflow["recorded"]
+    assert (workflow["name"], seen["runs"], len(seen["tests"]), seen["never_wrote"]) == (
+        "workflow from dispatch",
+        3,
+        3,
+        ["aggregate"],
+    )
+    assert seen["met_by_key"] == {"verdict": [["legal", "security"]]}
+    (one,) = record.audits(facts, MATRIX)
+    found = {(f.where[1].split(":")[0], f.certainty) for f in one.findings}
+    assert found == {("shared-state key 'verdict'", "recorded"), ("shared-state key 'escalation'", "recorded-static")}
+    assert all(f.probes == ["agent_framework/same-key/last-writer"] and f.evidence for f in one.findings)
+    assert "superstep 2: legal and security each set 'verdict'" in next(
+        f.how for f in one.findings if f.certainty == "recorded"
+    )
+    assert "Never seen writing state in these tests: aggregate." in record.markdown(facts, [one])

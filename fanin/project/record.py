@@ -110,6 +110,9 @@ def markdown(facts: dict[str, Any], found: list[audit.Audit]) -> str:
         never = seen.get("never_ran") or []
         if never:
             lines += [f"Never ran in these tests: {', '.join(never)}.", ""]
+        silent = seen.get("never_wrote") or []  # where the recorder sees writes, not runs (Agent Framework)
+        if silent:
+            lines += [f"Never seen writing state in these tests: {', '.join(silent)}.", ""]
         lines += _writers_table(one.facts)
         lines += rendered[3:]
     return "\n".join(lines).rstrip("\n") + "\n"

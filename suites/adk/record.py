@@ -94,10 +94,16 @@ def install(recording: Recording) -> list[str]:
     return ["BaseAgent.run_async"]
 
 
+def _shape(agent: Any) -> tuple[Any, ...]:
+    """What makes two trees one: every agent's name and class, depth first (a factory builds one per test)."""
+    children = getattr(agent, "sub_agents", None) or []
+    return (str(getattr(agent, "name", "?")), type(agent).__name__, tuple(_shape(c) for c in children))
+
+
 def runs_by_graph(recording: Recording) -> list[tuple[Any, list[dict[str, Any]]]]:
-    """Each agent tree that ran with its runs (invocations), by its root's name."""
-    grouped: dict[int, list[dict[str, Any]]] = {}
+    """Each agent tree that ran with its runs (invocations), the runs of one shape together, by the root's name."""
+    grouped: dict[Any, tuple[Any, list[dict[str, Any]]]] = {}
     for (root, _, _), run in recording.runs.items():
-        grouped.setdefault(root, []).append(run)
-    ordered = sorted(grouped.items(), key=lambda item: str(item[1][0]["root"]))
-    return [(recording.graphs.get(root), runs) for root, runs in ordered]
+        tree = recording.graphs.get(root)
+        grouped.setdefault(_shape(tree) if tree is not None else root, (tree, []))[1].append(run)
+    return sorted(grouped.values(), key=lambda item: str(item[1][0]["root"]))

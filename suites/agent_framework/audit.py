@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import af_executor_reading
+import audit_af_recorded
 import audit_reading
 from audit_reading import Reading, StateReader
 
@@ -555,3 +556,11 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
         "no_dry_run": "the Agent Framework audit reads the graph and each step's source; it has no dry run",
         "findings": findings,
     }
+
+
+def recorded(target: Any, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """`fanin record`: the writes a test suite's runs of one workflow made (suites/agent_framework/record.py),
+    crossed with which executors its edges let run in one superstep."""
+    workflow = _workflow(target) if target is not None else None
+    together = _walk(str(workflow.start_executor_id), _groups(workflow)).together if workflow is not None else None
+    return audit_af_recorded.recorded(workflow, together, runs)
