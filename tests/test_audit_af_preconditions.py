@@ -26,7 +26,8 @@ MATRIX = matrix.load()
 CORPUS = REPO_ROOT / "examples" / "corpus"
 KEPT = "agent_framework/runs/executor-state-kept"
 
-# The parallel-requests sample's shape: its count guard reads the message, so no look at the graph rules it out.
+# The parallel-requests sample's shape: its count guard reads the message, the count of what the distributor fanned
+# out (`len(jobs)` after one message per job): 0 only when no worker runs beside it.
 COUNTED = """
 from typing import Never
 from agent_framework import Executor, WorkflowBuilder, WorkflowContext, handler
@@ -82,19 +83,37 @@ def _patterns(result: audit.Audit) -> list[str]:
     return sorted(f.pattern for f in result.findings)
 
 
+# The same workflow with a worker that refuses an empty job: a raise on the message that nothing rules out.
+REACHABLE = COUNTED.replace(
+    'await ctx.send_message(job + " done")',
+    'if not job:\n            raise ValueError("an empty job")\n        await ctx.send_message(job + " done")',
+)
+
+
 def test_a_raise_the_graph_can_reach_is_named_and_the_guards_that_cannot_fire_are_ruled_out(tmp_path: Path) -> None:
-    path = tmp_path / "counted.py"
-    path.write_text(textwrap.dedent(COUNTED), encoding="utf-8")
+    path = tmp_path / "reachable.py"
+    path.write_text(textwrap.dedent(REACHABLE), encoding="utf-8")
     result = _audit(f"{path}:workflow")
     (raising,) = [f for f in result.findings if f.pattern == "a parallel executor can raise"]
     lines = {n: i for i, n in enumerate(path.read_text().splitlines(), start=1)}
-    reachable = next(i for n, i in lines.items() if "must be positive" in n)
+    reachable = next(i for n, i in lines.items() if "an empty job" in n)
+    count = next(i for n, i in lines.items() if "must be positive" in n)
     past_count = next(i for n, i in lines.items() if "more results than jobs" in n)
-    assert f"counted.py:{reachable}" in raising.where[0]
-    assert f":{past_count}" not in raising.where[0]
-    assert f"counted.py:{past_count} (it guards against more messages than the collector expects" in raising.how
+    assert f"reachable.py:{reachable}" in raising.where[0]
+    assert f":{past_count}" not in raising.where[0] and f":{count}" not in raising.where[0]
+    assert f"reachable.py:{past_count} (it guards against more messages than the collector expects" in raising.how
+    assert f"reachable.py:{count} (`count <= 0` holds only when d sent len(jobs) = 0" in raising.how
     assert "join by separate edges" not in _patterns(result)  # the collector counts
     assert "executor attributes kept between runs" in _patterns(result)
+
+
+def test_a_count_guard_on_what_the_sender_fanned_out_is_no_failing_sibling(tmp_path: Path) -> None:
+    """The parallel-requests sample's false alarm (issue 35 §2): `count <= 0` on `len(jobs)` sent after one
+    message per job fires only when no worker runs; the corpus holds the shape (af_request_count_guard)."""
+    path = tmp_path / "counted.py"
+    path.write_text(textwrap.dedent(COUNTED), encoding="utf-8")
+    assert _patterns(_audit(f"{path}:workflow")) == ["executor attributes kept between runs"]
+    assert _patterns(_audit(f"{CORPUS / 'af_request_count_guard.py'}:workflow")) == []
 
 
 def test_a_collector_whose_raises_cannot_fire_has_no_failing_sibling_finding() -> None:

@@ -492,6 +492,7 @@ graph = builder.compile()
 
 RUNNER = """
 import importlib.util, json, sys
+sys.path.insert(0, sys.argv[1].rsplit("/", 1)[0])  # the inspector's own modules (audit_lg_*), as audit_inspect puts them
 spec = importlib.util.spec_from_file_location("fanin_audit_langgraph", sys.argv[1])
 inspector = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(inspector)
@@ -673,6 +674,7 @@ def search(query: str) -> str:
     "Search the web."
     return "results"
 
+sys.path.insert(0, sys.argv[1].rsplit("/", 1)[0])  # the inspector's own modules (audit_lg_*), as audit_inspect puts them
 spec = importlib.util.spec_from_file_location("fanin_audit_langgraph", sys.argv[1])
 inspector = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(inspector)

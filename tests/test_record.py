@@ -72,3 +72,59 @@ def test_record_refuses_bad_input_in_one_line(capsys: pytest.CaptureFixture[str]
     assert cli.main(["record", "--python", str(tmp_path / "no-python"), "--", str(tmp_path)]) == 3
     err = capsys.readouterr().err.strip()
     assert err.startswith("fanin: error: cannot run ") and "\n" not in err
+
+
+def test_adk_state_writes_of_parallel_branches_are_seen_per_invocation_and_crossed_with_the_tree() -> None:
+    """An ADK app's own tests (its own stub model): two ParallelAgent branches writing one key in one invocation
+    are seen; a key each branch writes only in another test is the tree's word; a reviewer no test ran is named.
+    The environment has no LangGraph: the recorder of a framework that is absent is skipped, never a crash."""
+    python = audit.python_of(MATRIX.newest("adk"))
+    args = [str(DATA / "record_adk"), "-q", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"]
+    facts = record.record(args, MATRIX, python)
+    assert (facts["pytest_exit"], facts["errors"], facts["wrapped"]) == (0, [], {"adk": ["BaseAgent.run_async"]})
+    (tree,) = facts["inspected"]
+    seen = tree["recorded"]
+    assert (seen["runs"], len(seen["tests"]), seen["never_ran"]) == (3, 3, ["reviewer"])
+    assert seen["writers"]["sources"] == seen["writers"]["flag"] == ["researcher_papers", "researcher_web"]
+    assert seen["writers"]["report"] == ["synthesiser"]
+    assert seen["met_by_key"] == {"sources": [["researcher_papers", "researcher_web"]]}
+    (one,) = record.audits(facts, MATRIX)
+    found = {(f.where[1].split(":")[0], f.certainty) for f in one.findings}
+    assert found == {("state key 'sources'", "recorded"), ("state key 'flag'", "recorded-static")}, found
+    assert all(f.pattern == "parallel branches write the same state key" and f.evidence for f in one.findings)
+    text = record.markdown(facts, [one])
+    assert "Never ran in these tests: reviewer." in text
+    assert (
+        "| `flag` | state_delta (no merge: the last event's value is kept) | researcher_papers, researcher_web | never |"
+        in text
+    )
+
+
+def test_agent_framework_set_state_of_one_superstep_is_seen_and_a_factorys_workflows_are_one_graph() -> None:
+    """An Agent Framework app built by a factory (a new workflow per test): its runs are one graph; two reviewers
+    that set one key in one superstep are seen; a key each sets only in its own test is the edges' word."""
+    python = audit.python_of(MATRIX.newest("agent_framework"))
+    facts = record.record([str(DATA / "record_af"), "-q", "-p", "no:cacheprovider"], MATRIX, python)
+    assert (facts["pytest_exit"], facts["errors"]) == (0, [])
+    assert facts["wrapped"]["agent_framework"] == [
+        "Workflow.run",
+        "RunnerImpl.run_until_convergence",
+        "WorkflowContext.set_state",
+    ]
+    (workflow,) = facts["inspected"]
+    seen = workflow["recorded"]
+    assert (workflow["name"], seen["runs"], len(seen["tests"]), seen["never_wrote"]) == (
+        "workflow from dispatch",
+        3,
+        3,
+        ["aggregate"],
+    )
+    assert seen["met_by_key"] == {"verdict": [["legal", "security"]]}
+    (one,) = record.audits(facts, MATRIX)
+    found = {(f.where[1].split(":")[0], f.certainty) for f in one.findings}
+    assert found == {("shared-state key 'verdict'", "recorded"), ("shared-state key 'escalation'", "recorded-static")}
+    assert all(f.probes == ["agent_framework/same-key/last-writer"] and f.evidence for f in one.findings)
+    assert "superstep 2: legal and security each set 'verdict'" in next(
+        f.how for f in one.findings if f.certainty == "recorded"
+    )
+    assert "Never seen writing state in these tests: aggregate." in record.markdown(facts, [one])

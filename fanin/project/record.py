@@ -110,6 +110,9 @@ def markdown(facts: dict[str, Any], found: list[audit.Audit]) -> str:
         never = seen.get("never_ran") or []
         if never:
             lines += [f"Never ran in these tests: {', '.join(never)}.", ""]
+        silent = seen.get("never_wrote") or []  # where the recorder sees writes, not runs (Agent Framework)
+        if silent:
+            lines += [f"Never seen writing state in these tests: {', '.join(silent)}.", ""]
         lines += _writers_table(one.facts)
         lines += rendered[3:]
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -122,14 +125,20 @@ def _writers_table(facts: dict[str, Any]) -> list[str]:
     rows = []
     for key, writers in sorted((seen.get("writers") or {}).items()):
         row = policies.get(key, {})
-        together = [g for g in seen.get("seen_together") or [] if len(set(g) & set(writers)) > 1]
+        if "met_by_key" in seen:  # the writers seen writing this very key together (ADK: in one invocation)
+            together = seen["met_by_key"].get(key) or []
+        else:  # the nodes seen in one superstep, two of them this key's writers
+            together = [g for g in seen.get("seen_together") or [] if len(set(g) & set(writers)) > 1]
         if len(writers) < 2 and not together:
             continue
         met = "; ".join(", ".join(g) for g in together) or "never"
         rows.append(f"| `{key}` | {row.get('policy', '?')} | {', '.join(writers)} | {met} |")
     if not rows:
         return []
-    head = ["| key | merge policy | written by (seen) | in one superstep (seen) |", "|---|---|---|---|"]
+    head = [
+        f"| key | merge policy | written by (seen) | in one {seen.get('unit', 'superstep')} (seen) |",
+        "|---|---|---|---|",
+    ]
     return [*head, *rows]
 
 

@@ -39,7 +39,7 @@ class _Session:
         self.packages = {key: fw["package"] for key, fw in frameworks.items()}
         for key, fw in frameworks.items():
             path = suites / key / "record.py"
-            if not path.is_file() or importlib.util.find_spec(fw["module"]) is None:
+            if not path.is_file() or not _importable(fw["module"]):
                 continue
             try:
                 spec = importlib.util.spec_from_file_location(f"fanin_record_{key}", path)
@@ -83,6 +83,14 @@ class _Session:
             "seconds": round(time.monotonic() - self.started, 2),
             "errors": self.errors,
         }
+
+
+def _importable(module: str) -> bool:
+    """Whether `module` is installed: find_spec of `a.b` imports `a` and raises where `a` is missing."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _version(package: str) -> str:

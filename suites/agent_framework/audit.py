@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import af_executor_reading
+import audit_af_counts
+import audit_af_recorded
 import audit_reading
 from audit_reading import Reading, StateReader
 
@@ -399,7 +401,7 @@ def _kept_findings(workflow: Any) -> list[dict[str, Any]]:
 
 
 def _state_findings(
-    walk: _Walk, readings: dict[str, list[Reading]], executors: dict[str, Any]
+    walk: _Walk, readings: dict[str, list[Reading]], executors: dict[str, Any], groups: list[_Group]
 ) -> list[dict[str, Any]]:
     writes = {name: audit_reading.writes_of(r) for name, r in readings.items()}
     findings = []
@@ -432,6 +434,10 @@ def _state_findings(
                 }
             )
     parallel = {s for pair in walk.together for s in pair}
+    sources: dict[str, set[str]] = {}
+    for group in groups:
+        for target in group.targets:
+            sources.setdefault(target, set()).update(group.sources)
     raising: dict[str, list[str]] = {}
     cleared: list[str] = []
     for name in sorted(parallel):
@@ -442,6 +448,9 @@ def _state_findings(
                 user_class = executor is not None and not _ours(executor) and not hasattr(executor, "_original_func")
                 guards = reading.raise_guards.get(line, ())
                 why = af_executor_reading.ruled_out(executor, guards) if user_class else None
+                if why is None and user_class:
+                    beside = {b for a, b in walk.together if a == name} | {a for a, b in walk.together if b == name}
+                    why = audit_af_counts.ruled_out(name, line, reading.file, guards, executors, sources, beside)
                 if why is None:
                     raising.setdefault(name, []).append(at)
                 else:
@@ -532,7 +541,7 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
     )
     executors = {str(name): executor for name, executor in workflow.executors.items()}
     findings = _fan_in_findings(groups, walk) + _separate_edge_findings(groups, walk, executors)
-    findings += _state_findings(walk, readings, executors) + _stale_findings(workflow, readings)
+    findings += _state_findings(walk, readings, executors, groups) + _stale_findings(workflow, readings)
     findings += _kept_findings(workflow)
     writes = {name: audit_reading.writes_of(r) for name, r in readings.items()}
     return {
@@ -555,3 +564,11 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
         "no_dry_run": "the Agent Framework audit reads the graph and each step's source; it has no dry run",
         "findings": findings,
     }
+
+
+def recorded(target: Any, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """`fanin record`: the writes a test suite's runs of one workflow made (suites/agent_framework/record.py),
+    crossed with which executors its edges let run in one superstep."""
+    workflow = _workflow(target) if target is not None else None
+    together = _walk(str(workflow.start_executor_id), _groups(workflow)).together if workflow is not None else None
+    return audit_af_recorded.recorded(workflow, together, runs)

@@ -7,7 +7,8 @@ public attributes, so every 2.x and 3.x release reads the same. Haystack has no 
 only along connections, so there are no writers to read; what matters is which senders of a join can both
 produce a value in one run. Two senders are alternatives when a router (a component whose class name ends
 in Router) reaches one only through one output and the other only through another, or when one is fed back
-from the join itself (a loop); every other pair can both run. Each finding names the probes it rests on and
+from the join itself (a loop) while the other is not; every other pair can both run (two senders both inside a
+loop's body run in the same pass). Each finding names the probes it rests on and
 states their precondition as it holds in this pipeline; the harness adds what they observed at the
 installed version.
 """
@@ -54,8 +55,9 @@ def _routes(graph: Any, router: str, node: str) -> set[str]:
 def _alternatives(graph: Any, join: str, one: str, other: str) -> bool:
     """Whether `one` and `other` never both send to `join` in one pass: a loop back from the join, or a router's
     separate outputs."""
-    if {one, other} & _reach(graph, join):
-        return True  # fed back from the join: it arrives in a later pass, not beside the other
+    if len({one, other} & _reach(graph, join)) == 1:
+        return True  # one fed back from the join, the other not: the loop's entry and its retry, in different passes
+    # Both downstream of the join (both inside a loop's body) run in the same pass unless a router splits them.
     common = _reach(graph, one, forward=False) & _reach(graph, other, forward=False)
     for router in common:
         if not type(graph.nodes[router]["instance"]).__name__.endswith("Router"):
