@@ -27,7 +27,13 @@ from fanin.project import here
 from fanin.run import one_cell, pythons, runtimes, venvs
 
 RAW = tomllib.loads(matrix.MATRIX_FILE.read_text())
-TELEMETRY_OFF = {"CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "false", "OTEL_SDK_DISABLED": "true"}
+TELEMETRY_OFF = {
+    "CREWAI_DISABLE_TELEMETRY": "true",
+    "CREWAI_TRACING_ENABLED": "false",
+    "OTEL_SDK_DISABLED": "true",
+    "CREWAI_TESTING": "true",
+    "CREWAI_DISABLE_VERSION_CHECK": "true",
+}
 
 
 def _with(framework_env: object = None, cell_env: object = None, key: str = "langgraph") -> dict[str, Any]:
