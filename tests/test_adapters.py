@@ -33,12 +33,6 @@ def test_the_openai_agents_adapter_speaks_the_protocol_as_a_program() -> None:
     _speaks_the_protocol("openai_agents")
 
 
-def test_the_crewai_adapter_speaks_the_protocol_as_a_program() -> None:
-    """CrewAI prints its flow panels and "Flow started" lines to stdout: the adapter run as a program keeps
-    stdout to the protocol (everything else on stderr) and observes what the cell's probes observed."""
-    _speaks_the_protocol("crewai")
-
-
 def _speaks_the_protocol(key: str) -> None:
     python = audit.python_of(MATRIX.newest(key))
     command = [python, str(REPO_ROOT / "suites" / key / "scenario_adapter.py")]

@@ -10,9 +10,9 @@ from fanin.probe import Claim, Observer, probe
 
 def _or_flow(log: list[str], with_and: bool) -> Any:
     """s -> a, b -> j = or_(a, b); with_and: k = and_(a, b) listens to the same two (a and b then feed two listeners).
-    b waits until a has returned and j until b has, so a's trigger reaches j first and b finishes while j is still
-    in flight."""
-    a_done, b_done = asyncio.Event(), asyncio.Event()
+    b waits until j has started (a returned and its trigger reached j first) and j until b has returned, so b
+    finishes while j is still in flight: one order, in every release."""
+    j_started, b_done = asyncio.Event(), asyncio.Event()
 
     class Fan(Flow):
         @start()
@@ -23,12 +23,11 @@ def _or_flow(log: list[str], with_and: bool) -> Any:
         @listen(s)
         async def a(self) -> str:
             log.append("a")
-            a_done.set()
             return "a"
 
         @listen(s)
         async def b(self) -> str:
-            await cw_kit.bounded(a_done, log, "b")  # a returns first
+            await cw_kit.bounded(j_started, log, "b")  # a returned and its trigger reached j first
             log.append("b")
             b_done.set()
             return "b"
@@ -36,6 +35,7 @@ def _or_flow(log: list[str], with_and: bool) -> Any:
         @listen(or_(a, b))
         async def j(self, value: Any = None) -> str:
             log.append(f"j-start:{value}")
+            j_started.set()
             await cw_kit.bounded(b_done, log, "j")
             log.append(f"j-end:{value}")
             return f"j:{value}"
