@@ -25,7 +25,7 @@ RELEASES = [
     ("args", "message"),
     [
         (["langgraph", "langgraph/same-key/no-reducer", "0.3.34"], "takes FRAMEWORK PROBE-ID GOOD-VERSION BAD-VERSION"),
-        (["crewai", "langgraph/same-key/no-reducer", "1", "2"], "unknown framework 'crewai'"),
+        (["autogen", "langgraph/same-key/no-reducer", "1", "2"], "unknown framework 'autogen'"),
         (["langgraph", "langgraph/nope/nope", "0.3.34", "0.4.10"], "no probe 'langgraph/nope/nope'"),
         (["adk", "langgraph/same-key/no-reducer", "1.0.0", "2.0.0"], "is not a adk probe"),
         (["langgraph", "langgraph/same-key/no-reducer", "0.4.10", "0.3.34"], "wrong order"),

@@ -214,8 +214,8 @@ def test_upgrade_resolves_against_pypi(monkeypatch: pytest.MonkeyPatch) -> None:
         upgrade.plan(["langgraph==1.2.25"], MATRIX)
     with pytest.raises(FaninError, match=r"has no release 9\.9\.9 on PyPI \(newest is 1\.2\.24\)"):
         upgrade.plan(["langgraph==9.9.9"], MATRIX)
-    with pytest.raises(FaninError, match="unknown framework 'crewai'"):
-        upgrade.plan(["crewai==1.0"], MATRIX)
+    with pytest.raises(FaninError, match="unknown framework 'autogen'"):
+        upgrade.plan(["autogen==1.0"], MATRIX)
 
 
 def test_unreachable_registry_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -73,7 +73,7 @@ def test_unknown_top_level_key() -> None:
 
 
 def test_unknown_framework() -> None:
-    assert "unknown framework 'crewai'" in broken(lambda d: d["cell"][0].update(framework="crewai"))
+    assert "unknown framework 'autogen'" in broken(lambda d: d["cell"][0].update(framework="autogen"))
 
 
 @pytest.mark.parametrize("version", ["1.2.*", ">=1.2.0", "1.2.x", "latest"])
@@ -107,8 +107,8 @@ def test_unknown_cell_lookup_names_the_nearest_ones() -> None:
 def test_framework_accepts_key_or_package_name() -> None:
     assert COMMITTED.framework("google-adk").key == "adk"
     assert COMMITTED.framework("ADK").package == "google-adk"
-    with pytest.raises(MatrixError, match="unknown framework 'crewai'"):
-        COMMITTED.framework("crewai")
+    with pytest.raises(MatrixError, match="unknown framework 'autogen'"):
+        COMMITTED.framework("autogen")
 
 
 def test_a_framework_key_with_an_underscore_is_found_and_prefixes_probe_ids() -> None:

@@ -103,7 +103,7 @@ def test_a_version_with_no_result_set_is_one_line_and_exit_2(reports: Path, caps
         (["langgraph[x]==1.2.9"], "malformed spec"),
         (["langgraph==latest"], "needs a version or a range"),
         (["langgraph==1.2.9", "langgraph==1.2.18"], "twice"),
-        (["crewai==1.0"], "unknown framework"),
+        (["autogen==1.0"], "unknown framework"),
     ],
 )
 def test_bad_specs_are_one_line(reports: Path, capsys: pytest.CaptureFixture[str], specs: list[str], said: str) -> None:

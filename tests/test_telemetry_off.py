@@ -77,3 +77,33 @@ def test_the_stand_in_refuses_an_import_with_telemetry_on(tmp_path: Path) -> Non
         [sys.executable, "-c", "import haystack"], capture_output=True, text=True, env=_env(root), timeout=60
     )
     assert done.returncode != 0 and "telemetry on" in done.stderr
+
+
+_CREWAI_STAND_IN = """
+import json, os, sys
+wanted = json.loads(os.environ["FANIN_T_WANTED"])
+seen = {name: os.environ.get(name) for name in wanted}
+if seen != wanted:
+    sys.exit(f"crewai imported with {seen}")
+"""
+
+
+def test_the_crewai_kit_sets_the_registrys_switches_before_crewai_imports(tmp_path: Path) -> None:
+    """A CrewAI cell gets its switches from matrix.toml's env (tests/test_registry_env.py); the adapter run as a
+    program gets them from cw_kit, which must set the very same names and values before crewai imports."""
+    import json
+
+    from fanin.model import matrix
+
+    wanted = matrix.load().frameworks["crewai"].env
+    flow = tmp_path / "crewai" / "flow"
+    flow.mkdir(parents=True)
+    (tmp_path / "crewai" / "__init__.py").write_text(_CREWAI_STAND_IN)
+    (flow / "__init__.py").write_text("")
+    (flow / "flow.py").write_text("Flow = object\nand_ = listen = or_ = start = lambda *a, **k: None\n")
+    env = {k: v for k, v in os.environ.items() if k not in dict(wanted)}
+    env["FANIN_T_WANTED"] = json.dumps(dict(wanted))
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(SUITES / "crewai"), str(SUITES), str(REPO_ROOT)])
+    done = subprocess.run([sys.executable, "-c", "import cw_kit"], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert len(wanted) == 5

@@ -44,10 +44,11 @@ if INSTALLED:
     REFERENCE_REPORT, REFERENCE_CHECKLIST = REPORTS / "REPORT.md", REPORTS / "CHECKLIST.md"
 
 RESOLUTIONS = ("as-released", "current")
-_CELL_KEYS = {"framework", "version", "python", "resolution", "exclude_newer", "note"}
+_CELL_KEYS = {"framework", "version", "python", "resolution", "exclude_newer", "note", "env"}
 _REQUIRED = ("framework", "version", "resolution", "exclude_newer")
 _TOP_KEYS = {"defaults", "frameworks", "harness", "cell"}
-_FRAMEWORK_KEYS = {"package", "display", "import", "companions", "runtime", "repository", "related", "port_of"}
+_FRAMEWORK_KEYS = {"package", "display", "import", "companions", "runtime", "repository", "related", "port_of", "env"}
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Where a framework's probes run is its `runtime` (fanin.model.runtime: "python", "node"); a runtime's settings
 # (a Node cell's `node` release) may be set on the framework or on one cell.
 
@@ -77,6 +78,7 @@ class Framework:
     related: tuple[str, ...] = ()  # other repositories its probes may cite (a sister SDK, the docs' source)
     port_of: str = ""  # the framework this one ports to another runtime: probes with the same case line up
     settings: tuple[tuple[str, str], ...] = ()  # the runtime's optional fields (`node = "22.13.x"`), sorted
+    env: tuple[tuple[str, str], ...] = ()  # variables its probes run with (`env = { NAME = "value" }`), sorted
 
     @property
     def runs_on(self) -> runtimes.Runtime:
@@ -94,6 +96,12 @@ class Cell:
     note: str
     default_python: str
     settings: tuple[tuple[str, str], ...] = ()  # the cell's own runtime settings, over its framework's
+    own_env: tuple[tuple[str, str], ...] = ()  # the cell's own `env`, over its framework's
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The variables this cell's probes run with: its framework's `env`, then its own (a cell's value wins)."""
+        return {**dict(self.framework.env), **dict(self.own_env)}
 
     @property
     def id(self) -> str:
@@ -253,6 +261,7 @@ def parse(data: dict[str, Any], origin: str = "matrix.toml") -> Matrix:
             repository=_repository(table.get("repository", ""), where),
             related=tuple(_repository(r, where) for r in _list(table.get("related", []), "related", where)),
             port_of=str(table.get("port_of", "")),
+            env=_env(table, runtimes.get(runtime), where),
         )
     for key, fw in frameworks.items():
         if fw.port_of and (fw.port_of == key or fw.port_of not in frameworks):
@@ -304,6 +313,22 @@ def _settings(table: dict[str, Any], runtime: runtimes.Runtime, where: str) -> t
     return tuple(found)
 
 
+def _env(table: dict[str, Any], runtime: runtimes.Runtime, where: str) -> tuple[tuple[str, str], ...]:
+    """`env = { NAME = "value" }`: variable names as a shell spells them, string values (one line naming the bad one),
+    on a runtime whose runner sets them."""
+    value = table.get("env", {})
+    if value and not runtime.takes_env:
+        raise MatrixError(f"{where}: 'env' is not set by the {runtime.name} runtime's runner")
+    if not isinstance(value, dict):
+        raise MatrixError(f"{where}: 'env' must be a table of NAME = \"value\"")
+    for name, text in value.items():
+        if not _ENV_NAME.match(name):
+            raise MatrixError(f"{where}: env name {name!r} is not a variable name (letters, digits, _)")
+        if not isinstance(text, str):
+            raise MatrixError(f"{where}: env {name} must be a string, got {text!r}")
+    return tuple(sorted(value.items()))
+
+
 def _parse_cell(
     raw: dict[str, Any], index: int, origin: str, frameworks: dict[str, Framework], default_python: str
 ) -> Cell:
@@ -343,7 +368,17 @@ def _parse_cell(
     note = raw.get("note", "")
     framework = frameworks[framework_key]
     settings = _settings(raw, framework.runs_on, where)
-    return Cell(framework, version, python, resolution, exclude_newer, note, default_python, settings)
+    return Cell(
+        framework,
+        version,
+        python,
+        resolution,
+        exclude_newer,
+        note,
+        default_python,
+        settings,
+        _env(raw, framework.runs_on, where),
+    )
 
 
 def load(path: Path = MATRIX_FILE) -> Matrix:

@@ -29,7 +29,9 @@ class Runtime:
     one probe (`{file}::{function}` for pytest; node --test runs whole files); `settings` the optional
     matrix.toml fields a framework or cell of this runtime may set (each checked by `setting_pattern`,
     said as `setting_example`); `imported_here` whether `probe --here` finds its frameworks by importing
-    them in the user's own interpreter (fanin.project.detect).
+    them in the user's own interpreter (fanin.project.detect); `takes_env` whether its runner sets a framework's
+    or cell's `env` table (matrix.toml) in the probes' environment: one that does not refuses the table, so a
+    variable is never silently dropped.
     """
 
     name: str
@@ -40,6 +42,7 @@ class Runtime:
     setting_pattern: str = ""
     setting_example: str = ""
     imported_here: bool = False
+    takes_env: bool = False
 
     def lock_path(self, locks: Path, cell_id: str) -> Path:
         """The cell's lock file under `locks` (reference/locks, or an upgrade's or bisect's own)."""
@@ -56,7 +59,7 @@ class Runtime:
         return None
 
 
-PYTHON = Runtime("python", index="PyPI", lock="{cell}.txt", imported_here=True)
+PYTHON = Runtime("python", index="PyPI", lock="{cell}.txt", imported_here=True, takes_env=True)
 # A Node cell's lock is a directory: package.json + package-lock.json (fanin.versions.npm). `node` names the Node
 # release its npm ci and node --test use (fanin.run.node_release), the machine's own `node` when it is not set.
 NODE = Runtime(

@@ -149,7 +149,8 @@ def newer_neighbour(matrix: Matrix, baseline: Cell, version: str) -> Cell | None
 def find(matrix: Matrix, python: str, env: dict[str, str]) -> list[Found]:
     """The registered Python frameworks `python` imports with `env` (the probe run's), and the cell to compare each with."""
     frameworks = [fw for fw in matrix.frameworks.values() if fw.runs_on.imported_here]
-    minor, installed = _environment(python, {fw.package: fw.import_check for fw in frameworks}, env)
+    registered = {name: value for fw in frameworks for name, value in fw.env}  # detection imports them all
+    minor, installed = _environment(python, {fw.package: fw.import_check for fw in frameworks}, {**registered, **env})
     found = []
     for framework in frameworks:
         seen = installed.get(framework.package)
@@ -289,6 +290,7 @@ def _probe(matrix: Matrix, found: Found, python: str, env: dict[str, str], where
         framework=found.framework.key,
         package=found.framework.package,
         import_check=found.framework.import_check,
+        registry_env=cell.env,
         python=Path(python),
         lock=None,
         reference=None,

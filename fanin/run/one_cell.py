@@ -64,6 +64,7 @@ class CellRun:
     pytest_args: tuple[str, ...] = ()
     accept_new: bool = False
     env: dict[str, str] = field(default_factory=dict)
+    registry_env: dict[str, str] = field(default_factory=dict)  # the cell's `env` from matrix.toml (Cell.env)
     watchdog: float = DEFAULT_WATCHDOG
     isolate: bool = True
     postgres: services.Shared | None = None  # the matrix run's server, shared by its cells; None: the cell's own
@@ -264,6 +265,7 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     "PYTEST_DEBUG_TEMPROOT": str(scratch),
                     isolation.ENV: mode,
                     **service.env,
+                    **run.registry_env,  # the one place a framework's registered variables reach its probes
                     **run.env,
                 }
                 log.write(f"fanin: attempt {attempts}: {' '.join(command)}\n")

@@ -1,0 +1,99 @@
+"""CrewAI Flows' scenario adapter (docs/ADAPTERS.md): a scenario as a Flow of plain async methods.
+
+A `@start()` method puts the scenario's state into the flow's unstructured `self.state` (one dict every
+method shares: `read` and `write` are on it). Each branch is a method listening to the start; a branch
+with `then` is a chain of methods, each listening to the one before (`b`, then `b.2`). The join is one
+method on `and_(last node of every branch)`, CrewAI's "after all of them": it runs when every one has
+completed. Its argument is only the output of the method whose completion triggered it (the last to
+finish; crewai/and-listener/two-branches records that), so what the join sees of the branches is the
+flow's own record of method outputs, `Flow.method_outputs` (completion order), as it stands when the
+join runs: `join.saw` is the branches' values in it (a branch without a return step returns its name),
+once per time the join ran; `final` is `flow.state` after the run, as the caller reads it.
+The run is `kickoff_async` on the adapter's loop; a conditional fan-out (a router) is not built here.
+
+Run as a program: `PYTHONPATH=suites:. python suites/crewai/scenario_adapter.py`.
+"""
+
+import sys
+from importlib.metadata import version
+from typing import Any
+
+import cw_kit  # telemetry off before crewai imports
+import scenario_kit
+from cw_kit import Flow, and_, listen, start
+
+_BRANCH = "fanin_branch"  # marks a branch's value among the flow's method outputs
+
+
+def capabilities() -> dict[str, Any]:
+    return scenario_kit.declare(
+        "crewai",
+        version("crewai"),
+        {"select": "not built by this adapter yet: a @router that starts only some branches"},
+    )
+
+
+def _node(script: scenario_kit.Script, name: str, part: int) -> Any:
+    """One node of branch `name`: its steps on the flow's shared state; its last node returns the branch's value."""
+
+    async def node(self: Any, *_trigger: Any) -> Any:
+        returned = await script.branch(name, read=self.state.__getitem__, write=self.state.__setitem__, part=part)
+        if part < script.parts(name) - 1:
+            return None
+        return {_BRANCH: name, "value": name if returned is None else returned}
+
+    node.__name__ = node.__qualname__ = script.node(name, part).replace(".", "_")
+    return node
+
+
+def flow_class(script: scenario_kit.Script, saw: list[Any]) -> Any:
+    """start -> every branch's nodes in sequence -> one and_ join over every branch's last node."""
+    initial = script.state
+
+    async def begin(self: Any) -> str:
+        for key, value in initial.items():
+            self.state[key] = value
+        return "start"
+
+    body: dict[str, Any] = {"begin": start()(begin)}
+    last = []
+    for name in script.branches:
+        before = "begin"
+        for part in range(script.parts(name)):
+            node = _node(script, name, part)
+            body[node.__name__] = listen(before)(node)
+            before = node.__name__
+        last.append(before)
+
+    async def join(self: Any, *_trigger: Any) -> None:
+        script.join_runs += 1
+        saw.extend(out["value"] for out in self.method_outputs if isinstance(out, dict) and _BRANCH in out)
+
+    body["join"] = listen(and_(*last))(join)
+    return type("ScenarioFlow", (Flow,), body)
+
+
+def _final(flow: Any) -> dict[str, Any]:
+    state = flow.state
+    return {key: state[key] for key in state.keys() if key != "id"}
+
+
+async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
+    script = scenario_kit.Script(scenario, order)
+    saw: list[Any] = []
+    flow = flow_class(script, saw)()
+    raises, error = None, None
+    try:
+        await script.run(cw_kit.kickoff(flow))
+    except Exception as exc:
+        raises, error = type(exc).__name__, exc
+    return await script.answer(raises=raises, final=lambda: _final(flow), saw=saw or None, error=error)
+
+
+ADAPTER = scenario_kit.Adapter(capabilities=capabilities, run=run)
+
+if __name__ == "__main__":
+    # The protocol owns stdout: CrewAI prints its flow panels (rich) and "Flow started" lines there, so
+    # everything but the answers goes to stderr, as docs/ADAPTERS.md asks of logs.
+    answers, sys.stdout = sys.stdout, sys.stderr
+    scenario_kit.serve(ADAPTER, sink=answers)
