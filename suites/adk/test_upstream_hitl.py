@@ -20,7 +20,6 @@ from fanin.probe import Claim, Observer, harm, probe
 JS_ISSUE = "https://github.com/google/adk-js/issues/733"
 JS_PR = "https://github.com/google/adk-js/pull/760"
 GO_ISSUE = "https://github.com/google/adk-go/issues/1568"
-AFTER_YIELD = "https://github.com/SaschaHeyer/gen-ai-livestream/pull/19"  # "code after the yield runs" (2.5.0)
 
 
 @probe(
@@ -38,7 +37,7 @@ AFTER_YIELD = "https://github.com/SaschaHeyer/gen-ai-livestream/pull/19"  # "cod
             "value.orders.sib finishes after the request.runs_after_resume.Sib": 0,
         },
     ),
-    sources=[JS_PR, GO_ISSUE, AFTER_YIELD],
+    sources=[JS_PR, GO_ISSUE],
 )
 async def test_hitl_in_fan_out(obs: Observer) -> None:
     Workflow, JoinNode, Edge, START, node = obs.need("google.adk.workflow", "Workflow", "JoinNode", "Edge", "START", "node")

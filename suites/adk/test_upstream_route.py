@@ -14,8 +14,8 @@ from adk_kit import run_workflow
 
 from fanin.probe import Claim, Observer, probe
 
-REPORT = "https://github.com/SaschaHeyer/gen-ai-livestream/pull/19"  # "an unmatched route ... looks like success" (2.5.0)
-JS_ISSUE = "https://github.com/google/adk-js/issues/736"  # the same stop in ADK JS: "matches adk-python"
+JS_ISSUE = "https://github.com/google/adk-js/issues/736"  # the same stop in ADK JS: "deliberate and matches adk-python"
+JS_PR = "https://github.com/google/adk-js/pull/650"  # ADK JS: say when a route goes nowhere
 
 
 @contextlib.contextmanager
@@ -43,10 +43,10 @@ def warnings_logged() -> Iterator[list[logging.LogRecord]]:
         "A route that matches no edge ends that branch: the JoinNode waiting on it never fires, and the run"
         " returns as if it succeeded; at most a warning is logged (reported on google-adk 2.5.0; ADK JS #736"
         " says the silent stop is deliberate and matches adk-python).",
-        REPORT,
+        JS_ISSUE,
         expect={"value.run": "returned", "value.join_fired": False},
     ),
-    sources=[JS_ISSUE],
+    sources=[JS_PR],
 )
 async def test_route_matches_no_edge(obs: Observer) -> None:
     Workflow, JoinNode, Edge, START, node = obs.need("google.adk.workflow", "Workflow", "JoinNode", "Edge", "START", "node")
