@@ -28,11 +28,9 @@ from typing import IO, Any
 
 import gates
 
-from fanin.model.scenarios import parts
+from fanin.model.scenarios import BASE_PRIMITIVES, PRIMITIVES, parts
 
 PROTOCOL = 1
-# as fanin.model.scenarios
-PRIMITIVES = ("turn", "then", "read", "write", "write.add", "raise", "return", "select", "join.all")
 
 
 class BranchFailed(Exception):
@@ -225,6 +223,9 @@ class Script:
                 found[name] = None if final is None else final.get(rest)
             elif head == "branch":
                 found[name] = ends[rest]
+            elif head == "read":
+                branch, _, key = rest.partition(".")
+                found[name] = self._seen[branch].get(key)
         return found
 
     async def answer(
@@ -327,15 +328,22 @@ class Adapter:
         return reply
 
 
-def declare(framework: str, version: str, cannot: dict[str, str] | None = None) -> dict[str, Any]:
-    """A Python adapter's answer to start: every primitive but those it names with the reason it cannot."""
+def declare(
+    framework: str, version: str, cannot: dict[str, str] | None = None, also: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """A Python adapter's answer to start: every base primitive but those it names with the reason it cannot, and
+    the later primitives it names in `also` (one it does not name is n/a, "does not express", for its scenarios:
+    an adapter written before a primitive existed stays valid)."""
     cannot = cannot or {}
+    unknown = sorted(set(also) - set(PRIMITIVES) | set(also) & set(BASE_PRIMITIVES))
+    if unknown:
+        raise ValueError(f"also names primitives after the base ones, not {unknown}")
     return {
         "framework": framework,
         "version": version,
         "protocol": PROTOCOL,
         "language": "python",
-        "supports": [p for p in PRIMITIVES if p not in cannot],
+        "supports": [p for p in (*BASE_PRIMITIVES, *also) if p not in cannot],
         **({"cannot": cannot} if cannot else {}),
     }
 

@@ -44,8 +44,13 @@ MARKS = (TURN, THEN)  # the steps that are a bare word, not a table
 STEPS = ("read", "write", "raise", "return")
 JOINS = ("all",)
 SELECT = "select"  # a conditional fan-out: only the branches not marked `selected = false` start
+RUNS = "runs"  # `runs = 2`: the same built graph run that many times; the fields observe its last run
 # What an adapter declares in `supports`: one name per step kind, `write.add`, `select`, and each join.
-PRIMITIVES = (
+# BASE_PRIMITIVES are what every adapter expressed when the protocol began: a kit's `declare` claims them
+# unless the adapter names why it cannot. Every primitive after them an adapter names itself (`declare(...,
+# also=[...])`), so a scenario needing one it has not named is n/a ("does not express"), never sent to an
+# adapter written before the primitive existed.
+BASE_PRIMITIVES = (
     TURN,
     THEN,
     "read",
@@ -56,17 +61,31 @@ PRIMITIVES = (
     SELECT,
     *(f"join.{kind}" for kind in JOINS),
 )
+PRIMITIVES = (*BASE_PRIMITIVES, RUNS)
 # Fields an adapter reports: the caller's exception class (or null), the branches whose failures that
 # exception is or carries, whether the run returned to its caller (false: it still waited once nothing
 # was left to run), a state key after the run (null when the framework gives the caller no state), what
 # the join received in arrival order, how many times the join ran, a branch's end.
-FIELDS = ("raises", "raises.from", "returned", "final.<key>", "join.saw", "join.runs", "branch.<name>")
+# (In a scenario of several `runs`, each field observes the last run.) `read.<branch>.<key>`: what the
+# branch's last read of the key returned, as the framework showed it (what a branch sees of its siblings).
+FIELDS = (
+    "raises",
+    "raises.from",
+    "returned",
+    "final.<key>",
+    "join.saw",
+    "join.runs",
+    "branch.<name>",
+    "read.<branch>.<key>",
+)
 BRANCH_ENDS = ("done", "raised", "cancelled", "unfinished")
 LANGUAGES = ("python", "javascript")
 # The tests a grading rule applies to one observed field.
 TESTS = ("null", "equals", "one_of", "contains_all", "lacks_any", "is_order", "is_declared")
-_TOP = ("id", "question", "source", "state", "orders", "observe", "branches", "join", "grade")
+_TOP = ("id", "question", "source", "state", "orders", "observe", "branches", "join", "grade", RUNS)
+_REQUIRED = tuple(key for key in _TOP if key != RUNS)
 _LABEL_LIMIT = 40
+RUNS_LIMIT = 3
 
 
 class ScenarioError(FaninError):
@@ -124,6 +143,8 @@ def order_key(order: list[str]) -> str:
 
 def primitives_of(data: dict[str, Any]) -> list[str]:
     found = {f"join.{data['join']['kind']}"}
+    if data.get(RUNS, 1) > 1:
+        found.add(RUNS)
     if not all(branch.get("selected", True) for branch in data["branches"]):
         found.add(SELECT)
     for branch in data["branches"]:
@@ -173,15 +194,20 @@ def _check_step(where: str, step: Any, keys: set[str]) -> None:
         raise _fail(where, "raise takes the message of the error the branch raises")
 
 
-def _check_field(where: str, name: str, keys: set[str], branches: list[str]) -> None:
+def _check_field(where: str, name: str, keys: set[str], branches: list[str], reads: set[str]) -> None:
     head, _, rest = name.partition(".")
     if name in ("raises", "raises.from", "returned", "join.saw", "join.runs"):
+        return
+    if head == "read" and rest in reads:
         return
     if head == "final" and rest in keys:
         return
     if head == "branch" and rest in branches:
         return
-    raise _fail(where, f"cannot observe {name!r}: fields are {', '.join(FIELDS)} (a [state] key, a branch name)")
+    raise _fail(
+        where,
+        f"cannot observe {name!r}: fields are {', '.join(FIELDS)} (a [state] key, a branch name; a read the branch makes)",
+    )
 
 
 def _check_test(where: str, test: str, argument: Any) -> None:
@@ -198,9 +224,11 @@ def validate(data: Any, where: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise _fail(where, "a scenario is a table")
     unknown = sorted(set(data) - set(_TOP))
-    missing = [key for key in _TOP if key not in data]
+    missing = [key for key in _REQUIRED if key not in data]
     if unknown or missing:
         raise _fail(where, f"unknown keys {unknown}, missing keys {missing}" if unknown else f"missing {missing}")
+    if RUNS in data and not (type(data[RUNS]) is int and 2 <= data[RUNS] <= RUNS_LIMIT):
+        raise _fail(where, f"runs is how many times the same built graph runs, 2 to {RUNS_LIMIT}, got {data[RUNS]!r}")
     if not isinstance(data["id"], str) or not SLUG.match(data["id"]):
         raise _fail(where, f"id {data['id']!r} is lower-case words joined by dashes")
     for text in ("question", "source"):
@@ -264,8 +292,14 @@ def validate(data: Any, where: str) -> dict[str, Any]:
     observe = data["observe"]
     if not isinstance(observe, list) or not observe or len(set(observe)) != len(observe):
         raise _fail(where, "observe lists the fields an adapter reports, each once")
+    reads = {
+        f"{branch['name']}.{step['read']}"
+        for branch in branches
+        for step in branch["do"]
+        if isinstance(step, dict) and "read" in step
+    }
     for name in observe:
-        _check_field(where, name, keys, names)
+        _check_field(where, name, keys, names, reads)
     if "raises" not in observe:
         raise _fail(where, "every scenario observes `raises`: the legend grades an error as loud")
     rules = data["grade"]
@@ -459,8 +493,12 @@ def observation(scenario: Scenario, capabilities: dict[str, Any], replies: dict[
     missing = [p for p in scenario.primitives() if p not in capabilities["supports"]]
     if missing:
         cannot = capabilities.get("cannot", {})
-        reasons = "; ".join(f"{p}: {cannot[p]}" if p in cannot else p for p in missing)
-        reason = f"the {capabilities['framework']} adapter cannot express {reasons}"
+        said = [f"{p}: {cannot[p]}" for p in missing if p in cannot]
+        unsaid = [p for p in missing if p not in cannot]  # a primitive newer than the adapter, or one it forgot
+        reason = "; ".join(
+            [f"the {capabilities['framework']} adapter cannot express {'; '.join(said)}"] * bool(said)
+            + [f"the {capabilities['framework']} adapter does not express {', '.join(unsaid)}"] * bool(unsaid)
+        )
         return Observation(NOT_APPLICABLE, {"reason": reason}, "n/a", f"n/a: {reason}", "n/a")
     if sorted(replies) != sorted(order_key(o) for o in scenario.orders):
         raise ScenarioError(f"{scenario.id}: answers for orders {sorted(replies)}, forced {scenario.orders}")

@@ -251,6 +251,7 @@ def scenario() -> dict[str, Any]:
         "required": ["id", "question", "source", "state", "orders", "observe", "branches", "join", "grade"],
         "properties": {
             "id": slug,
+            "runs": {"enum": list(range(2, scenarios.RUNS_LIMIT + 1))},
             "question": {"type": "string", "minLength": 1},
             "source": {"type": "string", "pattern": "^https://"},
             "state": {
@@ -265,7 +266,8 @@ def scenario() -> dict[str, Any]:
                 "minItems": 1,
                 "items": {
                     "type": "string",
-                    "pattern": r"^(raises|raises\.from|returned|join\.saw|join\.runs|final\.[a-z][a-z0-9_]*|branch\.[a-z0-9-]+)$",
+                    "pattern": r"^(raises|raises\.from|returned|join\.saw|join\.runs|final\.[a-z][a-z0-9_]*"
+                    r"|branch\.[a-z0-9-]+|read\.[a-z0-9-]+\.[a-z][a-z0-9_]*)$",
                 },
             },
             "branches": {
