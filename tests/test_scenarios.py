@@ -379,3 +379,14 @@ def test_a_cannot_and_a_does_not_express_are_both_said() -> None:
     assert (
         reason == "the toy adapter cannot express raise: errors end the process; the toy adapter does not express runs"
     )
+
+
+def test_a_join_that_received_something_but_never_counted_a_run_is_refused() -> None:
+    """An adapter whose join forgot `script.join_runs += 1` (Haystack's, before it built unequal-depth) would
+    read as "the join never ran" while the join shows what it received: refused, a probe-error, never graded."""
+    raw = _scenario("unequal-depth")
+    said = {"join.runs": 0, "join.saw": ["a", "b"], "raises": None}
+    with pytest.raises(ScenarioError, match=r"join\.runs is 0 but join\.saw"):
+        scenarios.observation(raw, CAPABLE, _answers(raw, said, said))
+    never = {"join.runs": 0, "join.saw": None, "raises": None}
+    assert scenarios.observation(raw, CAPABLE, _answers(raw, never, never)).label == "the join never ran, no error"

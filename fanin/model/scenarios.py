@@ -435,6 +435,11 @@ def check_reply(reply: Any, scenario: Scenario) -> dict[str, Any]:
             raise ScenarioError(f"join.runs counts the join's runs (an integer, 0 or more), got {value!r}")
         if name == "raises.from" and not (isinstance(value, list) and set(value) <= set(scenario.branches)):
             raise ScenarioError(f"raises.from lists branch names, got {value!r}")
+    if observed.get("join.runs") == 0 and observed.get("join.saw"):
+        # The join received something yet never ran: an adapter whose join does not count its runs.
+        raise ScenarioError(
+            f"join.runs is 0 but join.saw is {observed['join.saw']!r}: the join ran and did not count it"
+        )
     return reply
 
 
