@@ -82,8 +82,10 @@ BRANCH_ENDS = ("done", "raised", "cancelled", "unfinished")
 LANGUAGES = ("python", "javascript")
 # The tests a grading rule applies to one observed field.
 TESTS = ("null", "equals", "one_of", "contains_all", "lacks_any", "is_order", "is_declared")
-_TOP = ("id", "question", "source", "state", "orders", "observe", "branches", "join", "grade", RUNS)
-_REQUIRED = tuple(key for key in _TOP if key != RUNS)
+SAME_AS = "same_as"  # a framework's own probes that observe exactly this scenario: the source for that framework
+_TOP = ("id", "question", "source", "state", "orders", "observe", "branches", "join", "grade", RUNS, SAME_AS)
+_REQUIRED = tuple(key for key in _TOP if key not in (RUNS, SAME_AS))
+PROBE_ID = re.compile(r"^[a-z0-9_]+/[a-z0-9-]+/[a-z0-9-]+$")
 _LABEL_LIMIT = 40
 RUNS_LIMIT = 3
 
@@ -124,6 +126,11 @@ class Scenario:
     @property
     def observe(self) -> list[str]:
         return list(self.data["observe"])
+
+    def same_as(self, framework: str) -> str | None:
+        """The framework's own probe that observes exactly this scenario, if it has one: that probe is the source
+        for the framework (the comparison cites it instead of the framework's scenario probe)."""
+        return next((p for p in self.data.get(SAME_AS, []) if p.split("/")[0] == framework), None)
 
     def primitives(self) -> list[str]:
         """What an adapter must support to express this scenario (derived from the steps, never declared)."""
@@ -227,6 +234,12 @@ def validate(data: Any, where: str) -> dict[str, Any]:
     missing = [key for key in _REQUIRED if key not in data]
     if unknown or missing:
         raise _fail(where, f"unknown keys {unknown}, missing keys {missing}" if unknown else f"missing {missing}")
+    same = data.get(SAME_AS, [])
+    if not isinstance(same, list) or not all(isinstance(p, str) and PROBE_ID.match(p) for p in same):
+        raise _fail(where, f"same_as lists framework probes (<framework>/<topic>/<case>), got {same!r}")
+    frameworks = [p.split("/")[0] for p in same]
+    if len(set(frameworks)) != len(frameworks) or any(p.split("/")[1] == TOPIC for p in same):
+        raise _fail(where, "same_as names at most one probe per framework, none of them a scenario probe")
     if RUNS in data and not (type(data[RUNS]) is int and 2 <= data[RUNS] <= RUNS_LIMIT):
         raise _fail(where, f"runs is how many times the same built graph runs, 2 to {RUNS_LIMIT}, got {data[RUNS]!r}")
     if not isinstance(data["id"], str) or not SLUG.match(data["id"]):

@@ -252,6 +252,7 @@ def scenario() -> dict[str, Any]:
         "properties": {
             "id": slug,
             "runs": {"enum": list(range(2, scenarios.RUNS_LIMIT + 1))},
+            "same_as": {"type": "array", "items": {"type": "string", "pattern": scenarios.PROBE_ID.pattern}},
             "question": {"type": "string", "minLength": 1},
             "source": {"type": "string", "pattern": "^https://"},
             "state": {
