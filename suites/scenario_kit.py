@@ -92,6 +92,11 @@ class Script:
         """How many nodes branch `name` is, in sequence (its steps split at each `then`)."""
         return len(self.steps[name])
 
+    def escalates(self, name: str) -> bool:
+        """Whether branch `name` ends asking the framework to stop the whole run (its last step, `escalate`): the
+        adapter makes that request the framework's way once the branch's steps have run."""
+        return "escalate" in self.steps[name][-1]
+
     @staticmethod
     def node(name: str, part: int) -> str:
         """The name of part `part` of branch `name`: the branch's own name, then `b.2`, `b.3`..."""
@@ -132,6 +137,8 @@ class Script:
                 if step == "turn":
                     await self.turns.wait(name)
                     continue
+                if step == "escalate":  # the adapter asks its framework to stop the run (`escalates`)
+                    continue
                 (kind, argument), *_ = step.items()
                 if kind == "read":
                     seen[argument] = await _maybe(read(argument))
@@ -149,9 +156,11 @@ class Script:
             self.ends[name] = "cancelled"
             raise
         finally:
-            if self.ends[name] == "raised" and self.turns.order[-1] != name:
-                # The next branch's turn comes once the framework has reacted to the failure (the loop
-                # settled): a sibling it cancels is cancelled at its gate, one it waits for goes on.
+            stops = self.ends[name] == "raised" or (self.ends[name] == "done" and not later and self.escalates(name))
+            if stops and self.turns.order[-1] != name:
+                # The next branch's turn comes once the framework has reacted to the failure or the stop the
+                # branch asked for (the loop settled): a sibling it cancels is cancelled at its gate, one it
+                # waits for goes on.
                 _RELEASES.append(asyncio.get_running_loop().create_task(self._release_settled(name)))
             elif name not in self.turns.acted and (holds_turn or self.ends[name] != "unfinished"):
                 if not (later and self.ends[name] == "done"):

@@ -390,3 +390,15 @@ def test_a_join_that_received_something_but_never_counted_a_run_is_refused() -> 
         scenarios.observation(raw, CAPABLE, _answers(raw, said, said))
     never = {"join.runs": 0, "join.saw": None, "raises": None}
     assert scenarios.observation(raw, CAPABLE, _answers(raw, never, never)).label == "the join never ran, no error"
+
+
+def test_escalate_is_a_later_primitive_and_a_branchs_last_step() -> None:
+    found = _scenario("escalate")
+    assert found.primitives() == ["turn", "write", "join.all", "escalate"]
+    assert scenarios.observation(found, scenario_kit.declare("toy", "1.0"), {}).value == {
+        "reason": "the toy adapter does not express escalate"
+    }
+    data = copy.deepcopy(found.data)
+    data["branches"][0]["do"] = ["escalate", "turn"]
+    with pytest.raises(ScenarioError, match="'escalate' is its last step"):
+        scenarios.validate(data, "x")

@@ -40,7 +40,8 @@ KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 # The steps a branch can take, and the primitive each needs from an adapter.
 TURN = "turn"  # wait for this branch's turn in the forced order (every branch is in flight first)
 THEN = "then"  # the steps after it run in the branch's next node, once the node before it has ended
-MARKS = (TURN, THEN)  # the steps that are a bare word, not a table
+ESCALATE = "escalate"  # the branch's last step: it asks the framework to stop the whole run (ADK's escalate, an end)
+MARKS = (TURN, THEN, ESCALATE)  # the steps that are a bare word, not a table
 STEPS = ("read", "write", "raise", "return")
 JOINS = ("all",)
 SELECT = "select"  # a conditional fan-out: only the branches not marked `selected = false` start
@@ -61,7 +62,7 @@ BASE_PRIMITIVES = (
     SELECT,
     *(f"join.{kind}" for kind in JOINS),
 )
-PRIMITIVES = (*BASE_PRIMITIVES, RUNS)
+PRIMITIVES = (*BASE_PRIMITIVES, RUNS, ESCALATE)
 # Fields an adapter reports: the caller's exception class (or null), the branches whose failures that
 # exception is or carries, whether the run returned to its caller (false: it still waited once nothing
 # was left to run), a state key after the run (null when the framework gives the caller no state), what
@@ -186,7 +187,9 @@ def _check_step(where: str, step: Any, keys: set[str]) -> None:
     if step in MARKS:
         return
     if not isinstance(step, dict) or len(step) != 1 or next(iter(step)) not in STEPS:
-        raise _fail(where, f"a step is {TURN!r}, {THEN!r} or one of {{{', '.join(STEPS)} = ...}}, got {step!r}")
+        raise _fail(
+            where, f"a step is one of {', '.join(map(repr, MARKS))} or {{{', '.join(STEPS)} = ...}}, got {step!r}"
+        )
     kind, argument = next(iter(step.items()))
     if kind == "read" and argument not in keys:
         raise _fail(where, f"reads {argument!r}, which is not a key of [state]")
@@ -281,6 +284,8 @@ def validate(data: Any, where: str) -> dict[str, Any]:
             raise _fail(where, f"branch {name} takes exactly one {TURN!r}: where the forced order holds it")
         else:
             chosen.append(name)
+        if ESCALATE in steps and steps.index(ESCALATE) != len(steps) - 1:
+            raise _fail(where, f"branch {name}: {ESCALATE!r} is its last step (the stop it asks for ends it)")
         nodes = parts(steps)
         if not all(nodes):
             raise _fail(

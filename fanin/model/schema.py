@@ -217,6 +217,10 @@ def _step() -> dict[str, Any]:
         "oneOf": [
             {"const": scenarios.TURN, "description": "wait here for this branch's turn in the forced order"},
             {"const": scenarios.THEN, "description": "the steps after it run in the branch's next node, in sequence"},
+            {
+                "const": scenarios.ESCALATE,
+                "description": "the branch's last step: ask the framework to stop the whole run",
+            },
             *(
                 {"type": "object", "required": [kind], "properties": {kind: body}, "additionalProperties": False}
                 for kind, body in one.items()

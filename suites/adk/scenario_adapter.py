@@ -52,6 +52,9 @@ class Branch(BaseAgent):
         if returned is not None:
             content = types.Content(role="model", parts=[types.Part(text=json.dumps(returned))])
             yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch, content=content)
+        if last and self.script.escalates(name):  # ask ADK to stop the run: an event whose actions escalate
+            stop = EventActions(escalate=True)
+            yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch, actions=stop)
         # Resumed: ADK has taken the part's last event. The part holding the turn hands it on (or the last part,
         # once the branch is done): as far as ADK can tell, it has finished.
         if last or "turn" in self.script.steps[name][self.part]:
@@ -84,6 +87,7 @@ def capabilities() -> dict[str, Any]:
         {
             "select": "a ParallelAgent runs every sub-agent: there is no conditional fan-out to leave a branch out",
         },
+        also=("escalate",),
     )
 
 

@@ -40,3 +40,7 @@ probe({"id": "adkjs/scenario/unselected-branch"}, async function unselectedBranc
 probe({"id": "adkjs/scenario/sibling-visibility"}, async function siblingVisibility(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "adkjs/scenario/escalate"}, async function escalate(obs) {
+  await observe(obs, adapter);
+});

@@ -40,3 +40,7 @@ probe({"id": "langgraphjs/scenario/unselected-branch"}, async function unselecte
 probe({"id": "langgraphjs/scenario/sibling-visibility"}, async function siblingVisibility(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "langgraphjs/scenario/escalate"}, async function escalate(obs) {
+  await observe(obs, adapter);
+});
