@@ -72,3 +72,12 @@ def test_every_core_question_a_scenario_answers_names_it_and_the_retired_duplica
     text = "".join((read.REFERENCE / name).read_text() for name in ("comparison.toml", "checklist.toml"))
     for retired in ("pydantic_graph/join/unequal-depth", "pydantic_graph/join/unselected-branch"):
         assert f'"{retired}"' not in text
+
+
+def test_every_same_as_probe_a_scenario_names_is_declared_by_its_framework() -> None:
+    """A same_as naming no probe would leave that framework's answer empty: no probe cited, silently."""
+    from fanin.model import catalog
+
+    declared = {p.id for p in catalog.declared()}
+    named = [p for s in scenarios.catalogue().values() for p in s.data.get("same_as", [])]
+    assert named and set(named) <= declared, sorted(set(named) - declared)
