@@ -9,7 +9,10 @@ import { dirname, join } from "node:path";
 import { Gate, settle } from "./fanin_node.mjs";
 
 export const PROTOCOL = 1;
-export const PRIMITIVES = ["turn", "then", "read", "write", "write.add", "raise", "return", "select", "join.all"];
+// As fanin.model.scenarios: the base primitives `declare` claims unless an adapter says why it cannot, then the
+// later ones an adapter names itself (`also`), so a scenario needing one it has not named is n/a for it.
+export const BASE_PRIMITIVES = ["turn", "then", "read", "write", "write.add", "raise", "return", "select", "join.all"];
+export const PRIMITIVES = [...BASE_PRIMITIVES, "runs", "escalate"];
 // How many settle() rounds (50 event-loop turns each) a run may take without returning before it counts as one
 // that never returns: turns of the loop, never a timer.
 const IDLE_ROUNDS = 20;
@@ -152,6 +155,7 @@ export class Script {
           }
           continue;
         }
+        if (step === "escalate") continue; // the adapter asks its framework to stop the run (a later primitive)
         const [kind, argument] = Object.entries(step)[0];
         if (kind === "read") seen[argument] = await read(argument);
         else if (kind === "write") yield [argument.key, "add" in argument ? seen[argument.key] + argument.add : argument.value];
@@ -223,6 +227,7 @@ export class Script {
       }
       else if (head === "final") found[field] = final === null || final === undefined ? null : (final[key] ?? null);
       else if (head === "branch") found[field] = ends[key];
+      else if (head === "read") found[field] = this.seen[rest[0]][rest.slice(1).join(".")] ?? null;
     }
     return found;
   }
@@ -239,9 +244,13 @@ export class Script {
   }
 }
 
-// A Node adapter's answer to start: every primitive but those it names with the reason it cannot.
-export function declare(framework, version, cannot = {}) {
-  const answer = { framework, version, protocol: PROTOCOL, language: "javascript", supports: PRIMITIVES.filter((p) => !(p in cannot)) };
+// A Node adapter's answer to start: every base primitive but those it names with the reason it cannot, and the
+// later ones it names in `also` (one it does not name is n/a, "does not express": an older adapter stays valid).
+export function declare(framework, version, cannot = {}, also = []) {
+  const late = also.filter((p) => !PRIMITIVES.includes(p) || BASE_PRIMITIVES.includes(p));
+  if (late.length) throw new Error(`also names primitives after the base ones, not ${late.join(", ")}`);
+  const supports = [...BASE_PRIMITIVES, ...also].filter((p) => !(p in cannot));
+  const answer = { framework, version, protocol: PROTOCOL, language: "javascript", supports };
   if (Object.keys(cannot).length) answer.cannot = cannot;
   return answer;
 }

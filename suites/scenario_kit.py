@@ -28,11 +28,9 @@ from typing import IO, Any
 
 import gates
 
-from fanin.model.scenarios import parts
+from fanin.model.scenarios import BASE_PRIMITIVES, PRIMITIVES, parts
 
 PROTOCOL = 1
-# as fanin.model.scenarios
-PRIMITIVES = ("turn", "then", "read", "write", "write.add", "raise", "return", "select", "join.all")
 
 
 class BranchFailed(Exception):
@@ -94,6 +92,11 @@ class Script:
         """How many nodes branch `name` is, in sequence (its steps split at each `then`)."""
         return len(self.steps[name])
 
+    def escalates(self, name: str) -> bool:
+        """Whether branch `name` ends asking the framework to stop the whole run (its last step, `escalate`): the
+        adapter makes that request the framework's way once the branch's steps have run."""
+        return "escalate" in self.steps[name][-1]
+
     @staticmethod
     def node(name: str, part: int) -> str:
         """The name of part `part` of branch `name`: the branch's own name, then `b.2`, `b.3`..."""
@@ -134,6 +137,8 @@ class Script:
                 if step == "turn":
                     await self.turns.wait(name)
                     continue
+                if step == "escalate":  # the adapter asks its framework to stop the run (`escalates`)
+                    continue
                 (kind, argument), *_ = step.items()
                 if kind == "read":
                     seen[argument] = await _maybe(read(argument))
@@ -151,9 +156,11 @@ class Script:
             self.ends[name] = "cancelled"
             raise
         finally:
-            if self.ends[name] == "raised" and self.turns.order[-1] != name:
-                # The next branch's turn comes once the framework has reacted to the failure (the loop
-                # settled): a sibling it cancels is cancelled at its gate, one it waits for goes on.
+            stops = self.ends[name] == "raised" or (self.ends[name] == "done" and not later and self.escalates(name))
+            if stops and self.turns.order[-1] != name:
+                # The next branch's turn comes once the framework has reacted to the failure or the stop the
+                # branch asked for (the loop settled): a sibling it cancels is cancelled at its gate, one it
+                # waits for goes on.
                 _RELEASES.append(asyncio.get_running_loop().create_task(self._release_settled(name)))
             elif name not in self.turns.acted and (holds_turn or self.ends[name] != "unfinished"):
                 if not (later and self.ends[name] == "done"):
@@ -225,6 +232,9 @@ class Script:
                 found[name] = None if final is None else final.get(rest)
             elif head == "branch":
                 found[name] = ends[rest]
+            elif head == "read":
+                branch, _, key = rest.partition(".")
+                found[name] = self._seen[branch].get(key)
         return found
 
     async def answer(
@@ -327,15 +337,22 @@ class Adapter:
         return reply
 
 
-def declare(framework: str, version: str, cannot: dict[str, str] | None = None) -> dict[str, Any]:
-    """A Python adapter's answer to start: every primitive but those it names with the reason it cannot."""
+def declare(
+    framework: str, version: str, cannot: dict[str, str] | None = None, also: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """A Python adapter's answer to start: every base primitive but those it names with the reason it cannot, and
+    the later primitives it names in `also` (one it does not name is n/a, "does not express", for its scenarios:
+    an adapter written before a primitive existed stays valid)."""
     cannot = cannot or {}
+    unknown = sorted(set(also) - set(PRIMITIVES) | set(also) & set(BASE_PRIMITIVES))
+    if unknown:
+        raise ValueError(f"also names primitives after the base ones, not {unknown}")
     return {
         "framework": framework,
         "version": version,
         "protocol": PROTOCOL,
         "language": "python",
-        "supports": [p for p in PRIMITIVES if p not in cannot],
+        "supports": [p for p in (*BASE_PRIMITIVES, *also) if p not in cannot],
         **({"cannot": cannot} if cannot else {}),
     }
 

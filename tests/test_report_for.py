@@ -244,8 +244,13 @@ def test_the_first_comparison_question_cites_the_deepagents_probe_that_merges_in
     rep = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
     first = rep.comparison[0]
     assert first.question.startswith("Two branches write one key")
-    assert [a.probe_id for a in first.answers["deepagents"]] == ["deepagents/subagents/parallel-files"]
-    (answer,) = first.answers["deepagents"]
+    # The probe cited for it, then the scenarios the question names (reference/comparison.toml's `scenarios`).
+    assert [a.probe_id for a in first.answers["deepagents"]] == [
+        "deepagents/subagents/parallel-files",
+        "deepagents/scenario/same-key-two-writers",
+        "deepagents/scenario/same-key-same-value",
+    ]
+    answer = first.answers["deepagents"][0]
     assert answer.observation is not None and answer.observation.hazard == "silent"
 
 

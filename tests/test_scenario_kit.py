@@ -64,3 +64,34 @@ def test_branch_writes_through_the_writer_and_hands_on_as_it_ends() -> None:
     assert returned == ["a", None] and state == {"k": 8}  # b wrote 7, then a read 7 and wrote 8
     # `final` may be an awaitable (a session service's read).
     assert answer == {"observed": {"final.k": 8, "branch.a": "done", "branch.b": "done"}}
+
+
+def test_a_branch_that_escalates_hands_on_its_turn_only_once_the_framework_reacted() -> None:
+    """`escalate` is the branch's last step: the walk skips it (the adapter asks its framework to stop), and the next
+    turn comes only once the loop settled, as after a failure, so a sibling the framework cancels on the stop is
+    cancelled at its gate (pydantic-graph ends at the first end marker and cancels the rest)."""
+    scenario = {
+        "state": {"k": 0},
+        "observe": ["branch.b", "read.b.k"],
+        "branches": [
+            {"name": "a", "do": ["turn", {"write": {"key": "k", "value": 1}}, "escalate"]},
+            {"name": "b", "do": ["turn", {"read": "k"}]},
+        ],
+    }
+
+    async def main() -> tuple[bool, dict[str, Any]]:
+        script = scenario_kit.Script(scenario, ["a", "b"])
+        state = script.state
+        framework: list[asyncio.Task[Any]] = []
+
+        async def a_then_stop() -> None:  # a framework that cancels b once a's node has returned
+            await script.branch("a", state.__getitem__, state.__setitem__)
+            framework[0].cancel()
+
+        framework.append(asyncio.ensure_future(script.branch("b", state.__getitem__, state.__setitem__)))
+        await asyncio.gather(a_then_stop(), framework[0], return_exceptions=True)
+        return script.escalates("a"), await script.answer(raises=None, final=lambda: state)
+
+    escalates, answer = asyncio.run(main())
+    assert escalates
+    assert answer == {"observed": {"branch.b": "cancelled", "read.b.k": None}}  # b never took its turn

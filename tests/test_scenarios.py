@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,10 @@ import pytest
 from fanin.model import catalog, scenarios, schema, source
 from fanin.model.scenarios import SCENARIOS, Scenario, ScenarioError
 from fanin.model.source import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "suites"))
+
+import scenario_kit  # the suites' kit, as a cell imports it
 
 FILES = sorted(SCENARIOS.glob("*.toml"))
 SCHEMA = jsonschema.Draft202012Validator(schema.scenario())
@@ -320,3 +325,80 @@ def test_every_framework_with_an_adapter_observes_every_scenario() -> None:
     wanted = {f"{fw}/{scenarios.TOPIC}/{sid}" for fw in adapters for sid in scenarios.catalogue()}
     assert sorted(wanted - declared) == []
     assert all(scenarios.scenario_id(p) in scenarios.catalogue() for p in declared if "/scenario/" in p)
+
+
+def _twice(name: str) -> Scenario:
+    """A catalogue scenario run twice on the same built graph (`runs = 2`): it needs the later primitive `runs`."""
+    data = {**copy.deepcopy(_scenario(name).data), "runs": 2}
+    return Scenario(name, _scenario(name).path, scenarios.validate(data, "twice"))
+
+
+def test_a_primitive_newer_than_an_adapter_is_n_a_and_never_sent_to_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An adapter written before a primitive existed declares it by not naming it: its scenarios are n/a with the
+    reason and never run, with no edit to the adapter (adapters written in parallel stay valid)."""
+    twice = _twice("fan-in-order")
+    assert twice.primitives() == ["turn", "return", "join.all", "runs"]
+    caps = scenario_kit.declare("toy", "1.0")  # what every adapter that names no later primitive answers
+    assert "runs" not in caps["supports"] and "join.all" in caps["supports"]
+    found = scenarios.observation(twice, caps, {})
+    assert (found.outcome, found.hazard) == ("n/a", "n/a")
+    assert found.value == {"reason": "the toy adapter does not express runs"}
+    sent: list[dict[str, Any]] = []
+
+    async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
+        sent.append(scenario)
+        return {"error": "never asked"}
+
+    class Obs:
+        scenario = twice
+
+        def record_scenario(self, capable: dict[str, Any], answers: dict[str, Any]) -> None:
+            self.recorded = scenarios.observation(self.scenario, capable, answers)
+
+    obs = Obs()
+    scenario_kit.observe(obs, scenario_kit.Adapter(capabilities=lambda: caps, run=run))
+    assert sent == [] and obs.recorded.value == found.value
+    named = scenario_kit.declare("toy", "1.0", also=("runs",))
+    assert named["supports"][-1] == "runs"
+
+
+def test_an_adapter_names_only_later_primitives_and_both_kits_agree_on_the_base() -> None:
+    with pytest.raises(ValueError, match="after the base ones"):
+        scenario_kit.declare("toy", "1.0", also=("read",))
+    node = (REPO_ROOT / "suites" / "scenario_kit.mjs").read_text(encoding="utf-8")
+    base = json.loads(node.split("export const BASE_PRIMITIVES = ", 1)[1].split(";", 1)[0])
+    assert base == list(scenarios.BASE_PRIMITIVES)
+    later = [p for p in scenarios.PRIMITIVES if p not in scenarios.BASE_PRIMITIVES]
+    assert f"export const PRIMITIVES = [...BASE_PRIMITIVES, {', '.join(json.dumps(p) for p in later)}];" in node
+
+
+def test_a_cannot_and_a_does_not_express_are_both_said() -> None:
+    twice = _twice("failing-branch")
+    caps = {**CAPABLE, "supports": ["turn", "write", "join.all"], "cannot": {"raise": "errors end the process"}}
+    reason = scenarios.observation(twice, caps, {}).value["reason"]
+    assert (
+        reason == "the toy adapter cannot express raise: errors end the process; the toy adapter does not express runs"
+    )
+
+
+def test_a_join_that_received_something_but_never_counted_a_run_is_refused() -> None:
+    """An adapter whose join forgot `script.join_runs += 1` (Haystack's, before it built unequal-depth) would
+    read as "the join never ran" while the join shows what it received: refused, a probe-error, never graded."""
+    raw = _scenario("unequal-depth")
+    said = {"join.runs": 0, "join.saw": ["a", "b"], "raises": None}
+    with pytest.raises(ScenarioError, match=r"join\.runs is 0 but join\.saw"):
+        scenarios.observation(raw, CAPABLE, _answers(raw, said, said))
+    never = {"join.runs": 0, "join.saw": None, "raises": None}
+    assert scenarios.observation(raw, CAPABLE, _answers(raw, never, never)).label == "the join never ran, no error"
+
+
+def test_escalate_is_a_later_primitive_and_a_branchs_last_step() -> None:
+    found = _scenario("escalate")
+    assert found.primitives() == ["turn", "write", "join.all", "escalate"]
+    assert scenarios.observation(found, scenario_kit.declare("toy", "1.0"), {}).value == {
+        "reason": "the toy adapter does not express escalate"
+    }
+    data = copy.deepcopy(found.data)
+    data["branches"][0]["do"] = ["escalate", "turn"]
+    with pytest.raises(ScenarioError, match="'escalate' is its last step"):
+        scenarios.validate(data, "x")

@@ -40,12 +40,18 @@ KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 # The steps a branch can take, and the primitive each needs from an adapter.
 TURN = "turn"  # wait for this branch's turn in the forced order (every branch is in flight first)
 THEN = "then"  # the steps after it run in the branch's next node, once the node before it has ended
-MARKS = (TURN, THEN)  # the steps that are a bare word, not a table
+ESCALATE = "escalate"  # the branch's last step: it asks the framework to stop the whole run (ADK's escalate, an end)
+MARKS = (TURN, THEN, ESCALATE)  # the steps that are a bare word, not a table
 STEPS = ("read", "write", "raise", "return")
 JOINS = ("all",)
 SELECT = "select"  # a conditional fan-out: only the branches not marked `selected = false` start
+RUNS = "runs"  # `runs = 2`: the same built graph run that many times; the fields observe its last run
 # What an adapter declares in `supports`: one name per step kind, `write.add`, `select`, and each join.
-PRIMITIVES = (
+# BASE_PRIMITIVES are what every adapter expressed when the protocol began: a kit's `declare` claims them
+# unless the adapter names why it cannot. Every primitive after them an adapter names itself (`declare(...,
+# also=[...])`), so a scenario needing one it has not named is n/a ("does not express"), never sent to an
+# adapter written before the primitive existed.
+BASE_PRIMITIVES = (
     TURN,
     THEN,
     "read",
@@ -56,17 +62,33 @@ PRIMITIVES = (
     SELECT,
     *(f"join.{kind}" for kind in JOINS),
 )
+PRIMITIVES = (*BASE_PRIMITIVES, RUNS, ESCALATE)
 # Fields an adapter reports: the caller's exception class (or null), the branches whose failures that
 # exception is or carries, whether the run returned to its caller (false: it still waited once nothing
 # was left to run), a state key after the run (null when the framework gives the caller no state), what
 # the join received in arrival order, how many times the join ran, a branch's end.
-FIELDS = ("raises", "raises.from", "returned", "final.<key>", "join.saw", "join.runs", "branch.<name>")
+# (In a scenario of several `runs`, each field observes the last run.) `read.<branch>.<key>`: what the
+# branch's last read of the key returned, as the framework showed it (what a branch sees of its siblings).
+FIELDS = (
+    "raises",
+    "raises.from",
+    "returned",
+    "final.<key>",
+    "join.saw",
+    "join.runs",
+    "branch.<name>",
+    "read.<branch>.<key>",
+)
 BRANCH_ENDS = ("done", "raised", "cancelled", "unfinished")
 LANGUAGES = ("python", "javascript")
 # The tests a grading rule applies to one observed field.
 TESTS = ("null", "equals", "one_of", "contains_all", "lacks_any", "is_order", "is_declared")
-_TOP = ("id", "question", "source", "state", "orders", "observe", "branches", "join", "grade")
+SAME_AS = "same_as"  # a framework's own probes that observe exactly this scenario: the source for that framework
+_TOP = ("id", "question", "source", "state", "orders", "observe", "branches", "join", "grade", RUNS, SAME_AS)
+_REQUIRED = tuple(key for key in _TOP if key not in (RUNS, SAME_AS))
+PROBE_ID = re.compile(r"^[a-z0-9_]+/[a-z0-9-]+/[a-z0-9-]+$")
 _LABEL_LIMIT = 40
+RUNS_LIMIT = 3
 
 
 class ScenarioError(FaninError):
@@ -106,6 +128,11 @@ class Scenario:
     def observe(self) -> list[str]:
         return list(self.data["observe"])
 
+    def same_as(self, framework: str) -> str | None:
+        """The framework's own probe that observes exactly this scenario, if it has one: that probe is the source
+        for the framework (the comparison cites it instead of the framework's scenario probe)."""
+        return next((p for p in self.data.get(SAME_AS, []) if p.split("/")[0] == framework), None)
+
     def primitives(self) -> list[str]:
         """What an adapter must support to express this scenario (derived from the steps, never declared)."""
         return primitives_of(self.data)
@@ -124,6 +151,8 @@ def order_key(order: list[str]) -> str:
 
 def primitives_of(data: dict[str, Any]) -> list[str]:
     found = {f"join.{data['join']['kind']}"}
+    if data.get(RUNS, 1) > 1:
+        found.add(RUNS)
     if not all(branch.get("selected", True) for branch in data["branches"]):
         found.add(SELECT)
     for branch in data["branches"]:
@@ -158,7 +187,9 @@ def _check_step(where: str, step: Any, keys: set[str]) -> None:
     if step in MARKS:
         return
     if not isinstance(step, dict) or len(step) != 1 or next(iter(step)) not in STEPS:
-        raise _fail(where, f"a step is {TURN!r}, {THEN!r} or one of {{{', '.join(STEPS)} = ...}}, got {step!r}")
+        raise _fail(
+            where, f"a step is one of {', '.join(map(repr, MARKS))} or {{{', '.join(STEPS)} = ...}}, got {step!r}"
+        )
     kind, argument = next(iter(step.items()))
     if kind == "read" and argument not in keys:
         raise _fail(where, f"reads {argument!r}, which is not a key of [state]")
@@ -173,15 +204,20 @@ def _check_step(where: str, step: Any, keys: set[str]) -> None:
         raise _fail(where, "raise takes the message of the error the branch raises")
 
 
-def _check_field(where: str, name: str, keys: set[str], branches: list[str]) -> None:
+def _check_field(where: str, name: str, keys: set[str], branches: list[str], reads: set[str]) -> None:
     head, _, rest = name.partition(".")
     if name in ("raises", "raises.from", "returned", "join.saw", "join.runs"):
+        return
+    if head == "read" and rest in reads:
         return
     if head == "final" and rest in keys:
         return
     if head == "branch" and rest in branches:
         return
-    raise _fail(where, f"cannot observe {name!r}: fields are {', '.join(FIELDS)} (a [state] key, a branch name)")
+    raise _fail(
+        where,
+        f"cannot observe {name!r}: fields are {', '.join(FIELDS)} (a [state] key, a branch name; a read the branch makes)",
+    )
 
 
 def _check_test(where: str, test: str, argument: Any) -> None:
@@ -198,9 +234,17 @@ def validate(data: Any, where: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise _fail(where, "a scenario is a table")
     unknown = sorted(set(data) - set(_TOP))
-    missing = [key for key in _TOP if key not in data]
+    missing = [key for key in _REQUIRED if key not in data]
     if unknown or missing:
         raise _fail(where, f"unknown keys {unknown}, missing keys {missing}" if unknown else f"missing {missing}")
+    same = data.get(SAME_AS, [])
+    if not isinstance(same, list) or not all(isinstance(p, str) and PROBE_ID.match(p) for p in same):
+        raise _fail(where, f"same_as lists framework probes (<framework>/<topic>/<case>), got {same!r}")
+    frameworks = [p.split("/")[0] for p in same]
+    if len(set(frameworks)) != len(frameworks) or any(p.split("/")[1] == TOPIC for p in same):
+        raise _fail(where, "same_as names at most one probe per framework, none of them a scenario probe")
+    if RUNS in data and not (type(data[RUNS]) is int and 2 <= data[RUNS] <= RUNS_LIMIT):
+        raise _fail(where, f"runs is how many times the same built graph runs, 2 to {RUNS_LIMIT}, got {data[RUNS]!r}")
     if not isinstance(data["id"], str) or not SLUG.match(data["id"]):
         raise _fail(where, f"id {data['id']!r} is lower-case words joined by dashes")
     for text in ("question", "source"):
@@ -240,6 +284,8 @@ def validate(data: Any, where: str) -> dict[str, Any]:
             raise _fail(where, f"branch {name} takes exactly one {TURN!r}: where the forced order holds it")
         else:
             chosen.append(name)
+        if ESCALATE in steps and steps.index(ESCALATE) != len(steps) - 1:
+            raise _fail(where, f"branch {name}: {ESCALATE!r} is its last step (the stop it asks for ends it)")
         nodes = parts(steps)
         if not all(nodes):
             raise _fail(
@@ -264,8 +310,14 @@ def validate(data: Any, where: str) -> dict[str, Any]:
     observe = data["observe"]
     if not isinstance(observe, list) or not observe or len(set(observe)) != len(observe):
         raise _fail(where, "observe lists the fields an adapter reports, each once")
+    reads = {
+        f"{branch['name']}.{step['read']}"
+        for branch in branches
+        for step in branch["do"]
+        if isinstance(step, dict) and "read" in step
+    }
     for name in observe:
-        _check_field(where, name, keys, names)
+        _check_field(where, name, keys, names, reads)
     if "raises" not in observe:
         raise _fail(where, "every scenario observes `raises`: the legend grades an error as loud")
     rules = data["grade"]
@@ -401,6 +453,11 @@ def check_reply(reply: Any, scenario: Scenario) -> dict[str, Any]:
             raise ScenarioError(f"join.runs counts the join's runs (an integer, 0 or more), got {value!r}")
         if name == "raises.from" and not (isinstance(value, list) and set(value) <= set(scenario.branches)):
             raise ScenarioError(f"raises.from lists branch names, got {value!r}")
+    if observed.get("join.runs") == 0 and observed.get("join.saw"):
+        # The join received something yet never ran: an adapter whose join does not count its runs.
+        raise ScenarioError(
+            f"join.runs is 0 but join.saw is {observed['join.saw']!r}: the join ran and did not count it"
+        )
     return reply
 
 
@@ -459,8 +516,12 @@ def observation(scenario: Scenario, capabilities: dict[str, Any], replies: dict[
     missing = [p for p in scenario.primitives() if p not in capabilities["supports"]]
     if missing:
         cannot = capabilities.get("cannot", {})
-        reasons = "; ".join(f"{p}: {cannot[p]}" if p in cannot else p for p in missing)
-        reason = f"the {capabilities['framework']} adapter cannot express {reasons}"
+        said = [f"{p}: {cannot[p]}" for p in missing if p in cannot]
+        unsaid = [p for p in missing if p not in cannot]  # a primitive newer than the adapter, or one it forgot
+        reason = "; ".join(
+            [f"the {capabilities['framework']} adapter cannot express {'; '.join(said)}"] * bool(said)
+            + [f"the {capabilities['framework']} adapter does not express {', '.join(unsaid)}"] * bool(unsaid)
+        )
         return Observation(NOT_APPLICABLE, {"reason": reason}, "n/a", f"n/a: {reason}", "n/a")
     if sorted(replies) != sorted(order_key(o) for o in scenario.orders):
         raise ScenarioError(f"{scenario.id}: answers for orders {sorted(replies)}, forced {scenario.orders}")

@@ -217,6 +217,10 @@ def _step() -> dict[str, Any]:
         "oneOf": [
             {"const": scenarios.TURN, "description": "wait here for this branch's turn in the forced order"},
             {"const": scenarios.THEN, "description": "the steps after it run in the branch's next node, in sequence"},
+            {
+                "const": scenarios.ESCALATE,
+                "description": "the branch's last step: ask the framework to stop the whole run",
+            },
             *(
                 {"type": "object", "required": [kind], "properties": {kind: body}, "additionalProperties": False}
                 for kind, body in one.items()
@@ -251,6 +255,8 @@ def scenario() -> dict[str, Any]:
         "required": ["id", "question", "source", "state", "orders", "observe", "branches", "join", "grade"],
         "properties": {
             "id": slug,
+            "runs": {"enum": list(range(2, scenarios.RUNS_LIMIT + 1))},
+            "same_as": {"type": "array", "items": {"type": "string", "pattern": scenarios.PROBE_ID.pattern}},
             "question": {"type": "string", "minLength": 1},
             "source": {"type": "string", "pattern": "^https://"},
             "state": {
@@ -265,7 +271,8 @@ def scenario() -> dict[str, Any]:
                 "minItems": 1,
                 "items": {
                     "type": "string",
-                    "pattern": r"^(raises|raises\.from|returned|join\.saw|join\.runs|final\.[a-z][a-z0-9_]*|branch\.[a-z0-9-]+)$",
+                    "pattern": r"^(raises|raises\.from|returned|join\.saw|join\.runs|final\.[a-z][a-z0-9_]*"
+                    r"|branch\.[a-z0-9-]+|read\.[a-z0-9-]+\.[a-z][a-z0-9_]*)$",
                 },
             },
             "branches": {

@@ -21,6 +21,7 @@ from typing import Any
 
 from fanin.model import compare, scenarios, topics
 from fanin.model import mitigations as mitigation_entries
+from fanin.model.errors import FaninError
 from fanin.model.matrix import Matrix
 from fanin.model.results import (
     HARMFUL,
@@ -379,6 +380,33 @@ def run_pages(cells: list[str], pages: Path, relative_to: Path) -> tuple[tuple[s
     return tuple(found)
 
 
+def core_questions(views: Sequence[FrameworkView], rows: Sequence[Mapping[str, Any]]) -> list[Question]:
+    """The comparison's questions (reference/comparison.toml): per framework, the probes the row cites, then its
+    probe of each scenario the row names (`scenarios = [...]`), or the framework's own probe the scenario names as
+    observing exactly it (`same_as`: one source per framework, never both). Every framework with an adapter has a probe of
+    every scenario, an observation or n/a with the adapter's reason, so a question a scenario answers has an
+    answer for every such framework, never "no probe cited"."""
+    catalogue = scenarios.catalogue()
+    questions = []
+    for row in rows:
+        named = list(row.get("scenarios", []))
+        unknown = [sid for sid in named if sid not in catalogue]
+        if unknown:
+            raise FaninError(f"reference/comparison.toml: {row['question']!r} names no such scenario {unknown}")
+        answers = {}
+        for view in views:
+            cited = list(row.get(view.key, []))
+            for sid in named:
+                # A framework probe that observes exactly the scenario is that framework's source (same_as).
+                probe_id = catalogue[sid].same_as(view.key) or f"{view.key}/{scenarios.TOPIC}/{sid}"
+                if view.probe(probe_of(probe_id)) and probe_id not in cited:
+                    cited.append(probe_id)
+            answers[view.key] = answers_at(view, cited, view.focus)
+        coverage = {key: coverage_of(found) for key, found in answers.items()}
+        questions.append(Question(row["question"], answers, "", "", coverage))
+    return questions
+
+
 @while_paused
 def scenario_questions(views: Sequence[FrameworkView]) -> list[Question]:
     """One comparison row per scenario (scenarios/*.toml): each framework's scenario probe at its focus version,
@@ -461,11 +489,7 @@ def _build(
     dates = sorted(str(rs.environment.get("date", "")) for rs in reference_sets)
     newest = [v.newest for v in views if v.newest and not v.newest.origin]
     commits = sorted({c.commit for c in newest if c.commit})
-    comparison = []
-    for row in read_toml("comparison.toml").get("question", []):
-        answers = {v.key: answers_at(v, list(row.get(v.key, [])), v.focus) for v in views}
-        coverage = {key: coverage_of(found) for key, found in answers.items()}
-        comparison.append(Question(row["question"], answers, "", "", coverage))
+    comparison = core_questions(views, read_toml("comparison.toml").get("question", []))
     comparison += scenario_questions(views)
     checklist = []
     asked = [v for v in views if focus and v.key in focus]

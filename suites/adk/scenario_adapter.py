@@ -29,26 +29,36 @@ from google.genai import types
 
 
 class Branch(BaseAgent):
-    """A ParallelAgent child that runs the branch's steps: each write is an event with one state delta."""
+    """A ParallelAgent child that runs the branch's steps: each write is an event with one state delta. A branch
+    of several parts (`then`) is a SequentialAgent of these inside the ParallelAgent, one agent per part."""
 
     script: Any = None
+    branch_name: str = ""  # the scenario's branch (the agent's own name is the part's: `b`, then `b_2`)
+    part: int = 0
 
     async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
+        name = self.branch_name or self.name
         own: dict[str, Any] = {}
 
         def read(key: str) -> Any:
             return own[key] if key in own else (ctx.session.state or {}).get(key)
 
-        async for key, written in self.script.walk(self.name, read, later=True):
+        async for key, written in self.script.walk(name, read, later=True, part=self.part):
             own[key] = written
             delta = EventActions(state_delta={key: written})
             yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch, actions=delta)
-        returned = self.script.results[self.name]
+        last = self.part == self.script.parts(name) - 1
+        returned = self.script.results[name] if last else None
         if returned is not None:
             content = types.Content(role="model", parts=[types.Part(text=json.dumps(returned))])
             yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch, content=content)
-        # Resumed: ADK has taken the branch's last event, so the branch has finished as far as ADK can tell.
-        self.script.hand_on(self.name)
+        if last and self.script.escalates(name):  # ask ADK to stop the run: an event whose actions escalate
+            stop = EventActions(escalate=True)
+            yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch, actions=stop)
+        # Resumed: ADK has taken the part's last event. The part holding the turn hands it on (or the last part,
+        # once the branch is done): as far as ADK can tell, it has finished.
+        if last or "turn" in self.script.steps[name][self.part]:
+            self.script.hand_on(name)
 
 
 class Join(BaseAgent):
@@ -56,8 +66,10 @@ class Join(BaseAgent):
 
     branches: list[str] = []
     joined: Any = None
+    script: Any = None
 
     async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
+        self.script.join_runs += 1
         texts = [
             json.loads(event.content.parts[0].text)
             for event in ctx.session.events
@@ -73,17 +85,27 @@ def capabilities() -> dict[str, Any]:
         "adk",
         version("google-adk"),
         {
-            "then": "not built by this adapter yet: a branch of several agents in sequence (a SequentialAgent inside the ParallelAgent)",
             "select": "a ParallelAgent runs every sub-agent: there is no conditional fan-out to leave a branch out",
         },
+        also=("escalate",),
     )
 
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     script = scenario_kit.Script(scenario, order)
     joined: dict[str, Any] = {}
-    fanout = ParallelAgent(name="fanout", sub_agents=[Branch(name=name, script=script) for name in script.branches])
-    root = SequentialAgent(name="scenario", sub_agents=[fanout, Join(name="join", branches=script.branches, joined=joined)])
+    children: list[Any] = []
+    authors: list[str] = []  # the agents whose text is a branch's return: each branch's last part
+    for name in script.branches:
+        # An agent's name is an identifier: the parts after the first are `b_2`, `b_3` (the kit's `b.2`).
+        parts = [
+            Branch(name=script.node(name, part).replace(".", "_"), script=script, branch_name=name, part=part)
+            for part in range(script.parts(name))
+        ]
+        authors.append(parts[-1].name)
+        children.append(parts[0] if len(parts) == 1 else SequentialAgent(name=f"{name}_parts", sub_agents=parts))
+    fanout = ParallelAgent(name="fanout", sub_agents=children)
+    root = SequentialAgent(name="scenario", sub_agents=[fanout, Join(name="join", branches=authors, joined=joined, script=script)])
     service = InMemorySessionService()
     await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=script.state)
     raises, error = None, None

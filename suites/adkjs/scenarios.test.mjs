@@ -36,3 +36,11 @@ probe({"id": "adkjs/scenario/two-failing"}, async function twoFailing(obs) {
 probe({"id": "adkjs/scenario/unselected-branch"}, async function unselectedBranch(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "adkjs/scenario/sibling-visibility"}, async function siblingVisibility(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "adkjs/scenario/escalate"}, async function escalate(obs) {
+  await observe(obs, adapter);
+});

@@ -3,7 +3,9 @@
 Haystack has no shared state: data moves only along connections. A `start` component outputs the
 scenario's state; each branch is a component that receives it (`read` and `write` are on the dict the
 pipeline hands that branch) and outputs `{"state": ..., "returned": ...}` (a branch without a return
-step returns its name). Every branch connects to one `join` component whose input is `Variadic`, the
+step returns its name). A branch of several parts (`then`) is a chain of components, each handing its
+state to the next; a conditional fan-out (`select`) is a component that outputs only the selected
+branches' sockets, Haystack's way to route (ConditionalRouter's). Every branch connects to one `join` component whose input is `Variadic`, the
 framework's fan-in of same-typed values (ListJoiner's and DocumentJoiner's kind): `join.saw` is the
 returned values in the order the join received them, and `final` is the branches' states merged in that
 order (each a dict update), what the join hands on; null when the join never ran (a run that raised).
@@ -31,14 +33,7 @@ class _Refuse:
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare(
-        "haystack",
-        version("haystack-ai"),
-        {
-            "then": "not built by this adapter yet: a branch of several components in sequence",
-            "select": "not built by this adapter yet: a ConditionalRouter that starts only some branches",
-        },
-    )
+    return scenario_kit.declare("haystack", version("haystack-ai"))
 
 
 @component
@@ -52,9 +47,40 @@ class _Seed:
 
 
 @component
+class _Select:
+    """A conditional fan-out the way Haystack routes (ConditionalRouter's way): a component that outputs only the
+    sockets of the selected branches; a branch whose input never arrives does not run."""
+
+    def __init__(self, branches: List[str], selected: List[str]) -> None:
+        self.selected = selected
+        component.set_output_types(self, **{name: Dict[str, Any] for name in branches})
+
+    def run(self, state: Dict[str, Any]) -> dict[str, Any]:
+        return {name: state for name in self.selected}
+
+
+@component
+class _Part:
+    """A part of a branch of several components (`then`) before its last: hands its state to the next part."""
+
+    def __init__(self, name: str, script: Any, part: int) -> None:
+        self.name, self.script, self.part = name, script, part
+
+    @component.output_types(state=Dict[str, Any])
+    def run(self, state: Dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError("the adapter runs branches with run_async only")
+
+    @component.output_types(state=Dict[str, Any])
+    async def run_async(self, state: Dict[str, Any]) -> dict[str, Any]:
+        write = state.__setitem__
+        await self.script.branch(self.name, read=state.__getitem__, write=write, part=self.part)
+        return {"state": dict(state)}
+
+
+@component
 class _Branch:
-    def __init__(self, name: str, script: Any) -> None:
-        self.name, self.script = name, script
+    def __init__(self, name: str, script: Any, part: int = 0) -> None:
+        self.name, self.script, self.part = name, script, part
 
     @component.output_types(out=Dict[str, Any])
     def run(self, state: Dict[str, Any]) -> dict[str, Any]:
@@ -62,17 +88,20 @@ class _Branch:
 
     @component.output_types(out=Dict[str, Any])
     async def run_async(self, state: Dict[str, Any]) -> dict[str, Any]:
-        returned = await self.script.branch(self.name, read=state.__getitem__, write=state.__setitem__)
+        write = state.__setitem__
+        returned = await self.script.branch(self.name, read=state.__getitem__, write=write, part=self.part)
         return {"out": {"state": dict(state), "returned": self.name if returned is None else returned}}
 
 
 @component
 class _Join:
-    def __init__(self) -> None:
+    def __init__(self, script: Any) -> None:
+        self.script = script
         self.got: List[Dict[str, Any]] = []
 
     @component.output_types(state=Dict[str, Any])
     def run(self, outs: Variadic[Dict[str, Any]]) -> dict[str, Any]:
+        self.script.join_runs += 1
         self.got = list(outs)
         merged: Dict[str, Any] = {}
         for out in self.got:
@@ -85,12 +114,23 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     script = scenario_kit.Script(scenario, order)
     pipeline: Any = runner()
     pipeline.add_component("start", _Seed(script.state))
-    join = _Join()
+    join = _Join(script)
     pipeline.add_component("join", join)
+    fan_out = "start.state"
+    if script.selected != script.branches:
+        pipeline.add_component("select", _Select(script.branches, script.selected))
+        pipeline.connect(fan_out, "select.state")
     for name in script.branches:
-        pipeline.add_component(name, _Branch(name, script))
-        pipeline.connect("start.state", f"{name}.state")
-        pipeline.connect(f"{name}.out", "join.outs")
+        # A component's name is an identifier of the pipeline's sockets (`b_2.state`): the parts after the first
+        # are `b_2`, `b_3` (the kit's `b.2`).
+        nodes = [script.node(name, part).replace(".", "_") for part in range(script.parts(name))]
+        for part, node in enumerate(nodes):
+            last = part == len(nodes) - 1
+            pipeline.add_component(node, (_Branch if last else _Part)(name, script, part))
+        pipeline.connect(fan_out if script.selected == script.branches else f"select.{name}", f"{nodes[0]}.state")
+        for one, two in zip(nodes, nodes[1:]):
+            pipeline.connect(f"{one}.state", f"{two}.state")
+        pipeline.connect(f"{nodes[-1]}.out", "join.outs")
     raises, outputs, error = None, None, None
     try:
         outputs = await script.run(pipeline.run_async({"start": {"go": "go"}}))

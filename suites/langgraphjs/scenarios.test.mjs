@@ -36,3 +36,11 @@ probe({"id": "langgraphjs/scenario/two-failing"}, async function twoFailing(obs)
 probe({"id": "langgraphjs/scenario/unselected-branch"}, async function unselectedBranch(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "langgraphjs/scenario/sibling-visibility"}, async function siblingVisibility(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "langgraphjs/scenario/escalate"}, async function escalate(obs) {
+  await observe(obs, adapter);
+});

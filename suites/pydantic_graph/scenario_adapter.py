@@ -30,7 +30,7 @@ class _Refuse:
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("pydantic_graph", version("pydantic-graph"))
+    return scenario_kit.declare("pydantic_graph", version("pydantic-graph"), also=("escalate",))
 
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
@@ -75,7 +75,9 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     g.add(
         fan_out,
         *(g.edge_from(one).to(two) for chain in chains for one, two in zip(chain, chain[1:])),
-        g.edge_from(*(chain[-1] for chain in chains)).to(collect),
+        # A branch that asks to stop the run (`escalate`) is edged to the end node, pydantic-graph's way to end it.
+        *(g.edge_from(chain[-1]).to(g.end_node) for name, chain in zip(script.branches, chains) if script.escalates(name)),
+        g.edge_from(*(chain[-1] for name, chain in zip(script.branches, chains) if not script.escalates(name))).to(collect),
         g.edge_from(collect).to(joined),
         g.edge_from(joined).to(g.end_node),
     )

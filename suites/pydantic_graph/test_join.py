@@ -49,30 +49,6 @@ def _build_unequal(pg: SimpleNamespace, wiring: str) -> Any:
 
 
 @probe(
-    "pydantic_graph/join/unequal-depth",
-    title="`a` and `b -> b2`, broadcast from the start, fan in to one join; `after` follows the join",
-    claim=Claim(
-        "A join waits for all parallel tasks of its fork to complete, however long each path is: it fires"
-        " once, with every path's output.",
-        JOINS_DOC,
-        expect={"value.after_runs": [["a", "b2"]]},
-    ),
-)
-def test_unequal_depth(obs: Observer) -> None:
-    pg = pg_kit.api(obs)
-    state = Runs()
-    with obs.framework():
-        output = pg_kit.run(_build_unequal(pg, "edge_from(a, b2)"), state)
-    once = state.after == [["a", "b2"]]
-    obs.record(
-        {"after_runs": state.after, "output": output},
-        label="join once, after the longer path" if once else f"join ×{len(state.after)}",
-        detail=f"no error; the step after the join ran {len(state.after)} time(s), seeing {state.after}",
-        hazard="safe" if once else "silent",
-    )
-
-
-@probe(
     "pydantic_graph/join/wiring",
     title="The same unequal-depth join wired three ways: edge_from(a, b2).to(j), two add_edge calls, two edge_from paths",
     claim=Claim(
@@ -96,67 +72,6 @@ def test_wiring(obs: Observer) -> None:
         label="all 3 wirings: once, every path" if alike else "wirings differ",
         detail=f"no error; the step after the join ran, per wiring: {runs}",
         hazard="safe" if alike else "silent",
-    )
-
-
-@probe(
-    "pydantic_graph/join/unselected-branch",
-    title="`a` and a decision broadcast from the start; the decision picks `b`, not `c`; `a`, `b`, `c` fan in to one join",
-    claim=Claim(
-        "A join waits for the tasks its fork actually started: a decision branch that was not taken starts"
-        " nothing, so the join fires once with the outputs of the paths that ran.",
-        JOINS_DOC,
-        expect={"value.after_runs": [["a", "b"]]},
-    ),
-)
-def test_unselected_branch(obs: Observer) -> None:
-    pg = pg_kit.api(obs)
-
-    def writer(name: str) -> Callable[[Any], Awaitable[str]]:
-        async def step(ctx: Any) -> str:
-            ctx.state.ran.append(name)
-            return name
-
-        return step
-
-    @dataclass
-    class State:
-        ran: list = field(default_factory=list)
-        after: list = field(default_factory=list)
-
-    async def route(ctx: Any) -> str:
-        return "b"
-
-    async def after(ctx: Any) -> list:
-        ctx.state.after.append(sorted(ctx.inputs))
-        return sorted(ctx.inputs)
-
-    g = pg.GraphBuilder(state_type=State, output_type=list)
-    a, b, c = (g.step(writer(name), node_id=name) for name in ["a", "b", "c"])
-    router = g.step(route, node_id="route")
-    collect = g.join(pg.reduce_list_append, initial_factory=list)
-    last = g.step(after, node_id="after")
-    g.add(
-        g.edge_from(g.start_node).to(a, router),
-        g.edge_from(router).to(
-            g.decision()
-            .branch(g.match(str, matches=lambda value: value == "b").to(b))
-            .branch(g.match(str, matches=lambda value: value == "c").to(c))
-        ),
-        g.edge_from(a, b, c).to(collect),
-        g.edge_from(collect).to(last),
-        g.edge_from(last).to(g.end_node),
-    )
-    state = State()
-    with obs.framework():
-        output = pg_kit.run(g.build(), state)
-    once = state.after == [["a", "b"]]
-    obs.record(
-        {"after_runs": state.after, "ran": sorted(state.ran), "output": output},
-        label="join once, without the unselected path" if once else f"join ×{len(state.after)}",
-        detail=f"no error; steps that ran {sorted(state.ran)}; the step after the join ran {len(state.after)}"
-        f" time(s), seeing {state.after}",
-        hazard="safe" if once else "silent",
     )
 
 
