@@ -40,7 +40,9 @@ GO_ISSUE = "https://github.com/google/adk-go/issues/1568"
     sources=[JS_PR, GO_ISSUE],
 )
 async def test_hitl_in_fan_out(obs: Observer) -> None:
-    Workflow, JoinNode, Edge, START, node = obs.need("google.adk.workflow", "Workflow", "JoinNode", "Edge", "START", "node")
+    Workflow, JoinNode, Edge, START, node = obs.need(
+        "google.adk.workflow", "Workflow", "JoinNode", "Edge", "START", "node"
+    )
     RequestInput = obs.need("google.adk.events", "RequestInput")
     respond = obs.need("google.adk.workflow.utils._workflow_hitl_utils", "create_request_input_response")
 
@@ -75,7 +77,9 @@ async def test_hitl_in_fan_out(obs: Observer) -> None:
 
         async def collect(node_input: Any) -> str:
             count("Collect")
-            join_inputs.append({k: node_input[k] for k in sorted(node_input)} if isinstance(node_input, dict) else node_input)
+            join_inputs.append(
+                {k: node_input[k] for k in sorted(node_input)} if isinstance(node_input, dict) else node_input
+            )
             return "collected"
 
         a, s, join = node(ask, name="Ask", rerun_on_resume=True), node(sib, name="Sib"), JoinNode(name="Join")
@@ -120,20 +124,26 @@ async def test_hitl_in_fan_out(obs: Observer) -> None:
     }
     if not any(o["asked_for"] for o in orders.values()):
         obs.vacuous("Ask never asked for input")
+    _record(obs, orders)
 
-    def reading(seen: dict) -> tuple[str, str]:
-        failed = next((t for t in (seen["first_turn"], seen["resume"]) if t != "returned"), None)
-        if failed is not None:
-            return f"raises {failed['raises']}"[:30], "loud"
-        if seen["join_fired_before_answer"]:
-            return "join fires before the answer", "silent"
-        if seen["join_inputs"] != [{"Ask": "answer=yes", "Sib": "sib"}]:
-            return "join gets other inputs", "silent"
-        if seen["runs_after_resume"]["Sib"]:
-            return "sibling runs again", "silent"
-        return "sibling kept, join once", "safe"
 
-    readings = {name: reading(seen) for name, seen in orders.items()}
+def _reading(seen: dict) -> tuple[str, str]:
+    """One order's label and hazard: a raise, then the join's firing and inputs, then a sibling run again."""
+    failed = next((t for t in (seen["first_turn"], seen["resume"]) if t != "returned"), None)
+    if failed is not None:
+        return f"raises {failed['raises']}"[:30], "loud"
+    if seen["join_fired_before_answer"]:
+        return "join fires before the answer", "silent"
+    if seen["join_inputs"] != [{"Ask": "answer=yes", "Sib": "sib"}]:
+        return "join gets other inputs", "silent"
+    if seen["runs_after_resume"]["Sib"]:
+        return "sibling runs again", "silent"
+    return "sibling kept, join once", "safe"
+
+
+def _record(obs: Observer, orders: dict) -> None:
+    """One reading per order; the worst, with the code after the yield, is the hazard."""
+    readings = {name: _reading(seen) for name, seen in orders.items()}
     # Code after the RequestInput's yield that runs before the answer acts without it (the 2.5.0 report: the
     # node approves its own action), and nothing says so.
     ran_on = any(seen["after_yield"] for seen in orders.values())

@@ -11,10 +11,20 @@ join runs: `join.saw` is the branches' values in it (a branch without a return s
 once per time the join ran; `final` is `flow.state` after the run, as the caller reads it.
 The run is `kickoff_async` on the adapter's loop; a conditional fan-out (a router) is not built here.
 
+From the releases whose failed run signals `FlowFailedEvent` before it re-raises (`Flow._emit_flow_failed`,
+1.15.13 on), that signal awaits worker threads (`asyncio.to_thread` of the event bus's flush, then the event's
+handlers) while the loop goes on running the branches still alive: whether a sibling had finished when kickoff
+raises was a race against those threads (8 runs on 1.15.30: "finished" 5, "left running" 3). The adapter forces
+one order of it, as a slow failure handler would: a `FlowFailedEvent` handler of its own (in the bus's thread,
+never the loop's) holds the signal until every branch has ended; a branch that never ends makes it vacuous.
+
 Run as a program: `PYTHONPATH=suites:. python suites/crewai/scenario_adapter.py`.
 """
 
+import contextlib
 import sys
+import threading
+from collections.abc import Iterator
 from importlib.metadata import version
 from typing import Any
 
@@ -37,7 +47,11 @@ def _node(script: scenario_kit.Script, name: str, part: int) -> Any:
     """One node of branch `name`: its steps on the flow's shared state; its last node returns the branch's value."""
 
     async def node(self: Any, *_trigger: Any) -> Any:
-        returned = await script.branch(name, read=self.state.__getitem__, write=self.state.__setitem__, part=part)
+        try:
+            returned = await script.branch(name, read=self.state.__getitem__, write=self.state.__setitem__, part=part)
+        finally:
+            if all(end != "unfinished" for end in script.ends.values()):
+                _ENDED.set()
         if part < script.parts(name) - 1:
             return None
         return {_BRANCH: name, "value": name if returned is None else returned}
@@ -78,15 +92,41 @@ def _final(flow: Any) -> dict[str, Any]:
     return {key: state[key] for key in state.keys() if key != "id"}
 
 
+_ENDED = threading.Event()  # every branch of the running scenario has ended (set from the loop's thread)
+_HOLD_SECONDS = 30.0  # a branch that never ends: the hold gives up and the run is vacuous, never graded
+
+
+@contextlib.contextmanager
+def _failure_held_until_branches_end(script: scenario_kit.Script, flow: Any) -> Iterator[None]:
+    """The FlowFailedEvent handler that holds a failed run's re-raise until every branch has ended, where the
+    release signals the failure before re-raising (see the module's docstring); elsewhere nothing is held."""
+    _ENDED.clear()
+    if not hasattr(flow, "_emit_flow_failed"):
+        yield
+        return
+    from crewai.events.event_bus import crewai_event_bus
+    from crewai.events.types.flow_events import FlowFailedEvent
+
+    with crewai_event_bus.scoped_handlers():
+
+        @crewai_event_bus.on(FlowFailedEvent)
+        def hold(_source: Any, _event: Any) -> None:
+            if not _ENDED.wait(_HOLD_SECONDS):
+                script.turns.vacuous = f"a branch had not ended {_HOLD_SECONDS:.0f} s after the run failed"
+
+        yield
+
+
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     script = scenario_kit.Script(scenario, order)
     saw: list[Any] = []
     flow = flow_class(script, saw)()
     raises, error = None, None
-    try:
-        await script.run(cw_kit.kickoff(flow))
-    except Exception as exc:
-        raises, error = type(exc).__name__, exc
+    with _failure_held_until_branches_end(script, flow):
+        try:
+            await script.run(cw_kit.kickoff(flow))
+        except Exception as exc:
+            raises, error = type(exc).__name__, exc
     return await script.answer(raises=raises, final=lambda: _final(flow), saw=saw or None, error=error)
 
 

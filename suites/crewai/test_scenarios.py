@@ -47,3 +47,13 @@ def test_two_failing(obs: Observer) -> None:
 @scenario_probe("crewai/scenario/unselected-branch")
 def test_unselected_branch(obs: Observer) -> None:
     observe(obs, ADAPTER)
+
+
+@scenario_probe("crewai/scenario/sibling-visibility")
+def test_sibling_visibility(obs: Observer) -> None:
+    observe(obs, ADAPTER)
+
+
+@scenario_probe("crewai/scenario/escalate")
+def test_escalate(obs: Observer) -> None:
+    observe(obs, ADAPTER)

@@ -36,3 +36,11 @@ probe({"id": "mastra/scenario/two-failing"}, async function twoFailing(obs) {
 probe({"id": "mastra/scenario/unselected-branch"}, async function unselectedBranch(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "mastra/scenario/sibling-visibility"}, async function siblingVisibility(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "mastra/scenario/escalate"}, async function escalate(obs) {
+  await observe(obs, adapter);
+});

@@ -49,3 +49,13 @@ def test_two_failing(obs: Observer) -> None:
 @scenario_probe("strands/scenario/unselected-branch")
 def test_unselected_branch(obs: Observer) -> None:
     observe_seeded(obs, scenario_adapter.__file__)
+
+
+@scenario_probe("strands/scenario/sibling-visibility")
+def test_sibling_visibility(obs: Observer) -> None:
+    observe_seeded(obs, scenario_adapter.__file__)
+
+
+@scenario_probe("strands/scenario/escalate")
+def test_escalate(obs: Observer) -> None:
+    observe_seeded(obs, scenario_adapter.__file__)
