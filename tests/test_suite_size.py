@@ -1,5 +1,5 @@
-"""Probes as short as their story (issue 36): no Python probe over 120 lines, decorators through the end of the
-function, and no suite file over 600 lines; a probe's scenario or its kit carries the set-up."""
+"""Probes as short as their story (issue 36): no probe (Python or Node) over 120 lines, decorators through the end of the
+function, and no suite file (.py, .mjs) over 600 lines; a probe's scenario or its kit carries the set-up."""
 
 from __future__ import annotations
 
@@ -55,8 +55,27 @@ def test_no_probe_is_over_120_lines() -> None:
 
 
 def test_no_suite_file_is_over_600_lines() -> None:
-    sizes = {p.relative_to(SUITES).as_posix(): len(p.read_text(encoding="utf-8").splitlines()) for p in _suite_files()}
+    node = sorted(p for p in SUITES.rglob("*.mjs") if "node_modules" not in p.parts)
+    sizes = {
+        p.relative_to(SUITES).as_posix(): len(p.read_text(encoding="utf-8").splitlines()) for p in _suite_files() + node
+    }
     over = {name: lines for name, lines in sizes.items() if lines > MAX_FILE_LINES and name not in OVER_FILE_BOUND}
     assert not over, f"suite files over {MAX_FILE_LINES} lines (split by hazard family): {over}"
     stale = sorted(name for name in OVER_FILE_BOUND if sizes.get(name, 0) <= MAX_FILE_LINES)
     assert not stale, f"no longer over {MAX_FILE_LINES} lines: remove from OVER_FILE_BOUND: {stale}"
+
+
+def test_no_node_probe_is_over_120_lines() -> None:
+    """The same bound for the Node probes (`probe({...}, async function ...)` in *.test.mjs), measured on the
+    span fanin.model.js_source reads as the probe's statement, its leading comments included."""
+    from fanin.model import js_source
+
+    files = sorted(p for p in SUITES.rglob("*.test.mjs") if "node_modules" not in p.parts)
+    spans = {
+        f"{path.relative_to(SUITES)}::{probe.id}": probe.span[1] - probe.span[0] + 1
+        for path in files
+        for probe in js_source.parse_file(path).probes.values()
+    }
+    assert len(spans) >= 50  # the measure found the Node catalogue
+    long = {name: lines for name, lines in spans.items() if lines > MAX_PROBE_LINES}
+    assert not long, f"Node probes over {MAX_PROBE_LINES} lines (move the set-up into the kit): {long}"
