@@ -25,6 +25,7 @@ RECORDED = REPO_ROOT / "tests" / "data" / "pypi"
 RECORDED_NPM = {
     "@langchain/langgraph": REPO_ROOT / "tests" / "data" / "npm" / "langchain-langgraph.time.json",
     "@google/adk": REPO_ROOT / "tests" / "data" / "npm" / "google-adk.time.json",
+    "@mastra/core": REPO_ROOT / "tests" / "data" / "npm" / "mastra-core.time.json",
 }
 
 
