@@ -165,7 +165,8 @@ def test_every_path_that_runs_a_python_cell_hands_it_the_cells_env(
 
 
 def test_here_detects_the_frameworks_with_their_registered_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Detection imports every registered framework (crewai among them) before any probe: telemetry off there too."""
+    """Detection imports every registered framework (crewai among them) before any probe: telemetry off there too,
+    with every framework's registered variables (strands' hash seed among them)."""
     seen: list[dict[str, str]] = []
 
     def fake_environment(python: str, packages: dict[str, str], env: dict[str, str]) -> tuple[str, dict[str, Any]]:
@@ -175,4 +176,6 @@ def test_here_detects_the_frameworks_with_their_registered_env(monkeypatch: pyte
     monkeypatch.setattr(here, "_environment", fake_environment)
     with pytest.raises(FaninError, match="none of the frameworks"):  # the fake reports nothing installed
         here.find(matrix.load(), sys.executable, {"PYTHONPATH": "x"})
-    assert seen == [{**TELEMETRY_OFF, "PYTHONPATH": "x"}]
+    registered = {name: value for fw in matrix.load().frameworks.values() for name, value in fw.env}
+    assert TELEMETRY_OFF.items() <= registered.items()
+    assert seen == [{**registered, "PYTHONPATH": "x"}]

@@ -112,6 +112,12 @@ def harm(hazard: str) -> int:
     return _HARM.get(hazard, 0)
 
 
+def ranked(hazard: str) -> bool:
+    """Whether the order of harm ranks the hazard: n/a is not ranked, so a change from or to it is "changed",
+    never a regression or a fix (Change.direction; the viewer's port reads the same ranks)."""
+    return hazard in _HARM
+
+
 def _not_applicable(value: Any) -> bool:
     """A sub-case the version cannot run: `{"n/a": reason}` (suites/mitigation.py's variant) or `"n/a: reason"`."""
     if isinstance(value, dict):

@@ -31,7 +31,7 @@ DATA_RESULTS = "data/results"  # where `report --out` publishes every result set
 def rules() -> dict[str, Any]:
     """What the port reads instead of copying: the order of harm, the change words in their order, the hazard words."""
     return {
-        "harm": {hazard: compare.harm(hazard) for hazard in HAZARDS},
+        "harm": {hazard: compare.harm(hazard) for hazard in HAZARDS if compare.ranked(hazard)},
         "words": list(CHANGE_WORDS),
         "hazardWords": {hazard: style.word for hazard, style in HAZARD_STYLES.items()},
         "order": [*CHANGE_WORDS, *compare.STANDING_MEANINGS],  # compare.change_order: a standing after the changes
