@@ -9,6 +9,7 @@ in some releases and on the loop in others).
 - `fan(join)`: a Flow class: `s` (start) -> `a`, `b` (each listens to `s`) -> the join that `join(a, b)` builds
   (`or_`, `and_`); `log` is what ran, in order; `b_done` is set as `b` returns, so a join that waits for it
   forces `a` first, then `b`, with the join still in flight when `b` finishes.
+- `counter_flow(log, lock)`: `s` sets state["n"] = 0 -> `a`, `b` each read-modify-write it across an await.
 """
 
 import asyncio
@@ -58,7 +59,7 @@ RACING_190 = f"{FLOW_190}#L665-L731"  # sources that feed only one or_ listener 
 PROXY_190 = f"{FLOW_190}#L410-L436"  # StateProxy: a lock around each single write
 GATE_SECONDS = 10.0  # a bound against a defect only: every wait is released by an event the flow itself sets
 
-__all__ = ["Flow", "and_", "listen", "or_", "start", "bounded", "kickoff"]
+__all__ = ["Flow", "and_", "listen", "or_", "start", "bounded", "kickoff", "counter_flow"]
 
 
 async def bounded(event: asyncio.Event, log: list[str], name: str) -> None:
@@ -74,3 +75,42 @@ async def kickoff(flow: Any) -> Any:
     if hasattr(flow, "kickoff_async"):
         return await flow.kickoff_async()
     return await asyncio.to_thread(flow.kickoff)
+
+
+def counter_flow(log: list[str], lock: asyncio.Lock | None = None) -> Any:
+    """s sets state["n"] = 0 -> a, b each read n, await, write n + 1. Without a lock both read before either
+    writes (each waits until both have read); with `lock` each holds it across its read-modify-write, and the
+    first holder waits until the other has started (so the two are in flight together)."""
+    read = {"a": asyncio.Event(), "b": asyncio.Event()}
+    started = {"a": asyncio.Event(), "b": asyncio.Event()}
+
+    async def bump(flow: Any, me: str, other: str) -> str:
+        started[me].set()
+        if lock is None:
+            n = flow.state["n"]
+            read[me].set()
+            await bounded(read[other], log, me)
+            flow.state["n"] = n + 1
+        else:
+            async with lock:
+                n = flow.state["n"]
+                await bounded(started[other], log, me)
+                flow.state["n"] = n + 1
+        log.append(f"{me}:{n}->{n + 1}")
+        return me
+
+    class Counter(Flow):
+        @start()
+        async def s(self) -> str:
+            self.state["n"] = 0
+            return "s"
+
+        @listen(s)
+        async def a(self) -> str:
+            return await bump(self, "a", "b")
+
+        @listen(s)
+        async def b(self) -> str:
+            return await bump(self, "b", "a")
+
+    return Counter()

@@ -7,7 +7,6 @@ import cw_kit
 from cw_kit import Flow, listen, start
 from fanin.probe import Claim, Observer, probe
 from mitigation import judge, words
-from test_state import counter_flow
 
 
 @probe(
@@ -73,7 +72,7 @@ async def test_or_two_branches_mitigated(obs: Observer) -> None:
 )
 async def test_lost_update_mitigated(obs: Observer) -> None:
     log: list[str] = []
-    flow = counter_flow(log, asyncio.Lock())
+    flow = cw_kit.counter_flow(log, asyncio.Lock())
     await cw_kit.kickoff(flow)
     n = flow.state["n"]
     kept = ["a", "b"][: max(0, min(n, 2))]

@@ -9,6 +9,7 @@ timeout in the parent only catches a broken worker; every order is decided by me
 
 from __future__ import annotations
 
+import inspect
 import multiprocessing
 import operator
 import threading
@@ -18,6 +19,7 @@ from contextlib import contextmanager
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.pregel import Pregel
 
 
 class State(TypedDict):
@@ -336,3 +338,23 @@ def read_thread(backend: str, target: str, thread: str, conn: Any) -> None:
                 },
             )
         )
+
+
+def durability_settings(obs: Any) -> tuple[str, dict[str, dict]]:
+    """(the API, {setting name: stream/invoke keyword arguments}) the installed Pregel.stream offers."""
+    parameters = inspect.signature(Pregel.stream).parameters
+    if "durability" in parameters:
+        return "durability", {mode: {"durability": mode} for mode in ("exit", "async", "sync")}
+    if "checkpoint_during" in parameters:
+        return "checkpoint_during (legacy: False ~ exit, True ~ async)", {
+            f"checkpoint_during={flag}": {"checkpoint_during": flag} for flag in (False, True)
+        }
+    return "none (a checkpoint after every step)", {"default": {}}
+
+
+def save_plan(name: str) -> dict[str, bool]:
+    """Which saves a setting makes before the run exits, as the framework's loop does it (lg_procs waits
+    for exactly these): exit and checkpoint_during=False checkpoint only when the run exits and save a
+    task's writes only for Send; every other setting saves each checkpoint and each task's writes in the
+    background; only `sync` waits for a step's checkpoint before it runs the next step."""
+    return {"saves": name not in ("exit", "checkpoint_during=False"), "step_waits": name == "sync"}

@@ -1,11 +1,9 @@
 """A process killed in the middle of a parallel superstep, and two processes on one thread: what a durable
 checkpointer holds, and what runs again, as users report it upstream."""
 
-import inspect
 import os
 import signal
 
-from langgraph.pregel import Pregel
 
 import lg_persist
 import lg_procs
@@ -13,26 +11,6 @@ from fanin.probe import Claim, Observer, harm, probe
 
 CRASH_ISSUE = "https://github.com/langchain-ai/langgraph/issues/8039"
 DURABILITY_DOC = "https://docs.langchain.com/oss/python/langgraph/durable-execution#durability-modes"
-
-
-def durability_settings(obs: Observer) -> tuple[str, dict[str, dict]]:
-    """(the API, {setting name: stream/invoke keyword arguments}) the installed Pregel.stream offers."""
-    parameters = inspect.signature(Pregel.stream).parameters
-    if "durability" in parameters:
-        return "durability", {mode: {"durability": mode} for mode in ("exit", "async", "sync")}
-    if "checkpoint_during" in parameters:
-        return "checkpoint_during (legacy: False ~ exit, True ~ async)", {
-            f"checkpoint_during={flag}": {"checkpoint_during": flag} for flag in (False, True)
-        }
-    return "none (a checkpoint after every step)", {"default": {}}
-
-
-def save_plan(name: str) -> dict[str, bool]:
-    """Which saves a setting makes before the run exits, as the framework's loop does it (lg_procs waits
-    for exactly these): exit and checkpoint_during=False checkpoint only when the run exits and save a
-    task's writes only for Send; every other setting saves each checkpoint and each task's writes in the
-    background; only `sync` waits for a step's checkpoint before it runs the next step."""
-    return {"saves": name not in ("exit", "checkpoint_during=False"), "step_waits": name == "sync"}
 
 
 def _kill_reading(seen: dict) -> tuple[str, str]:
@@ -85,12 +63,12 @@ def test_kill_mid_superstep(obs: Observer) -> None:
         obs.need("langgraph.checkpoint.sqlite", "SqliteSaver")
     else:
         obs.need("langgraph.checkpoint.postgres", "PostgresSaver")
-    api, settings = durability_settings(obs)
+    api, settings = lg_procs.durability_settings(obs)
 
     def crash_and_restart(target: str, name: str, options: dict, hold: bool) -> dict:
         thread = f"kill-{name}-{'held' if hold else 'saved'}"
         worker, pipe = lg_procs.fork(
-            lg_procs.run_until_killed, obs.backend, target, thread, options, save_plan(name), hold
+            lg_procs.run_until_killed, obs.backend, target, thread, options, lg_procs.save_plan(name), hold
         )
         try:
             if not pipe.poll(60):

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 import lg_procs
-from test_upstream_durability import durability_settings, save_plan
 
 from fanin.probe import Claim, Observer, harm, probe
 
@@ -161,12 +160,12 @@ def reading(seen: dict) -> tuple[str, str]:
 )
 def test_crash_before_first_checkpoint(obs: Observer) -> None:
     obs.need("langgraph.checkpoint.sqlite", "SqliteSaver")
-    api, settings = durability_settings(obs)
+    api, settings = lg_procs.durability_settings(obs)
 
     def crash_and_restart(name: str, options: dict, hold_first: bool) -> dict:
         target = str(obs.scratch / f"{name}-{'held' if hold_first else 'saved'}.sqlite")
         thread = "first-checkpoint"
-        worker, pipe = lg_procs.fork(run_until_killed, target, thread, options, save_plan(name), hold_first)
+        worker, pipe = lg_procs.fork(run_until_killed, target, thread, options, lg_procs.save_plan(name), hold_first)
         try:
             seen = lg_procs.ask(pipe, "gated", "the worker")
             if seen["hangs"]:
@@ -184,7 +183,7 @@ def test_crash_before_first_checkpoint(obs: Observer) -> None:
     observed: dict[str, dict] = {}
     for name, options in settings.items():
         variants = {"saves-returned": False}
-        if save_plan(name)["saves"]:  # a mode that saves nothing before exit has no save to hold
+        if lg_procs.save_plan(name)["saves"]:  # a mode that saves nothing before exit has no save to hold
             variants["input-held"] = True
         observed[name] = {variant: crash_and_restart(name, options, hold) for variant, hold in variants.items()}
     readings = {(name, variant): reading(seen) for name, by in observed.items() for variant, seen in by.items()}
