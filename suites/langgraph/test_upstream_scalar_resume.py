@@ -21,8 +21,11 @@ RULE_PR = "https://github.com/langchain-ai/langgraph/pull/6158"
 
 def pending_values(graph: Any, config: dict) -> list:
     """The values of the interrupts the thread's pending tasks hold, sorted (their order is the question, not
-    the data). Read from the state, not the invoke's output: 0.3 returns no `__interrupt__` from invoke."""
-    return sorted(str(i.value) for task in graph.get_state(config).tasks for i in task.interrupts)
+    the data). Read from the state, not the invoke's output: 0.3 returns no `__interrupt__` from invoke.
+    Where only one of the two is kept (0.2: the first of the two threads to raise), which one is thread timing
+    (left or right between two runs of one cell), so it is named as one of them."""
+    found = sorted(str(i.value) for task in graph.get_state(config).tasks for i in task.interrupts)
+    return ["one of left, right"] if found in (["left"], ["right"]) else found
 
 
 @probe(
