@@ -194,6 +194,7 @@ def test_a_standalone_compare_links_only_to_files_it_wrote(
     written = {p.resolve() for p in out.rglob("*") if p.is_file()}
     assert out / f"compare-{a}-{b}.html" in set(out.iterdir())
     pages = {p: _read(p) for p in sorted(out.rglob("*.html"))}
+    by_file = {p.resolve(): parsed for p, parsed in pages.items()}  # one lookup per link, not a scan of every page
     dead = []
     for page, parsed in pages.items():
         for href in parsed.targets:
@@ -204,7 +205,7 @@ def test_a_standalone_compare_links_only_to_files_it_wrote(
             if target not in written:
                 dead.append(f"{page.relative_to(out)}: {href}")
             elif anchor and target.suffix == ".html":
-                ids = pages[next(p for p in pages if p.resolve() == target)].ids
+                ids = by_file[target].ids
                 if unquote(anchor) not in ids:
                     dead.append(f"{page.relative_to(out)}: {href} (no such id)")
     assert not dead, f"{len(dead)} dead links, e.g. {dead[:3]}"
