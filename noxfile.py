@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parent
 HARNESS_ENV = ROOT / ".fanin" / "harness"
 INTERRUPTED = runpy.run_path(str(ROOT / "fanin" / "model" / "exits.py"))["INTERRUPTED"]  # fanin's exit 130
 Lane = runpy.run_path(str(ROOT / "fanin" / "run" / "lane.py"))["Lane"]  # the tests' second lane (fanin.run.lane)
+DiskWatch = runpy.run_path(str(ROOT / "fanin" / "run" / "diskwatch.py"))["DiskWatch"]  # fanin.run.diskwatch
 
 nox.options.default_venv_backend = "none"
 nox.options.sessions = ["matrix", "report"]
@@ -303,6 +304,7 @@ def tests(session: nox.Session) -> None:
     check run beside the gates and tests (their output goes to reports/logs/tests-cells.log, shown at the end).
     In CI (`CI` set, or `FANIN_FRESH=1`) the set-up is then proven on a fresh machine (the `fresh` session)."""
     started = time.monotonic()
+    disk = DiskWatch(ROOT).start()  # its line, at the end, tells a failure of the disk filling from one of the code
     cells = Lane(
         Path(os.environ.get("FANIN_REPORTS", ROOT / "reports")) / "logs" / "tests-cells.log",
         [
@@ -323,11 +325,14 @@ def tests(session: nox.Session) -> None:
         raise
     finally:
         session.log(f"gates and tests done after {time.monotonic() - started:.0f} s")
+        if cells.stopped:
+            session.log(disk.stop())
     cells.thread.join()
     sys.stdout.write(cells.log.read_text(encoding="utf-8", errors="replace"))
     sys.stdout.flush()
     for line in cells.lines:
         session.log(line)
+    session.log(disk.stop())
     if cells.code:
         session.log(f"tests: {time.monotonic() - started:.0f} s in all")
         _failed(session, cells.code)
