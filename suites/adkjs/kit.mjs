@@ -80,6 +80,38 @@ export async function runTurn(agent, { onEvent, state } = {}) {
   return { events, error, storedState };
 }
 
+// One session answered over several turns (a pause in one turn, its answer in the next): `turn(message,
+// onEvent)` runs one turn through the same Runner and in-memory session and resolves to {events, error}
+// (never rejects); `onEvent` sees each event as the runner yields it.
+export async function sessionTurns(agent) {
+  const sessionService = new InMemorySessionService();
+  const runner = new Runner({ appName: APP, agent, sessionService });
+  await sessionService.createSession({ appName: APP, userId: USER, sessionId: "s1" });
+  return async function turn(newMessage, onEvent) {
+    const events = [];
+    try {
+      for await (const event of runner.runAsync({ userId: USER, sessionId: "s1", newMessage })) {
+        events.push(event);
+        if (onEvent) onEvent(event);
+      }
+      return { events, error: null };
+    } catch (error) {
+      return { events, error };
+    }
+  };
+}
+
+// A user message answering the RequestInput `interruptId` with `value`, as a client sends it: a functionResponse
+// named `callName` (the installed REQUEST_INPUT_FUNCTION_CALL_NAME) in the {result: value} envelope ADK unwraps.
+export function answerMessage(callName, interruptId, value) {
+  return { role: "user", parts: [{ functionResponse: { id: interruptId, name: callName, response: { result: value } } }] };
+}
+
+// The interrupt ids a turn's events asked the user to answer (their longRunningToolIds), sorted.
+export function askedFor(events) {
+  return [...new Set(events.flatMap((e) => e.longRunningToolIds ?? []))].sort();
+}
+
 // A turn whose branches take turns (`turns`): once every branch has arrived at its gate (all in flight
 // together) the first turn opens; a branch that never arrived makes the probe vacuous (`arrived` says
 // what arriving means). Resolves as runTurn does.
