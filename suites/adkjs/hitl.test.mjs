@@ -1,28 +1,8 @@
 // Workflow (2.0.0+): a branch asks for human input (RequestInput) inside a fan-out and is answered in a second
 // turn (the counterpart of suites/adk/test_upstream_hitl.py): google/adk-js #733 -> PR #760, adk-go #1568.
 // Orders are forced with gates the nodes wait on and the runner's own events, never the clock.
-import { Gate, Vacuous, harm, probe, recordJudged, sameValue, settle } from "../fanin_node.mjs";
-import { answerMessage, askedFor, sessionTurns } from "./kit.mjs";
-
-// The first turn, with `gate` opened once the runner yields the event asking for `interruptId` (the request is
-// in the session); a gate still shut once the turn has gone idle is opened, and the order is vacuous.
-async function firstTurn(turn, gate, interruptId, text) {
-  const onEvent = (event) => {
-    if ((event.longRunningToolIds ?? []).includes(interruptId) && !gate.opened) gate.open();
-  };
-  const running = turn({ role: "user", parts: [{ text }] }, onEvent);
-  await settle();
-  const forced = !gate.opened;
-  if (forced) gate.open();
-  const result = await running;
-  if (forced) throw new Vacuous(`the request for ${interruptId} never reached the runner while its siblings were in flight`);
-  return result;
-}
-
-// A turn as the value shows it: "returned", or {raises: its error's name}.
-function turnShown(result) {
-  return result.error ? { raises: result.error?.name ?? "Error" } : "returned";
-}
+import { Gate, Vacuous, harm, probe, sameValue, settle } from "../fanin_node.mjs";
+import { FAN_OUT_ORDERS, HITL_NEEDS, answerMessage, askedFor, fanOutOrder, firstTurn, sessionTurns, turnShown } from "./kit.mjs";
 
 // One order's label and hazard (the Python probe's reading): a raise, the join firing early or with other
 // inputs, a sibling run again.
@@ -34,72 +14,6 @@ function fanInReading(seen) {
   if (seen.runs_after_resume.Sib) return ["sibling runs again", "silent"];
   return ["sibling kept, join once", "safe"];
 }
-
-// START -> Ask and Sib -> Join -> Collect, answered in a second turn: Sib finishes after Ask's request reached the
-// runner (`sibFirst` false) or before Ask asks. With `endAtRequest` (the mitigation) Ask returns right after its
-// RequestInput and acts only in the pass that has the answer. What each node ran, the join got, and Ask acted on.
-async function fanOutOrder(adk, sibFirst, endAtRequest) {
-  const { FunctionNode, JoinNode, RequestInput, START, Workflow } = adk;
-  const runs = {};
-  const joinInputs = [];
-  const afterYield = [];
-  const actedOn = [];
-  const finished = [];
-  const asked = new Gate();
-  const sibDone = new Gate();
-  const count = (name) => (runs[name] = (runs[name] ?? 0) + 1);
-  const ask = new FunctionNode("Ask", async function* (ctx) {
-    count("Ask");
-    const answer = ctx.resumeInputs?.q1;
-    if (answer !== undefined) {
-      actedOn.push(answer && typeof answer === "object" ? answer.result : answer);
-      yield `answer=${actedOn.at(-1)}`;
-      return;
-    }
-    if (sibFirst) {
-      await sibDone.wait();
-      await settle(); // Sib's output is handed on before Ask asks
-    }
-    finished.push("Ask asked");
-    yield new RequestInput({ interruptId: "q1", message: "proceed?" });
-    if (endAtRequest) return;
-    afterYield.push("ran before the answer");
-  }, { rerunOnResume: true });
-  const sib = new FunctionNode("Sib", async () => {
-    count("Sib");
-    if (!sibFirst) await asked.wait();
-    finished.push("Sib finished");
-    sibDone.open();
-    return "sib";
-  });
-  const collect = new FunctionNode("Collect", async (ctx, input) => {
-    count("Collect");
-    joinInputs.push(input);
-    return "collected";
-  });
-  const join = new JoinNode({ name: "Join" });
-  const turn = await sessionTurns(new Workflow({ name: "wf", edges: [[START, [ask, sib]], [ask, join], [sib, join], [join, collect]] }));
-  const first = sibFirst ? await turn({ role: "user", parts: [{ text: "go" }] }) : await firstTurn(turn, asked, "q1", "go");
-  const before = { ...runs };
-  const collectedBefore = joinInputs.length;
-  const ids = askedFor(first.events);
-  const second = ids.length ? await turn(answerMessage(adk.REQUEST_INPUT_FUNCTION_CALL_NAME, "q1", "yes")) : { error: { name: "(nothing asked)" } };
-  return {
-    first_turn: turnShown(first),
-    asked_for: ids,
-    finish_order: finished,
-    runs_before_answer: before,
-    join_fired_before_answer: collectedBefore,
-    after_yield: afterYield.slice(0, 1),
-    acted_on: actedOn,
-    resume: turnShown(second),
-    runs_after_resume: Object.fromEntries(["Ask", "Sib", "Collect"].map((k) => [k, (runs[k] ?? 0) - (before[k] ?? 0)])),
-    join_inputs: joinInputs,
-  };
-}
-
-const FAN_OUT_ORDERS = { "sib finishes after the request": false, "sib finishes before the request": true };
-const HITL_NEEDS = ["Workflow", "FunctionNode", "JoinNode", "RequestInput", "START", "REQUEST_INPUT_FUNCTION_CALL_NAME"];
 
 probe({
   "id": "adkjs/workflow/hitl-in-fan-out",
@@ -126,40 +40,6 @@ probe({
     detail: Object.entries(orders).map(([name, seen]) => `${name}: ${readings[name][0]} (asked ${JSON.stringify(seen.asked_for)}, finished ${JSON.stringify(seen.finish_order)}, before the answer ran ${JSON.stringify(seen.runs_before_answer)}, the resume ran ${JSON.stringify(seen.runs_after_resume)}, join got ${JSON.stringify(seen.join_inputs)}, after the yield ${seen.after_yield.length ? JSON.stringify(seen.after_yield) : "nothing ran"})`).join("; "),
     hazard: worstOf([...Object.values(readings), ["", ranOn ? "silent" : "safe"]])[1],
   });
-});
-
-probe({
-  "id": "adkjs/workflow/hitl-in-fan-out-mitigated",
-  "title": "hitl-in-fan-out, mitigated: Ask returns right after yielding its RequestInput and acts only in the pass that reads the answer from ctx.resumeInputs; the same two orders",
-  "claim": {
-    "text": "End a node at its RequestInput (return right after the yield) and act only in the resumed pass that reads ctx.resumeInputs: nothing acts before the answer, the node acts once, on the answer, and the join gets the answer and the sibling's output whichever finished first.",
-    "source": "https://github.com/google/adk-js/blob/main/core/src/workflow/base_node.ts",
-    "expect": {"hazard": "safe"}
-  }
-}, async function hitlInFanOutMitigated(obs) {
-  const adk = await obs.need("@google/adk", ...HITL_NEEDS);
-  const runs = {};
-  let asked = false;
-  for (const [name, sibFirst] of Object.entries(FAN_OUT_ORDERS)) {
-    const seen = await fanOutOrder(adk, sibFirst, true);
-    asked ||= seen.asked_for.length > 0;
-    const failed = [seen.first_turn, seen.resume].find((t) => t !== "returned");
-    if (failed !== undefined) {
-      runs[name] = failed;
-      continue;
-    }
-    const got = seen.join_inputs[0] ?? {};
-    const wrong = [
-      ...seen.after_yield,
-      ...(sameValue(seen.acted_on, ["yes"]) ? [] : [`Ask acted on ${JSON.stringify(seen.acted_on)}`]),
-      ...(seen.join_fired_before_answer ? ["the join fired before the answer"] : []),
-      ...(seen.join_inputs.length > 1 ? [`the join fired ${seen.join_inputs.length} times`] : []),
-      ...(seen.runs_after_resume.Sib ? ["Sib ran again"] : []),
-    ];
-    runs[name] = { made: ["Ask: answer=yes", "Sib: sib"], kept: Object.entries(got).map(([k, v]) => `${k}: ${v}`), wrong, result: got, observed: { asked_for: seen.asked_for, finish_order: seen.finish_order } };
-  }
-  if (!asked) throw new Vacuous("Ask never asked for input");
-  recordJudged(obs, { "end the node at its request": runs });
 });
 
 // One order's label and hazard for a parent whose ctx.runNode child asked: a raise, the parent re-run on the
