@@ -80,6 +80,38 @@ export async function runTurn(agent, { onEvent, state } = {}) {
   return { events, error, storedState };
 }
 
+// One session answered over several turns (a pause in one turn, its answer in the next): `turn(message,
+// onEvent)` runs one turn through the same Runner and in-memory session and resolves to {events, error}
+// (never rejects); `onEvent` sees each event as the runner yields it.
+export async function sessionTurns(agent) {
+  const sessionService = new InMemorySessionService();
+  const runner = new Runner({ appName: APP, agent, sessionService });
+  await sessionService.createSession({ appName: APP, userId: USER, sessionId: "s1" });
+  return async function turn(newMessage, onEvent) {
+    const events = [];
+    try {
+      for await (const event of runner.runAsync({ userId: USER, sessionId: "s1", newMessage })) {
+        events.push(event);
+        if (onEvent) onEvent(event);
+      }
+      return { events, error: null };
+    } catch (error) {
+      return { events, error };
+    }
+  };
+}
+
+// A user message answering the RequestInput `interruptId` with `value`, as a client sends it: a functionResponse
+// named `callName` (the installed REQUEST_INPUT_FUNCTION_CALL_NAME) in the {result: value} envelope ADK unwraps.
+export function answerMessage(callName, interruptId, value) {
+  return { role: "user", parts: [{ functionResponse: { id: interruptId, name: callName, response: { result: value } } }] };
+}
+
+// The interrupt ids a turn's events asked the user to answer (their longRunningToolIds), sorted.
+export function askedFor(events) {
+  return [...new Set(events.flatMap((e) => e.longRunningToolIds ?? []))].sort();
+}
+
 // A turn whose branches take turns (`turns`): once every branch has arrived at its gate (all in flight
 // together) the first turn opens; a branch that never arrived makes the probe vacuous (`arrived` says
 // what arriving means). Resolves as runTurn does.
@@ -238,3 +270,89 @@ export function caught(name, work) {
     }
   };
 }
+
+// The first turn, with `gate` opened once the runner yields the event asking for `interruptId` (the request is
+// in the session); a gate still shut once the turn has gone idle is opened, and the order is vacuous.
+export async function firstTurn(turn, gate, interruptId, text) {
+  const onEvent = (event) => {
+    if ((event.longRunningToolIds ?? []).includes(interruptId) && !gate.opened) gate.open();
+  };
+  const running = turn({ role: "user", parts: [{ text }] }, onEvent);
+  await settle();
+  const forced = !gate.opened;
+  if (forced) gate.open();
+  const result = await running;
+  if (forced) throw new Vacuous(`the request for ${interruptId} never reached the runner while its siblings were in flight`);
+  return result;
+}
+
+// A turn as the value shows it: "returned", or {raises: its error's name}.
+export function turnShown(result) {
+  return result.error ? { raises: result.error?.name ?? "Error" } : "returned";
+}
+
+// START -> Ask and Sib -> Join -> Collect, answered in a second turn: Sib finishes after Ask's request reached the
+// runner (`sibFirst` false) or before Ask asks. With `endAtRequest` (the mitigation) Ask returns right after its
+// RequestInput and acts only in the pass that has the answer. What each node ran, the join got, and Ask acted on.
+export async function fanOutOrder(adk, sibFirst, endAtRequest) {
+  const { FunctionNode, JoinNode, RequestInput, START, Workflow } = adk;
+  const runs = {};
+  const joinInputs = [];
+  const afterYield = [];
+  const actedOn = [];
+  const finished = [];
+  const asked = new Gate();
+  const sibDone = new Gate();
+  const count = (name) => (runs[name] = (runs[name] ?? 0) + 1);
+  const ask = new FunctionNode("Ask", async function* (ctx) {
+    count("Ask");
+    const answer = ctx.resumeInputs?.q1;
+    if (answer !== undefined) {
+      actedOn.push(answer && typeof answer === "object" ? answer.result : answer);
+      yield `answer=${actedOn.at(-1)}`;
+      return;
+    }
+    if (sibFirst) {
+      await sibDone.wait();
+      await settle(); // Sib's output is handed on before Ask asks
+    }
+    finished.push("Ask asked");
+    yield new RequestInput({ interruptId: "q1", message: "proceed?" });
+    if (endAtRequest) return;
+    afterYield.push("ran before the answer");
+  }, { rerunOnResume: true });
+  const sib = new FunctionNode("Sib", async () => {
+    count("Sib");
+    if (!sibFirst) await asked.wait();
+    finished.push("Sib finished");
+    sibDone.open();
+    return "sib";
+  });
+  const collect = new FunctionNode("Collect", async (ctx, input) => {
+    count("Collect");
+    joinInputs.push(input);
+    return "collected";
+  });
+  const join = new JoinNode({ name: "Join" });
+  const turn = await sessionTurns(new Workflow({ name: "wf", edges: [[START, [ask, sib]], [ask, join], [sib, join], [join, collect]] }));
+  const first = sibFirst ? await turn({ role: "user", parts: [{ text: "go" }] }) : await firstTurn(turn, asked, "q1", "go");
+  const before = { ...runs };
+  const collectedBefore = joinInputs.length;
+  const ids = askedFor(first.events);
+  const second = ids.length ? await turn(answerMessage(adk.REQUEST_INPUT_FUNCTION_CALL_NAME, "q1", "yes")) : { error: { name: "(nothing asked)" } };
+  return {
+    first_turn: turnShown(first),
+    asked_for: ids,
+    finish_order: finished,
+    runs_before_answer: before,
+    join_fired_before_answer: collectedBefore,
+    after_yield: afterYield.slice(0, 1),
+    acted_on: actedOn,
+    resume: turnShown(second),
+    runs_after_resume: Object.fromEntries(["Ask", "Sib", "Collect"].map((k) => [k, (runs[k] ?? 0) - (before[k] ?? 0)])),
+    join_inputs: joinInputs,
+  };
+}
+
+export const FAN_OUT_ORDERS = { "sib finishes after the request": false, "sib finishes before the request": true };
+export const HITL_NEEDS = ["Workflow", "FunctionNode", "JoinNode", "RequestInput", "START", "REQUEST_INPUT_FUNCTION_CALL_NAME"];

@@ -5,7 +5,7 @@
 // came from), and the outcome must be the same in every order (suites/fanin_node.mjs's judge).
 import { LlmAgent, ParallelAgent, SequentialAgent } from "@google/adk";
 import { Gate, Vacuous, probe, recordJudged, sameValue, settle } from "../fanin_node.mjs";
-import { Combine, FakeLlm, GatedWriter, Guard, Merge, Step, Turns, caught, fate, mergedWrites, runInTurns, runTurn } from "./kit.mjs";
+import { Combine, FAN_OUT_ORDERS, FakeLlm, GatedWriter, Guard, HITL_NEEDS, Merge, Step, Turns, caught, fanOutOrder, fate, mergedWrites, runInTurns, runTurn } from "./kit.mjs";
 
 probe({
   "id": "adkjs/parallel-agent/same-key-mitigated",
@@ -248,4 +248,38 @@ probe({
     };
   }
   recordJudged(obs, { "caught in each node": runs }, "run completes, every result kept");
+});
+
+probe({
+  "id": "adkjs/workflow/hitl-in-fan-out-mitigated",
+  "title": "hitl-in-fan-out, mitigated: Ask returns right after yielding its RequestInput and acts only in the pass that reads the answer from ctx.resumeInputs; the same two orders",
+  "claim": {
+    "text": "End a node at its RequestInput (return right after the yield) and act only in the resumed pass that reads ctx.resumeInputs: nothing acts before the answer, the node acts once, on the answer, and the join gets the answer and the sibling's output whichever finished first.",
+    "source": "https://github.com/google/adk-js/blob/main/core/src/workflow/base_node.ts",
+    "expect": {"hazard": "safe"}
+  }
+}, async function hitlInFanOutMitigated(obs) {
+  const adk = await obs.need("@google/adk", ...HITL_NEEDS);
+  const runs = {};
+  let asked = false;
+  for (const [name, sibFirst] of Object.entries(FAN_OUT_ORDERS)) {
+    const seen = await fanOutOrder(adk, sibFirst, true);
+    asked ||= seen.asked_for.length > 0;
+    const failed = [seen.first_turn, seen.resume].find((t) => t !== "returned");
+    if (failed !== undefined) {
+      runs[name] = failed;
+      continue;
+    }
+    const got = seen.join_inputs[0] ?? {};
+    const wrong = [
+      ...seen.after_yield,
+      ...(sameValue(seen.acted_on, ["yes"]) ? [] : [`Ask acted on ${JSON.stringify(seen.acted_on)}`]),
+      ...(seen.join_fired_before_answer ? ["the join fired before the answer"] : []),
+      ...(seen.join_inputs.length > 1 ? [`the join fired ${seen.join_inputs.length} times`] : []),
+      ...(seen.runs_after_resume.Sib ? ["Sib ran again"] : []),
+    ];
+    runs[name] = { made: ["Ask: answer=yes", "Sib: sib"], kept: Object.entries(got).map(([k, v]) => `${k}: ${v}`), wrong, result: got, observed: { asked_for: seen.asked_for, finish_order: seen.finish_order } };
+  }
+  if (!asked) throw new Vacuous("Ask never asked for input");
+  recordJudged(obs, { "end the node at its request": runs });
 });
