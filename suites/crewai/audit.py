@@ -12,7 +12,8 @@ and the other behind another. Findings, each citing the probes it rests on (the 
 observed at the installed version):
 
 - an `or_` listener two of whose sources both complete in one run (crewai/or-listener/two-branches: once per
-  source up to 1.8.1, once from 1.9.0 with the second trigger dropped);
+  source up to 1.8.1, once from 1.9.0 with the second trigger dropped); a source that comes after the listener
+  itself (a router's route looping back to it) is a loop, which that probe does not observe, and is left out;
 - an `and_` listener that takes the trigger's output: it is handed the last finisher's only
   (crewai/and-listener/two-branches, crewai/scenario/fan-in-order);
 - one `self.state` key written by two methods that can run at once: a read, an await and a write loses an
@@ -140,13 +141,13 @@ class _Shape:
     def _dominators(self) -> dict[str, set[str]]:
         pre = {n: set(self.nodes) for n in self.nodes}
         for m in self.methods.values():
-            if m.kind == "start" and m.condition is None:
+            if m.kind == "start":  # a start runs at kickoff, whatever else (`@start("retry")`) runs it again
                 pre[m.name] = set()
         for _ in range(len(self.nodes) + 1):
             changed = False
             for n in sorted(self.nodes):
                 m = self.methods.get(n)
-                if m is not None and m.condition is None:
+                if m is not None and (m.condition is None or m.kind == "start"):
                     continue
                 if m is not None and m.condition is not None:
                     new = self.waits(m.condition, pre) - {n}
@@ -168,7 +169,7 @@ class _Shape:
             op, children = condition
             return (any if op == "or" else all)(met(c, seen) for c in children)
 
-        seen = {m.name for m in self.methods.values() if m.kind == "start" and m.condition is None}
+        seen = {m.name for m in self.methods.values() if m.kind == "start"}
         for _ in range(len(self.nodes) + 1):
             more = {m.name for m in self.methods.values() if m.condition is not None and met(m.condition, seen)}
             more |= {label for label, routers in self.routers_of.items() if routers & seen}
@@ -196,6 +197,8 @@ class _Shape:
             if condition in seen:
                 return False
             method = self.methods.get(condition)
+            if method is not None and method.kind == "start":
+                return False  # it runs at kickoff, before anything else has
             inner = method.condition if method is not None else ("or", tuple(sorted(self.routers_of.get(condition, ()))))
             if inner is None or inner == ("or", ()):
                 return False
@@ -211,7 +214,9 @@ class _Shape:
         if a in self.pre[b] or b in self.pre[a] or self.exclusive(self.leaf(a), self.leaf(b)):
             return True
         return any(
-            self.methods[x].condition is not None and self.follows(self.methods[x].condition, y)  # type: ignore[arg-type]
+            self.methods[x].kind != "start"
+            and self.methods[x].condition is not None
+            and self.follows(self.methods[x].condition, y)  # type: ignore[arg-type]
             for x, y in ((a, b), (b, a))
         )
 
@@ -327,6 +332,7 @@ def _listener_findings(shape: _Shape) -> list[dict[str, Any]]:
             for i, a in enumerate(sources)
             for b in sources[i + 1 :]
             if not shape.exclusive(shape.waits(a), shape.waits(b))
+            and m.name not in shape.waits(a) | shape.waits(b)  # one fed back from the listener: a loop, not a fan-in
         ]
         where = [f"{m.name} (listens to {_shown(m.condition)})"]
         if op == "or" and both:
