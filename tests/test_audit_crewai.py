@@ -31,12 +31,17 @@ pytestmark = pytest.mark.timeout(func_only=True)
 
 
 @pytest.fixture(scope="module")
-def audited() -> dict[str, list[Any]]:
+def audits() -> dict[str, list[audit.Audit]]:
     python = audit.python_of(MATRIX.newest("crewai"))
     return {
-        name: [f for a in audit.evaluate(f"{CORPUS / name}.py:{truth['target']}", MATRIX, python) for f in a.findings]
+        name: audit.evaluate(f"{CORPUS / name}.py:{truth['target']}", MATRIX, python)
         for name, truth in sorted(EXPECTED.items())
     }
+
+
+@pytest.fixture(scope="module")
+def audited(audits: dict[str, list[audit.Audit]]) -> dict[str, list[Any]]:
+    return {name: [f for a in found for f in a.findings] for name, found in audits.items()}
 
 
 def _matches(hazard: dict[str, Any], finding: Any) -> bool:
@@ -78,3 +83,15 @@ def test_order_coupled_findings_of_an_and_join_and_shared_appends(audited: dict[
     }
     assert not audited["cw_research_and_join"]  # separate fields, an and_ join that takes no argument
     assert not audited["cw_router_or_join"]  # the or_ over a router's two routes, their writes never meet
+
+
+def test_the_or_listener_finding_is_order_coupled_where_or_ran_once_per_branch(
+    audits: dict[str, list[audit.Audit]],
+) -> None:
+    # The same facts, as if crewai 1.8.1 were installed: its reference cell saw j run once per branch.
+    (seen,) = audits["cw_first_responder_or"]
+    old = next(c for c in MATRIX.cells if c.framework.key == "crewai" and c.version == "1.8.1")
+    facts = {"versions": {"crewai": "1.8.1"}, "python": old.python, "inspected": [seen.facts]}
+    (at_181,) = audit.audits_from(seen.target, facts, MATRIX, None)
+    (finding,) = [f for f in at_181.findings if f.pattern.startswith("or_ listener")]
+    assert at_181.compared_with == old.id and finding.hazard == "order-coupled"
