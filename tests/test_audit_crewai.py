@@ -95,3 +95,21 @@ def test_the_or_listener_finding_is_order_coupled_where_or_ran_once_per_branch(
     (at_181,) = audit.audits_from(seen.target, facts, MATRIX, None)
     (finding,) = [f for f in at_181.findings if f.pattern.startswith("or_ listener")]
     assert at_181.compared_with == old.id and finding.hazard == "order-coupled"
+
+
+def test_a_router_whose_routes_cannot_be_read_makes_the_audit_incomplete(tmp_path: Any) -> None:
+    # Its listeners hang on labels the audit cannot see returned: "no finding" would not mean "no hazard".
+    flow = tmp_path / "routed.py"
+    flow.write_text(
+        "from crewai.flow.flow import Flow, listen, router, start\n"
+        "ROUTE = 'go'\n"
+        "class Routed(Flow):\n"
+        "    @start()\n    def s(self):\n        return 1\n"
+        "    @router(s)\n    def pick(self):\n        return ROUTE\n"
+        "    @listen('go')\n    async def a(self):\n        self.state['n'] = 1\n"
+        "    @listen('go')\n    async def b(self):\n        self.state['n'] = 2\n",
+        encoding="utf-8",
+    )
+    (found,) = audit.evaluate(f"{flow}:Routed", MATRIX, audit.python_of(MATRIX.newest("crewai")))
+    assert any("pick (routes it returns" in reason for reason in found.incomplete), found.incomplete
+    assert audit.exit_code([found], ["silent", "loud"]) == audit.INCOMPLETE

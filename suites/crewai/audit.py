@@ -87,6 +87,12 @@ def _routes(func: ast.AST) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def _literal_returns(func: ast.AST) -> bool:
+    """Every `return` of a router gives a string literal (its routes can be read)."""
+    returns = [n for n in ast.walk(func) if isinstance(n, ast.Return)]
+    return all(isinstance(n.value, ast.Constant) and isinstance(n.value.value, str) for n in returns)
+
+
 def _methods(cls: type) -> tuple[dict[str, _Method], list[str]]:
     """Every decorated method, and the methods whose decorator's condition could not be read."""
     methods: dict[str, _Method] = {}
@@ -110,6 +116,8 @@ def _methods(cls: type) -> tuple[dict[str, _Method], list[str]]:
                 params = func.args.posonlyargs + func.args.args
                 takes = len(params) > 1 or func.args.vararg is not None
                 routes = _routes(func) if kind == "router" else ()
+                if kind == "router" and not _literal_returns(func):
+                    unread.append(f"{func.name} (routes it returns that are not string literals)")
                 methods[func.name] = _Method(func.name, kind, condition, routes, takes)
     return methods, unread
 
