@@ -10,6 +10,7 @@ while a read, an await and a write can (the read-modify-write probes). Nothing h
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import inspect
 import os
@@ -408,6 +409,7 @@ def _resolve(func: ast.expr, owner: Any, instance: Any = None) -> Any:
     module = inspect.getmodule(code)
     if module is not None:
         scopes.append(vars(module))
+    scopes.append(vars(builtins))  # print(state.x) hands a value to a builtin: it writes no key
     for scope in scopes:
         if func.id in scope:
             return scope[func.id]

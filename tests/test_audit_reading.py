@@ -113,6 +113,16 @@ class Checker:
         ctx.state.checked = await model()
 
 
+async def prints_a_key(ctx: Any) -> None:
+    print("count", ctx.state.count)
+
+
+def test_a_key_handed_to_a_builtin_leaves_the_writes_known() -> None:
+    # print is a builtin: before it was looked up among the builtins the call made every write unknown (dynamic)
+    (found,) = reading.read(prints_a_key, Attributes)
+    assert found.dynamic == [] and found.reads() == {"count"}
+
+
 def test_a_class_is_read_method_by_method_without_its_constructor() -> None:
     readings = reading.read(Checker, Attributes)
     assert [r.raises for r in readings] == [[]]

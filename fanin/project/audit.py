@@ -361,8 +361,8 @@ def refuse_javascript(target: str) -> None:
     where = target.rpartition(":")[0] or target
     if where.lower().endswith(JAVASCRIPT) and not _python_module(where):
         raise FaninError(
-            f"{where}: fanin audit reads Python graphs (it imports FILE.py:ATTR); for LangGraph.js and ADK for"
-            " JavaScript read what the probes observed (`fanin report`: the langgraphjs and adkjs cells) and"
+            f"{where}: fanin audit reads Python graphs (it imports FILE.py:ATTR); for LangGraph.js, ADK for"
+            " JavaScript and Mastra read what the probes observed (`fanin report`: the langgraphjs, adkjs and mastra cells) and"
             " answer the review checklist (reference/CHECKLIST.md)"
         )
 
