@@ -128,3 +128,31 @@ def test_agent_framework_set_state_of_one_superstep_is_seen_and_a_factorys_workf
         f.how for f in one.findings if f.certainty == "recorded"
     )
     assert "Never seen writing state in these tests: aggregate." in record.markdown(facts, [one])
+
+
+def test_adk_workflow_nodes_state_writes_are_seen_per_node_and_crossed_with_the_graph() -> None:
+    """An ADK 2.x Workflow app's own tests: two parallel function nodes writing one key in one invocation are seen
+    (their writes are authored by the Workflow; the node is its event's node_info.path); a key each writes only in
+    another test is the graph's word; two sequential writers of one key (plan, then write) are no finding."""
+    python = audit.python_of(MATRIX.newest("adk"))
+    facts = record.record([str(DATA / "record_adk_workflow"), "-q", "-p", "no:cacheprovider"], MATRIX, python)
+    assert (facts["pytest_exit"], facts["errors"]) == (0, [])
+    assert facts["wrapped"]["adk"] == ["BaseAgent.run_async", "_node_runner_utils.run_node_async"]
+    (workflow,) = facts["inspected"]
+    seen = workflow["recorded"]
+    assert (workflow["name"], seen["runs"], len(seen["tests"]), seen["never_ran"]) == ("research", 3, 3, [])
+    assert seen["writers"] == {
+        "flag": ["search_papers", "search_web"],
+        "report": ["write"],
+        "sources": ["search_papers", "search_web"],
+        "topic": ["plan", "write"],
+    }
+    assert seen["met_by_key"] == {"sources": [["search_papers", "search_web"]]}
+    assert workflow["parallel"] == [["search_papers", "search_web"]]
+    (one,) = record.audits(facts, MATRIX)
+    found = {(f.where[1].split(":")[0], f.certainty) for f in one.findings}
+    assert found == {("state key 'sources'", "recorded"), ("state key 'flag'", "recorded-static")}, found
+    assert all(f.probes == ["adk/workflow/same-key"] and f.evidence for f in one.findings)
+    assert all(f.hazard == "silent" for f in one.findings), [f.hazard for f in one.findings]
+    text = record.markdown(facts, [one])
+    assert "| `topic` | state_delta (no merge: the last event's value is kept) | plan, write | never |" in text
