@@ -157,3 +157,14 @@ def test_adk_workflow_nodes_state_writes_are_seen_per_node_and_crossed_with_the_
     assert all(f.hazard == "silent" for f in one.findings), [f.hazard for f in one.findings]
     text = record.markdown(facts, [one])
     assert "| `topic` | state_delta (no merge: the last event's value is kept) | plan, write | never |" in text
+
+
+def test_a_graph_whose_state_holds_a_managed_value_is_named_and_crossed_with_its_merge_policies(python: str) -> None:
+    """A prebuilt agent's state holds `remaining_steps`, a managed value: the graph lists it among its channels, a
+    run's loop does not. The run is still matched to its graph, so its merge policies cross the writes seen."""
+    facts = record.record([str(DATA / "record_managed"), "-q", "-p", "no:cacheprovider"], MATRIX, python)
+    (graph,) = facts["inspected"]
+    assert graph["name"] == "LangGraph" and {c["key"] for c in graph["channels"]} >= {"checks", "answer"}
+    assert graph["recorded"]["writers"]["checks"] == ["check_facts", "check_style"]
+    (one,) = record.audits(facts, MATRIX)
+    assert {(f.pattern, f.certainty) for f in one.findings} == {("order-sensitive reducer", "recorded")}
