@@ -81,7 +81,8 @@ def test_adk_state_writes_of_parallel_branches_are_seen_per_invocation_and_cross
     python = audit.python_of(MATRIX.newest("adk"))
     args = [str(DATA / "record_adk"), "-q", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"]
     facts = record.record(args, MATRIX, python)
-    assert (facts["pytest_exit"], facts["errors"], facts["wrapped"]) == (0, [], {"adk": ["BaseAgent.run_async"]})
+    wrapped = {"adk": ["BaseAgent.run_async", "_node_runner_utils.run_node_async"]}  # ADK 2.x: the Workflows' entry too
+    assert (facts["pytest_exit"], facts["errors"], facts["wrapped"]) == (0, [], wrapped)
     (tree,) = facts["inspected"]
     seen = tree["recorded"]
     assert (seen["runs"], len(seen["tests"]), seen["never_ran"]) == (3, 3, ["reviewer"])
@@ -128,3 +129,42 @@ def test_agent_framework_set_state_of_one_superstep_is_seen_and_a_factorys_workf
         f.how for f in one.findings if f.certainty == "recorded"
     )
     assert "Never seen writing state in these tests: aggregate." in record.markdown(facts, [one])
+
+
+def test_adk_workflow_nodes_state_writes_are_seen_per_node_and_crossed_with_the_graph() -> None:
+    """An ADK 2.x Workflow app's own tests: two parallel function nodes writing one key in one invocation are seen
+    (their writes are authored by the Workflow; the node is its event's node_info.path); a key each writes only in
+    another test is the graph's word; two sequential writers of one key (plan, then write) are no finding."""
+    python = audit.python_of(MATRIX.newest("adk"))
+    facts = record.record([str(DATA / "record_adk_workflow"), "-q", "-p", "no:cacheprovider"], MATRIX, python)
+    assert (facts["pytest_exit"], facts["errors"]) == (0, [])
+    assert facts["wrapped"]["adk"] == ["BaseAgent.run_async", "_node_runner_utils.run_node_async"]
+    (workflow,) = facts["inspected"]
+    seen = workflow["recorded"]
+    assert (workflow["name"], seen["runs"], len(seen["tests"]), seen["never_ran"]) == ("research", 3, 3, [])
+    assert seen["writers"] == {
+        "flag": ["search_papers", "search_web"],
+        "report": ["write"],
+        "sources": ["search_papers", "search_web"],
+        "topic": ["plan", "write"],
+    }
+    assert seen["met_by_key"] == {"sources": [["search_papers", "search_web"]]}
+    assert workflow["parallel"] == [["search_papers", "search_web"]]
+    (one,) = record.audits(facts, MATRIX)
+    found = {(f.where[1].split(":")[0], f.certainty) for f in one.findings}
+    assert found == {("state key 'sources'", "recorded"), ("state key 'flag'", "recorded-static")}, found
+    assert all(f.probes == ["adk/workflow/same-key"] and f.evidence for f in one.findings)
+    assert all(f.hazard == "silent" for f in one.findings), [f.hazard for f in one.findings]
+    text = record.markdown(facts, [one])
+    assert "| `topic` | state_delta (no merge: the last event's value is kept) | plan, write | never |" in text
+
+
+def test_a_graph_whose_state_holds_a_managed_value_is_named_and_crossed_with_its_merge_policies(python: str) -> None:
+    """A prebuilt agent's state holds `remaining_steps`, a managed value: the graph lists it among its channels, a
+    run's loop does not. The run is still matched to its graph, so its merge policies cross the writes seen."""
+    facts = record.record([str(DATA / "record_managed"), "-q", "-p", "no:cacheprovider"], MATRIX, python)
+    (graph,) = facts["inspected"]
+    assert graph["name"] == "LangGraph" and {c["key"] for c in graph["channels"]} >= {"checks", "answer"}
+    assert graph["recorded"]["writers"]["checks"] == ["check_facts", "check_style"]
+    (one,) = record.audits(facts, MATRIX)
+    assert {(f.pattern, f.certainty) for f in one.findings} == {("order-sensitive reducer", "recorded")}

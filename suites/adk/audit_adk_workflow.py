@@ -99,78 +99,93 @@ def _may_return_none(node: Any) -> str | None:
     return None
 
 
+class _Structure:
+    """A Workflow's graph as the findings read it: back edges (a loop's way back), what each node reaches over
+    the rest, the routes that must all be taken to reach a node, and so which two nodes can run together."""
+
+    def __init__(self, workflow: Any) -> None:
+        edges, nodes = _graph_edges(workflow)
+        start = next((s for s in _START if s in nodes), "__START__")
+        out: dict[str, list[_Edge]] = defaultdict(list)
+        for edge in edges:
+            out[edge.source].append(edge)
+        # Back edges (a loop's way back) found by a depth-first walk from START; the rest is a DAG.
+        back: set[_Edge] = set()
+        state: dict[str, int] = {}
+
+        def visit(name: str) -> None:
+            state[name] = 1
+            for edge in out.get(name, []):
+                if state.get(edge.target) == 1:
+                    back.add(edge)
+                elif edge.target not in state:
+                    visit(edge.target)
+            state[name] = 2
+
+        visit(start)
+        for name in list(nodes):
+            if name not in state:
+                visit(name)
+        forward = [e for e in edges if e not in back]
+        reach: dict[str, set[str]] = {}
+
+        def reachable(name: str) -> set[str]:
+            if name not in reach:
+                reach[name] = set()
+                found = set()
+                for edge in forward:
+                    if edge.source == name:
+                        found |= {edge.target} | reachable(edge.target)
+                reach[name] = found
+            return reach[name]
+
+        # The routes that must all have been taken to reach a node (intersection over its incoming paths).
+        order = [n for n in _topological(nodes, forward)]
+        needs: dict[str, set[tuple[str, Any]] | None] = {n: None for n in nodes}
+        needs[start] = set()
+        for name in order:
+            incoming = [e for e in forward if e.target == name]
+            if name == start or not incoming:
+                needs[name] = needs[name] or set()
+                continue
+            sets = []
+            for edge in incoming:
+                base = needs.get(edge.source) or set()
+                sets.append(base | ({(edge.source, edge.route)} if edge.route is not None else set()))
+            needs[name] = set.intersection(*sets) if sets else set()
+
+        def exclusive(a: str, b: str) -> bool:
+            routes_a, routes_b = needs.get(a) or set(), needs.get(b) or set()
+            return any(ra[0] == rb[0] and ra[1] != rb[1] for ra in routes_a for rb in routes_b)
+
+        def in_loop(name: str) -> bool:
+            """On a cycle: some back edge u -> v with `name` at or after v, and u at or after `name`."""
+            return any(
+                (name == e.target or name in reachable(e.target)) and (e.source == name or e.source in reachable(name))
+                for e in back
+            )
+
+        self.edges, self.nodes, self.start, self.forward, self.back = edges, nodes, start, forward, back
+        self.reachable, self.exclusive, self.in_loop = reachable, exclusive, in_loop
+
+    def concurrent(self, a: str, b: str) -> bool:
+        """Whether nodes a and b can run together: both in the graph, neither START, neither reaching the other
+        over forward edges, and not on two routes of one node."""
+        if a == b or a not in self.nodes or b not in self.nodes or a in _START or b in _START:
+            return False
+        return a not in self.reachable(b) and b not in self.reachable(a) and not self.exclusive(a, b)
+
+
 def _workflow_facts(workflow: Any) -> dict[str, Any]:
-    edges, nodes = _graph_edges(workflow)
-    start = next((s for s in _START if s in nodes), "__START__")
-    out: dict[str, list[_Edge]] = defaultdict(list)
-    for edge in edges:
-        out[edge.source].append(edge)
-    # Back edges (a loop's way back) found by a depth-first walk from START; the rest is a DAG.
-    back: set[_Edge] = set()
-    state: dict[str, int] = {}
-
-    def visit(name: str) -> None:
-        state[name] = 1
-        for edge in out.get(name, []):
-            if state.get(edge.target) == 1:
-                back.add(edge)
-            elif edge.target not in state:
-                visit(edge.target)
-        state[name] = 2
-
-    visit(start)
-    for name in list(nodes):
-        if name not in state:
-            visit(name)
-    forward = [e for e in edges if e not in back]
-    reach: dict[str, set[str]] = {}
-
-    def reachable(name: str) -> set[str]:
-        if name not in reach:
-            reach[name] = set()
-            found = set()
-            for edge in forward:
-                if edge.source == name:
-                    found |= {edge.target} | reachable(edge.target)
-            reach[name] = found
-        return reach[name]
-
-    # The routes that must all have been taken to reach a node (intersection over its incoming paths).
-    order = [n for n in _topological(nodes, forward)]
-    needs: dict[str, set[tuple[str, Any]] | None] = {n: None for n in nodes}
-    needs[start] = set()
-    for name in order:
-        incoming = [e for e in forward if e.target == name]
-        if name == start or not incoming:
-            needs[name] = needs[name] or set()
-            continue
-        sets = []
-        for edge in incoming:
-            base = needs.get(edge.source) or set()
-            sets.append(base | ({(edge.source, edge.route)} if edge.route is not None else set()))
-        needs[name] = set.intersection(*sets) if sets else set()
-
-    def exclusive(a: str, b: str) -> bool:
-        routes_a, routes_b = needs.get(a) or set(), needs.get(b) or set()
-        return any(ra[0] == rb[0] and ra[1] != rb[1] for ra in routes_a for rb in routes_b)
-
-    def in_loop(name: str) -> bool:
-        """On a cycle: some back edge u -> v with `name` at or after v, and u at or after `name`."""
-        return any(
-            (name == e.target or name in reachable(e.target)) and (e.source == name or e.source in reachable(name))
-            for e in back
-        )
-
+    graph_of = _Structure(workflow)
+    edges, nodes, forward, back = graph_of.edges, graph_of.nodes, graph_of.forward, graph_of.back
+    in_loop = graph_of.in_loop
     findings: list[dict[str, Any]] = []
     for name, node in sorted(nodes.items()):
         preds = sorted({e.source for e in forward if e.target == name})
         if len(preds) < 2:
             continue
-        concurrent = sorted({
-            p for p in preds for q in preds
-            if p != q and p not in _START and q not in _START
-            and p not in reachable(q) and q not in reachable(p) and not exclusive(p, q)
-        })
+        concurrent = sorted({p for p in preds for q in preds if graph_of.concurrent(p, q)})
         has_start = any(p in _START for p in preds)
         if _is_join(node):
             for pred in preds:

@@ -31,7 +31,7 @@ class Recording:
 
     def saw_graph(self, graph: Any) -> None:
         try:
-            key = frozenset(graph.channels)
+            key = frozenset(_loop_channels(graph))
         except Exception:  # noqa: BLE001 - not a graph we can name: its runs are still recorded
             return
         with self.lock:
@@ -62,6 +62,16 @@ class Recording:
                 run["writes"].extend(rows)
         except Exception as exc:  # noqa: BLE001 - recording never breaks the user's run
             self.errors.append(f"{type(exc).__name__}: {exc}"[:200])
+
+
+def _loop_channels(graph: Any) -> list[str]:
+    """The channel names a run's loop holds: the graph's channels without its managed values (`remaining_steps` of
+    a prebuilt agent's state is a class, or a spec, there, and the loop keeps those apart), so its runs are named."""
+    return [
+        str(name)
+        for name, channel in graph.channels.items()
+        if not isinstance(channel, type) and hasattr(channel, "checkpoint")
+    ]
 
 
 def install(recording: Recording) -> list[str]:
