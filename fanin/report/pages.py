@@ -7,6 +7,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from fanin.model import compare, mitigations
 from fanin.model.errors import FaninError
 from fanin.model.results import (
@@ -82,10 +84,12 @@ def _step_between(
             (path, compare.compact(b), compare.compact(a))
             for path, b, a in compare.value_differences(before.value, after.value)
         )
-    first, skipped = "", tuple[str, ...]()
+    first, skipped, companion = "", tuple[str, ...](), ""
     if before_column and after_column and change.is_breaking:
         for entry in bisected.get(observation_id, []):
-            if (entry.get("good"), entry.get("bad")) == (before_column.version, after_column.version):
+            if "companion" in entry:
+                companion = companion or _companion_change(entry, before_column.version, after_column.version)
+            elif (entry.get("good"), entry.get("bad")) == (before_column.version, after_column.version):
                 first = str(entry.get("first_changed", ""))
                 skipped = tuple(str(v) for v in entry.get("skipped_yanked", []))
     return Step(
@@ -100,7 +104,20 @@ def _step_between(
         values,
         first,
         skipped,
+        companion,
     )
+
+
+def _companion_change(entry: Mapping[str, Any], before: str, after: str) -> str:
+    """`langgraph-checkpoint 4.3.0 (at langgraph 1.2.14)`: a companion bisect whose held version lies in the step."""
+    try:
+        held = Version(str(entry["at"]))
+        inside = Version(before) <= held <= Version(after) or Version(after) <= held <= Version(before)
+    except (InvalidVersion, KeyError):
+        return ""
+    if not inside or not entry.get("first_changed"):
+        return ""
+    return f"{entry['companion']} {entry['first_changed']} (its framework held at {entry['at']})"
 
 
 def worst_of(observations: Iterable[Observation], probe_id: str) -> Observation | None:

@@ -59,6 +59,9 @@ class Step:
     values: tuple[tuple[str, str, str], ...]  # (value path, before, after), compact JSON
     first_changed: str = ""  # the release bisect found
     skipped_yanked: tuple[str, ...] = ()
+    companion_changed: str = (
+        ""  # a companion bisect in this step: `langgraph-checkpoint 4.3.0 (its framework held at 1.2.14)`
+    )
 
     @property
     def behaviour(self) -> bool:
@@ -77,6 +80,8 @@ class Step:
             if self.skipped_yanked:
                 text += f"; yanked, skipped: {', '.join(self.skipped_yanked)}"
             text += ")"
+        if self.companion_changed:
+            text += f", changed with {self.companion_changed} (bisected)"
         return text
 
 
