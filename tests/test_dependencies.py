@@ -211,3 +211,17 @@ def test_the_reports_step_names_a_companion_bisect_whose_held_version_lies_in_it
     assert pages._companion_change(entry, "1.2.9", "1.2.18") == said
     assert pages._companion_change(entry, "1.2.18", "1.2.9") == said
     assert pages._companion_change(entry, "1.2.18", "1.2.24") == ""
+
+
+def test_a_framework_bisect_names_the_own_dependencies_that_moved_beside_the_first_changed_release() -> None:
+    from fanin.model.results import Observation
+    from fanin.versions.first_release import beside_first
+
+    seen = {v: Observation("ok", {}, "x", "d", "safe") for v in ("1.2.9", "1.2.14", "1.2.15", "1.2.18")}
+    packages = {
+        "1.2.14": {"langgraph-checkpoint": "4.2.0", "xxhash": "3.5.0"},
+        "1.2.15": {"langgraph-checkpoint": "4.3.0", "xxhash": "3.5.0"},
+    }
+    said = beside_first("1.2.15", seen, packages)
+    assert said == ", with langgraph-checkpoint 4.2.0 → 4.3.0 beside it (bisect over it: --companion)"
+    assert beside_first("1.2.15", seen, {**packages, "1.2.14": packages["1.2.15"]}) == ""
