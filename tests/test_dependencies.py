@@ -83,9 +83,9 @@ def test_the_real_companion_bisect_of_delta_channel_parallel_is_keyed_by_the_com
     real runs): langgraph held, only the companion moved, and the finding names the companion's release."""
     from fanin.versions.first_release import findings, span
 
-    entries = [e for e in findings()[DELTA] if e.get("companion") == "langgraph-checkpoint"]
-    assert len(entries) == 1
-    entry = entries[0]
+    entries = {e["at"]: e for e in findings()[DELTA] if e.get("companion") == "langgraph-checkpoint"}
+    assert sorted(entries) == ["1.2.14", "1.2.9"] and entries["1.2.9"]["first_changed"] == "4.3.0"
+    entry = entries["1.2.14"]
     assert (entry["at"], entry["first_changed"], span(entry)) == (
         "1.2.14",
         "4.3.0",
@@ -143,7 +143,9 @@ def test_probe_here_names_the_companion_when_the_framework_is_the_references_ver
         "fanin: langgraph is 1.2.9 on both sides: the changes above came with what moved beside it, not with"
         " langgraph: langgraph-checkpoint 4.1.1 → 4.3.1 (with it, or with another package)"
     ) in out
-    assert f"fanin: changed with langgraph-checkpoint 4.3.0 (bisected, langgraph held at 1.2.14): {DELTA}" in out
+    assert (
+        f"fanin: changed with langgraph-checkpoint 4.3.0 (bisected, langgraph held at 1.2.9, 1.2.14): {DELTA};" in out
+    )
 
 
 def test_upgrade_across_the_companion_release_names_it() -> None:
@@ -161,7 +163,7 @@ def test_upgrade_across_the_companion_release_names_it() -> None:
         timeout=600,
     )
     assert done.returncode in (0, 1), done.stderr
-    assert "fanin: changed with langgraph-checkpoint 4.3.0 (bisected, langgraph held at 1.2.14): " in done.stdout
+    assert "fanin: changed with langgraph-checkpoint 4.3.0 (bisected, langgraph held at 1.2.9, 1.2.14): " in done.stdout
     assert "langgraph-checkpoint is 4.1.1 → 4.3.1 here" in done.stdout
     assert "is 1.2.9 on both sides" not in done.stdout  # the framework moved too: not named as held
 

@@ -115,7 +115,7 @@ def bisected(
     """One line per companion release a companion bisect pinned a changed observation to, where the two sides'
     versions of that companion lie either side of it: the change is named as coming with that release."""
     before, after = versions(base), versions(target)
-    named: dict[tuple[str, str, str], list[str]] = {}
+    named: dict[tuple[str, str], dict[str, list[str]]] = {}  # (companion, release) -> the framework's held versions
     for oid in changed:
         for entry in findings.get(oid, []):
             package, first = entry.get("companion"), entry.get("first_changed")
@@ -123,12 +123,15 @@ def bisected(
                 continue
             a, b, f = Version(before[package]), Version(after[package]), Version(first)
             if a < f <= b or b < f <= a:
-                named.setdefault((package, first, str(entry.get("at", "?"))), []).append(oid)
-    return [
-        f"fanin: changed with {package} {first} (bisected, {framework.package} held at {at}): {', '.join(oids)};"
-        f" {package} is {before[package]} → {after[package]} here"
-        for (package, first, at), oids in sorted(named.items())
-    ]
+                named.setdefault((package, first), {}).setdefault(oid, []).append(str(entry.get("at", "?")))
+    lines = []
+    for (package, first), oids in sorted(named.items()):
+        held = ", ".join(sorted({at for ats in oids.values() for at in ats}, key=Version))
+        lines.append(
+            f"fanin: changed with {package} {first} (bisected, {framework.package} held at {held}): {', '.join(oids)};"
+            f" {package} is {before[package]} → {after[package]} here"
+        )
+    return lines
 
 
 def explained(
