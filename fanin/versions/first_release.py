@@ -112,6 +112,7 @@ def record(
     dependencies each step installed; `companion` (package, the framework's version held) makes it a companion's."""
     findings: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
     key = (good, bad, *(companion or ()))
+    installed = packages or {}
     entries = [e for e in findings.get(probe_id, []) if span(e) != key]
     entry: dict[str, Any] = {
         "good": good,
@@ -119,7 +120,7 @@ def record(
         "first_changed": first,
         "skipped_yanked": sorted(skipped or [], key=Version),
         "observed": {
-            v: {"outcome": o.outcome, "label": o.label, **({"packages": packages[v]} if v in (packages or {}) else {})}
+            v: {"outcome": o.outcome, "label": o.label, **({"packages": installed[v]} if v in installed else {})}
             for v, o in sorted(seen.items(), key=lambda i: Version(i[0]))
         },
     }
