@@ -205,14 +205,22 @@ def test_bisect_companion_refuses_what_it_cannot_hold_in_one_line() -> None:
         assert done.returncode == 2 and said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
-def test_the_reports_step_names_a_companion_bisect_whose_held_version_lies_in_it() -> None:
+def test_the_reports_step_names_a_companion_release_only_where_its_two_cells_lie_either_side_of_it() -> None:
+    """A step 1.1.10 -> 1.2.9 (both cells without 4.3.0) is not "changed with langgraph-checkpoint 4.3.0", though the
+    companion was bisected at 1.2.9; 1.2.9 (4.1.1) -> 1.2.18 (4.3.1) is, either way round."""
     from fanin.report import pages
+    from fanin.report.view import Column
 
-    entry = {"companion": "langgraph-checkpoint", "first_changed": "4.3.0", "at": "1.2.14"}
-    said = "langgraph-checkpoint 4.3.0 (its framework held at 1.2.14)"
-    assert pages._companion_change(entry, "1.2.9", "1.2.18") == said
-    assert pages._companion_change(entry, "1.2.18", "1.2.9") == said
-    assert pages._companion_change(entry, "1.2.18", "1.2.24") == ""
+    def column(version: str, checkpoint: str | None) -> Column:
+        held = (("langgraph-checkpoint", checkpoint),) if checkpoint else ()
+        return Column(f"langgraph-{version}", "langgraph", version, companions=held)
+
+    entry = {"companion": "langgraph-checkpoint", "first_changed": "4.3.0", "at": "1.2.9"}
+    old, mid, new = column("1.1.10", "4.0.3"), column("1.2.9", "4.1.1"), column("1.2.18", "4.3.1")
+    assert pages._companion_change(entry, mid, new) == "langgraph-checkpoint 4.3.0"
+    assert pages._companion_change(entry, new, mid) == "langgraph-checkpoint 4.3.0"
+    assert pages._companion_change(entry, old, mid) == ""
+    assert pages._companion_change(entry, mid, column("1.2.18", None)) == ""  # a cell without it says nothing
 
 
 def test_a_framework_bisect_names_the_own_dependencies_that_moved_beside_the_first_changed_release() -> None:

@@ -37,6 +37,7 @@ class Column:
     origin: str = ""  # "" = the report's source; else the local result file it was read from
     date: str = ""
     commit: str = ""  # environment.suite_commit, 12 hex digits, "+dirty" stripped
+    companions: tuple[tuple[str, str], ...] = ()  # its versions of the packages a companion bisect names
 
     @property
     def label(self) -> str:
@@ -420,10 +421,11 @@ class ComparePage:
     def grouped(self) -> tuple[CompareGroup, ...]:
         """The entries with the variants of a probe that changed alike folded into one group (made once a page:
         the Markdown and the HTML page each ask for it twice)."""
-        groups: dict[tuple[str, str, str, str], list[CompareEntry]] = {}
+        groups: dict[tuple[str, str, str, str, str], list[CompareEntry]] = {}
         for entry in self.entries:
             step = entry.step
-            key = (entry.probe_id, step.label, shown_key(step.before), shown_key(step.after))
+            # variants that changed with different companions are told apart (SQLite's saver, not the core's)
+            key = (entry.probe_id, step.label, shown_key(step.before), shown_key(step.after), step.companion_changed)
             groups.setdefault(key, []).append(entry)
         return tuple(
             CompareGroup(
