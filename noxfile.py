@@ -9,6 +9,7 @@
     ./noxw -s bless -- [CELL ...]           promote reviewed local results into reference/
     ./noxw -s lock -- [CELL ...]            re-resolve cell locks with uv
     ./noxw -s bisect -- FRAMEWORK PROBE GOOD BAD   first release where a probe's observation changed
+        (… --companion PACKAGE --at VERSION: GOOD and BAD are the companion's, the framework held at VERSION)
     ./noxw -t repeat -- 20                  every cell 20 times (hash seeds 0..19), then the stability table
     ./noxw -s stability -- --runs 20        the repetition probes of each framework's newest cell, 20 runs each
     ./noxw -s sensitivity                   patched framework copies: every probe must notice its patch

@@ -454,10 +454,18 @@ def _bisect(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.versions import first_release as fanin_bisect
     from fanin.versions import pin_changes
 
+    if args.held and not args.companion:
+        raise FaninError("bisect --with goes with --companion (another companion held in every step)")
+    if (args.companion is None) != (args.at is None):
+        raise FaninError("bisect --companion PACKAGE and --at VERSION go together (the framework's version held)")
     if args.all:
-        if len(args.words) > 1:
-            raise FaninError("bisect --all takes at most a framework name")
+        if len(args.words) > 1 or args.companion:
+            raise FaninError("bisect --all takes at most a framework name (and no --companion)")
         return pin_changes.run(matrix, matrix.framework(args.words[0]).key if args.words else None)
+    if args.companion:
+        from fanin.versions import companion_bisect
+
+        return companion_bisect.run(args.words, args.companion, args.at, matrix, tuple(args.held))
     return fanin_bisect.run(args.words, matrix)
 
 
@@ -610,6 +618,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--all",
         action="store_true",
         help="every change between adjacent reference cells not yet pinned (optionally: FRAMEWORK)",
+    )
+    bis.add_argument(
+        "--companion",
+        metavar="PACKAGE",
+        help="bisect over one of the framework's own dependencies: GOOD and BAD are its versions (with --at)",
+    )
+    bis.add_argument("--at", metavar="VERSION", help="with --companion: the framework's version, held")
+    bis.add_argument(
+        "--with",
+        dest="held",
+        metavar="PACKAGE==VERSION",
+        action="append",
+        default=[],
+        help="with --companion: another companion held at a version in every step (what the moved one needs)",
     )
     bis.set_defaults(func=_bisect, runs_cells=True)
 

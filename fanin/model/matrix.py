@@ -87,6 +87,20 @@ class Framework:
 
 
 @dataclass(frozen=True)
+class Pin:
+    """A companion held at one version in a cell outside the matrix (a companion bisect's step): the framework
+    stays at the cell's version, the companion moves, and only the companion may be newer than the cell's moment."""
+
+    package: str
+    version: str
+    exclude_newer: str  # the companion release's own as-released moment (uv's --exclude-newer-package)
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.package}=={self.version}"
+
+
+@dataclass(frozen=True)
 class Cell:
     framework: Framework
     version: str
@@ -97,6 +111,7 @@ class Cell:
     default_python: str
     settings: tuple[tuple[str, str], ...] = ()  # the cell's own runtime settings, over its framework's
     own_env: tuple[tuple[str, str], ...] = ()  # the cell's own `env`, over its framework's
+    pins: tuple[Pin, ...] = ()  # companions held at a version (a companion bisect); never in matrix.toml
 
     @property
     def env(self) -> dict[str, str]:
@@ -106,7 +121,8 @@ class Cell:
     @property
     def id(self) -> str:
         base = f"{self.framework.key}-{self.version}"
-        return base if self.python == self.default_python else f"{base}-py{self.python}"
+        base = base if self.python == self.default_python else f"{base}-py{self.python}"
+        return base + "".join(f"+{canonicalize_name(pin.package)}-{pin.version}" for pin in self.pins)
 
     @property
     def requirement(self) -> str:

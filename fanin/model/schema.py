@@ -132,10 +132,19 @@ def bisect() -> dict[str, Any]:
                 "type": "object",
                 "additionalProperties": {
                     "type": "object",
-                    "properties": {"label": {"type": "string"}, "outcome": _OUTCOME},
+                    "properties": {
+                        "label": {"type": "string"},
+                        "outcome": _OUTCOME,
+                        # the framework's own dependencies as that run installed them (a companion may be the cause)
+                        "packages": {"type": "object", "additionalProperties": {"type": "string"}},
+                    },
                 },
             },
             "skipped_yanked": {"type": "array", "items": _VERSION},
+            # a companion bisect: good, bad and first_changed are releases of `companion`, the framework held at `at`
+            "companion": {"type": "string"},
+            "at": _VERSION,
+            "with": {"type": "object", "additionalProperties": _VERSION},
         },
     }
     return {

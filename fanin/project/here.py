@@ -392,11 +392,12 @@ def _compare(
     code = exits.SAME
     if covered:
         code = gate(header, covered, observed, details=True, proofs=proofs_at(covered, here))  # proven here or not
-        if any(change.is_breaking for change in covered):
+        breaking = [change.probe_id for change in covered if change.is_breaking]
+        if breaking:
             from fanin.versions import dependencies
+            from fanin.versions.first_release import findings
 
-            line = dependencies.said(framework, dependencies.moved(framework, base, here, locks))
-            if line:
+            for line in dependencies.explained(framework, base, here, locks, breaking, findings()):
                 print(line + "\n")
     if aside:
         needed = here.environment.get(NOT_INSTALLED) or {}

@@ -23,6 +23,7 @@ from fanin.model import compare, scenarios, topics
 from fanin.model import mitigations as mitigation_entries
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Matrix
+from fanin.model.names import canonicalize_name
 from fanin.model.results import (
     HARMFUL,
     HAZARDS,
@@ -151,9 +152,13 @@ def _differs(variant: VariantView, default: VariantView) -> bool:
     )
 
 
-def _columns(sets: Sequence[ResultSet], key: str, matrix: Matrix, origins: Mapping[str, str]) -> list[Column]:
+def _columns(
+    sets: Sequence[ResultSet], key: str, matrix: Matrix, origins: Mapping[str, str], named: frozenset[str] = frozenset()
+) -> list[Column]:
+    """`named`: the packages a companion bisect names; each column keeps its versions of them (a step's "changed with")."""
     built = []
     for rs in sorted(sets, key=lambda r: (version_key(r.version), r.cell)):
+        installed = {canonicalize_name(k): str(v) for k, v in (rs.environment.get("packages") or {}).items()}
         python = python_of(rs, matrix)
         note = f"py{python}" if python and python != matrix.default_python else ""
         built.append(
@@ -167,6 +172,7 @@ def _columns(sets: Sequence[ResultSet], key: str, matrix: Matrix, origins: Mappi
                 origins.get(rs.cell, ""),
                 str(rs.environment.get("date", "")),
                 commit_of(rs),
+                tuple((name, installed[name]) for name in sorted(named) if name in installed),
             )
         )
     default_cells = {c.version: c for c in built if not c.python_note}
@@ -220,7 +226,8 @@ def _framework_view(
     bisected: Mapping[str, list[dict[str, Any]]],
     mitigations: Mapping[str, mitigation_entries.Entry],
 ) -> FrameworkView:
-    all_columns = _columns(sets, key, matrix, origins)
+    named = frozenset(str(e["companion"]) for entries in bisected.values() for e in entries if "companion" in e)
+    all_columns = _columns(sets, key, matrix, origins, named)
     main = [c for c in all_columns if not c.twin_of]
     by_cell = {rs.cell: rs for rs in sets}
     infos: dict[str, ProbeInfo] = {}

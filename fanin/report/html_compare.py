@@ -41,6 +41,8 @@ def _step_details(step: Step) -> str:
         else ""
     )
     first = f"<p>First changed in {escape(step.first_changed)} (bisected).</p>" if step.first_changed else ""
+    if step.companion_changed:
+        first += f"<p>Changed with {escape(step.companion_changed)} (bisected over the companion).</p>"
     return f"{first}<ul>{fields}</ul>{table}"
 
 

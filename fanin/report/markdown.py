@@ -620,6 +620,8 @@ def compare_page(rep: Report, page: ComparePage) -> str:
             lines += [f"Variants: {group.variants}.", ""]
         if step.first_changed:
             lines += [f"First changed in {step.first_changed} (bisected).", ""]
+        if step.companion_changed:
+            lines += [f"Changed with {step.companion_changed} (bisected over the companion).", ""]
         lines += _value_table(step)
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

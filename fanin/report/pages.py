@@ -7,6 +7,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from fanin.model import compare, mitigations
 from fanin.model.errors import FaninError
 from fanin.model.results import (
@@ -82,10 +84,14 @@ def _step_between(
             (path, compare.compact(b), compare.compact(a))
             for path, b, a in compare.value_differences(before.value, after.value)
         )
-    first, skipped = "", tuple[str, ...]()
+    first, skipped, crossed = "", tuple[str, ...](), dict[str, list[str]]()
     if before_column and after_column and change.is_breaking:
         for entry in bisected.get(observation_id, []):
-            if (entry.get("good"), entry.get("bad")) == (before_column.version, after_column.version):
+            if "companion" in entry:
+                release = _companion_change(entry, before_column, after_column)
+                if release:
+                    crossed.setdefault(release, []).append(str(entry.get("at", "?")))
+            elif (entry.get("good"), entry.get("bad")) == (before_column.version, after_column.version):
                 first = str(entry.get("first_changed", ""))
                 skipped = tuple(str(v) for v in entry.get("skipped_yanked", []))
     return Step(
@@ -100,7 +106,25 @@ def _step_between(
         values,
         first,
         skipped,
+        "; ".join(
+            f"{release} (its framework held at {', '.join(sorted(held, key=Version))})"
+            for release, held in crossed.items()
+        ),
     )
+
+
+def _companion_change(entry: Mapping[str, Any], before: Column, after: Column) -> str:
+    """`langgraph-checkpoint 4.3.0`: a companion release a companion bisect pinned this observation to, where the
+    two cells' versions of that companion lie either side of it (else "")."""
+    package, first = str(entry.get("companion", "")), str(entry.get("first_changed") or "")
+    a, b = dict(before.companions).get(package), dict(after.companions).get(package)
+    if not first or a is None or b is None:
+        return ""
+    try:
+        crossed = Version(a) < Version(first) <= Version(b) or Version(b) < Version(first) <= Version(a)
+    except InvalidVersion:
+        return ""
+    return f"{package} {first}" if crossed else ""
 
 
 def worst_of(observations: Iterable[Observation], probe_id: str) -> Observation | None:

@@ -37,6 +37,7 @@ class Column:
     origin: str = ""  # "" = the report's source; else the local result file it was read from
     date: str = ""
     commit: str = ""  # environment.suite_commit, 12 hex digits, "+dirty" stripped
+    companions: tuple[tuple[str, str], ...] = ()  # its versions of the packages a companion bisect names
 
     @property
     def label(self) -> str:
@@ -59,6 +60,9 @@ class Step:
     values: tuple[tuple[str, str, str], ...]  # (value path, before, after), compact JSON
     first_changed: str = ""  # the release bisect found
     skipped_yanked: tuple[str, ...] = ()
+    companion_changed: str = (
+        ""  # a companion bisect in this step: `langgraph-checkpoint 4.3.0 (its framework held at 1.2.14)`
+    )
 
     @property
     def behaviour(self) -> bool:
@@ -77,6 +81,8 @@ class Step:
             if self.skipped_yanked:
                 text += f"; yanked, skipped: {', '.join(self.skipped_yanked)}"
             text += ")"
+        if self.companion_changed:
+            text += f", changed with {self.companion_changed} (bisected)"
         return text
 
 
@@ -415,10 +421,11 @@ class ComparePage:
     def grouped(self) -> tuple[CompareGroup, ...]:
         """The entries with the variants of a probe that changed alike folded into one group (made once a page:
         the Markdown and the HTML page each ask for it twice)."""
-        groups: dict[tuple[str, str, str, str], list[CompareEntry]] = {}
+        groups: dict[tuple[str, str, str, str, str], list[CompareEntry]] = {}
         for entry in self.entries:
             step = entry.step
-            key = (entry.probe_id, step.label, shown_key(step.before), shown_key(step.after))
+            # variants that changed with different companions are told apart (SQLite's saver, not the core's)
+            key = (entry.probe_id, step.label, shown_key(step.before), shown_key(step.after), step.companion_changed)
             groups.setdefault(key, []).append(entry)
         return tuple(
             CompareGroup(

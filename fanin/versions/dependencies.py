@@ -9,8 +9,11 @@ installs `via` the framework itself (a lock the harness wrote, `uv pip compile`'
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
+
+from packaging.version import Version
 
 from fanin.model.matrix import Framework
 from fanin.model.names import canonicalize_name
@@ -45,16 +48,31 @@ def _companion_names(framework: Framework) -> set[str]:
     return {canonicalize_name(re.split(r"[\[<>=!~; ]", c, maxsplit=1)[0]) for c in framework.companions}
 
 
-def moved(
-    framework: Framework, base: ResultSet, target: ResultSet, locks: Iterable[Path]
-) -> list[tuple[str, str, str]]:
-    """(package, version before, version after) of each of the framework's own dependencies that differ."""
+def own_names(framework: Framework, locks: Iterable[Path]) -> set[str]:
+    """The framework's own dependencies: its registry companions and what these locks install via it."""
     names = _companion_names(framework)
     for lock in locks:
         names |= direct(lock, framework.package)
     names.discard(canonicalize_name(framework.package))
-    before = {canonicalize_name(k): str(v) for k, v in (base.environment.get("packages") or {}).items()}
-    after = {canonicalize_name(k): str(v) for k, v in (target.environment.get("packages") or {}).items()}
+    return names
+
+
+def versions(result_set: ResultSet) -> dict[str, str]:
+    return {canonicalize_name(k): str(v) for k, v in (result_set.environment.get("packages") or {}).items()}
+
+
+def own(framework: Framework, result_set: ResultSet, locks: Iterable[Path]) -> dict[str, str]:
+    """The versions a run installed of the framework's own dependencies (what bisect records beside each step)."""
+    installed = versions(result_set)
+    return {name: installed[name] for name in sorted(own_names(framework, locks)) if name in installed}
+
+
+def moved(
+    framework: Framework, base: ResultSet, target: ResultSet, locks: Iterable[Path]
+) -> list[tuple[str, str, str]]:
+    """(package, version before, version after) of each of the framework's own dependencies that differ."""
+    names = own_names(framework, locks)
+    before, after = versions(base), versions(target)
     return sorted(
         (name, before.get(name, "absent"), after.get(name, "absent"))
         for name in names
@@ -62,12 +80,71 @@ def moved(
     )
 
 
-def said(framework: Framework, moves: list[tuple[str, str, str]]) -> str:
-    """The line the gate prints under its table (empty when nothing moved)."""
+def said(framework: Framework, moves: list[tuple[str, str, str]], held: str | None = None) -> str:
+    """The line the gate prints under its table (empty when nothing moved and the framework did).
+
+    `held` is the framework's version when both sides have the same one: then the change did not come with the
+    framework, and what moved beside it is named as the cause."""
+    listed = ", ".join(f"{name} {a} → {b}" for name, a, b in moves)
+    if held is not None:
+        if not moves:
+            return (
+                f"fanin: {framework.package} is {held} on both sides and none of its own dependencies moved:"
+                " the changes above come from another package or the Python"
+            )
+        which = "it" if len(moves) == 1 else "one of them"
+        return (
+            f"fanin: {framework.package} is {held} on both sides: the changes above came with what moved beside it,"
+            f" not with {framework.package}: {listed} (with {which}, or with another package)"
+        )
     if not moves:
         return ""
-    listed = ", ".join(f"{name} {a} → {b}" for name, a, b in moves)
     return (
         f"fanin: beside {framework.package}, its own dependencies moved: {listed}; a change above may come from"
         " one of them (a probe's claim names the package a behaviour moves with, where that is known)"
     )
+
+
+def bisected(
+    framework: Framework,
+    base: ResultSet,
+    target: ResultSet,
+    changed: Iterable[str],
+    findings: Mapping[str, list[dict[str, Any]]],
+) -> list[str]:
+    """One line per companion release a companion bisect pinned a changed observation to, where the two sides'
+    versions of that companion lie either side of it: the change is named as coming with that release."""
+    before, after = versions(base), versions(target)
+    named: dict[tuple[str, str], dict[str, list[str]]] = {}  # (companion, release) -> the framework's held versions
+    for oid in changed:
+        for entry in findings.get(oid, []):
+            package, first = entry.get("companion"), entry.get("first_changed")
+            if not package or not first or package not in before or package not in after:
+                continue
+            a, b, f = Version(before[package]), Version(after[package]), Version(first)
+            if a < f <= b or b < f <= a:
+                named.setdefault((package, first), {}).setdefault(oid, []).append(str(entry.get("at", "?")))
+    lines = []
+    for (package, first), oids in sorted(named.items()):
+        held = ", ".join(sorted({at for ats in oids.values() for at in ats}, key=Version))
+        lines.append(
+            f"fanin: changed with {package} {first} (bisected, {framework.package} held at {held}): {', '.join(oids)};"
+            f" {package} is {before[package]} → {after[package]} here"
+        )
+    return lines
+
+
+def explained(
+    framework: Framework,
+    base: ResultSet,
+    target: ResultSet,
+    locks: Iterable[Path],
+    changed: Iterable[str],
+    findings: Mapping[str, list[dict[str, Any]]],
+) -> list[str]:
+    """What upgrade and probe --here print under their table about packages beside the framework."""
+    changed = list(changed)
+    held = base.version if changed and base.version == target.version else None
+    lines = bisected(framework, base, target, changed, findings)
+    line = said(framework, moved(framework, base, target, locks), held)
+    return [*lines, line] if line else lines

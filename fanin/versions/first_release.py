@@ -21,7 +21,7 @@ from fanin.model.errors import FaninError
 from fanin.model.matrix import BISECT_FINDINGS, Framework, Matrix
 from fanin.model.results import Observation, probe_of, write_atomic
 from fanin.model.suggest import LIST_PROBES, did_you_mean
-from fanin.versions import pypi, registry
+from fanin.versions import dependencies, pypi, registry
 
 FINDINGS = BISECT_FINDINGS
 
@@ -44,6 +44,16 @@ def plan(args: list[str], matrix: Matrix) -> BisectPlan:
         )
     name, probe_id, good, bad = args
     framework = matrix.framework(name)
+    check(framework, probe_id, good, bad)
+    good_release, bad_release = registry.resolve(framework, good), registry.resolve(framework, bad)
+    in_range = [r for r in registry.releases(framework) if Version(good) < Version(r.version) < Version(bad)]
+    between = tuple(r for r in in_range if not r.yanked)
+    skipped = tuple(r for r in in_range if r.yanked)
+    return BisectPlan(framework, probe_id, good_release, bad_release, between, skipped)
+
+
+def check(framework: Framework, probe_id: str, good: str, bad: str) -> None:
+    """A declared probe of this framework, and two versions in order (bad input otherwise: nothing installed)."""
     declared = {oid for p in (*catalog.declared(), *catalog.declared_node()) for oid in p.observation_ids()}
     if probe_id not in declared:
         raise FaninError(f"no probe {probe_id!r} in suites/{did_you_mean(probe_id, sorted(declared), LIST_PROBES)}")
@@ -60,11 +70,6 @@ def plan(args: list[str], matrix: Matrix) -> BisectPlan:
         )
     if Version(good) > Version(bad):
         raise FaninError(f"the versions are in the wrong order: good {good} is newer than bad {bad}; give GOOD first")
-    good_release, bad_release = registry.resolve(framework, good), registry.resolve(framework, bad)
-    in_range = [r for r in registry.releases(framework) if Version(good) < Version(r.version) < Version(bad)]
-    between = tuple(r for r in in_range if not r.yanked)
-    skipped = tuple(r for r in in_range if r.yanked)
-    return BisectPlan(framework, probe_id, good_release, bad_release, between, skipped)
 
 
 def search(
@@ -99,23 +104,55 @@ def record(
     seen: dict[str, Observation],
     path: Path = FINDINGS,
     skipped: list[str] | None = None,
+    packages: dict[str, dict[str, str]] | None = None,
+    companion: tuple[str, str] | None = None,
+    held: dict[str, str] | None = None,
 ) -> None:
+    """One finding under the probe's id, replacing the one of the same range; `packages` are the framework's own
+    dependencies each step installed; `companion` (package, the framework's version held) makes it a companion's."""
     findings: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
-    entries = [e for e in findings.get(probe_id, []) if (e["good"], e["bad"]) != (good, bad)]
-    entries.append(
-        {
-            "good": good,
-            "bad": bad,
-            "first_changed": first,
-            "skipped_yanked": sorted(skipped or [], key=Version),
-            "observed": {
-                v: {"outcome": o.outcome, "label": o.label}
-                for v, o in sorted(seen.items(), key=lambda i: Version(i[0]))
-            },
-        }
-    )
-    findings[probe_id] = sorted(entries, key=lambda e: Version(e["good"]))
+    key = (good, bad, *(companion or ()))
+    installed = packages or {}
+    entries = [e for e in findings.get(probe_id, []) if span(e) != key]
+    entry: dict[str, Any] = {
+        "good": good,
+        "bad": bad,
+        "first_changed": first,
+        "skipped_yanked": sorted(skipped or [], key=Version),
+        "observed": {
+            v: {"outcome": o.outcome, "label": o.label, **({"packages": installed[v]} if v in installed else {})}
+            for v, o in sorted(seen.items(), key=lambda i: Version(i[0]))
+        },
+    }
+    if companion:
+        entry["companion"], entry["at"] = companion
+        if held:
+            entry["with"] = dict(sorted(held.items()))  # other companions held in every step
+    entries.append(entry)
+    findings[probe_id] = sorted(entries, key=lambda e: (e.get("companion", ""), Version(e["good"])))
     write_atomic(path, json.dumps(findings, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def beside_first(first: str, seen: dict[str, Observation], packages: dict[str, dict[str, str]]) -> str:
+    """`, with langgraph-checkpoint 4.2.0 → 4.3.0 beside it`: the framework's own dependencies that moved between the
+    newest release run before `first` and `first` itself (the change may come with one of them: bisect it)."""
+    before = [v for v in seen if Version(v) < Version(first)]
+    if not before or first not in packages:
+        return ""
+    last = max(before, key=Version)
+    a, b = packages.get(last, {}), packages[first]
+    moves = [
+        f"{name} {a.get(name, 'absent')} → {b.get(name, 'absent')}"
+        for name in sorted({*a, *b})
+        if a.get(name) != b.get(name)
+    ]
+    return f", with {', '.join(moves)} beside it (bisect over it: --companion)" if moves else ""
+
+
+def span(entry: dict[str, Any]) -> tuple[str, ...]:
+    """What a finding is of: its range of the framework's releases, or of a companion's at one framework version."""
+    held = (entry["companion"], entry["at"]) if "companion" in entry else ()
+    return (entry["good"], entry["bad"], *held)
 
 
 def findings(path: Path = FINDINGS) -> dict[str, list[dict[str, Any]]]:
@@ -136,6 +173,7 @@ def run(args: list[str], matrix: Matrix) -> int:
     releases = {r.version: r for r in (bisect_plan.good, *bisect_plan.between, bisect_plan.bad)}
     work = REPORTS / "bisect"
     target = registry.target(declared, bisect_plan.framework)
+    packages: dict[str, dict[str, str]] = {}
 
     def observe(version: str) -> Observation:
         release = releases[version]
@@ -157,9 +195,12 @@ def run(args: list[str], matrix: Matrix) -> int:
         if result.code not in (exits.SAME, exits.CHANGED):
             raise FaninError(f"{cell.id} could not run: {result.outcome.reason}")
         try:
-            observation = load(result.results, expect_cell=cell.id).observations[bisect_plan.probe_id]
+            result_set = load(result.results, expect_cell=cell.id)
+            observation = result_set.observations[bisect_plan.probe_id]
         except (ResultFileError, KeyError) as exc:
             raise FaninError(f"{cell.id}: no observation of {bisect_plan.probe_id} ({exc})") from None
+        locks = [lock_path, *(c.lock_path for c in matrix.of(bisect_plan.framework.key))]
+        packages[version] = dependencies.own(bisect_plan.framework, result_set, locks)
         print(f"fanin: {version}: {observation.outcome} [{observation.hazard}] {observation.label}", flush=True)
         return observation
 
@@ -173,9 +214,11 @@ def run(args: list[str], matrix: Matrix) -> int:
         first,
         seen,
         skipped=[r.version for r in bisect_plan.skipped],
+        packages=packages,
     )
+    beside = beside_first(first, seen, packages)
     print(
-        f"fanin: {bisect_plan.probe_id}: first changed in {bisect_plan.framework.package} {first} "
+        f"fanin: {bisect_plan.probe_id}: first changed in {bisect_plan.framework.package} {first}{beside} "
         f"({len(seen)} of {len(releases)} releases run"
         + (f"; yanked, skipped: {', '.join(r.version for r in bisect_plan.skipped)}" if bisect_plan.skipped else "")
         + "); recorded in reference/bisect.json"

@@ -25,7 +25,8 @@ class LockError(EnvironmentFault):
 
 
 def requirements(cell: Cell, matrix: Matrix) -> str:
-    return "\n".join([cell.requirement, *cell.framework.companions, *matrix.harness_requirements]) + "\n"
+    pinned = [pin.requirement for pin in cell.pins]
+    return "\n".join([cell.requirement, *pinned, *cell.framework.companions, *matrix.harness_requirements]) + "\n"
 
 
 def compile_command(cell: Cell, output: Path, uv: str = "uv") -> list[str]:
@@ -41,6 +42,8 @@ def compile_command(cell: Cell, output: Path, uv: str = "uv") -> list[str]:
         cell.python,
         "--exclude-newer",
         cell.exclude_newer,
+        # A pinned companion newer than the cell's moment is let in alone; everything else stays as of the cell.
+        *(arg for pin in cell.pins for arg in ("--exclude-newer-package", f"{pin.package}={pin.exclude_newer}")),
         "--index-url",
         "https://pypi.org/simple",
         "--custom-compile-command",

@@ -21,8 +21,8 @@ from fanin.model.errors import FaninError
 from fanin.model.matrix import REPORTS, Cell, Matrix
 from fanin.model.results import Observation, ResultFileError, ResultSet, load, probe_of
 from fanin.run import all_cells, one_cell
-from fanin.versions import locking, pypi, registry
-from fanin.versions.first_release import findings, record, search
+from fanin.versions import dependencies, locking, pypi, registry
+from fanin.versions.first_release import beside_first, findings, record, search, span
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def pending(matrix: Matrix, framework: str | None = None) -> list[Range]:
                 if c.is_breaking
                 and c.after is not None
                 and c.before is not None
-                and not any((e["good"], e["bad"]) == (good.version, bad.version) for e in known.get(c.probe_id, []))
+                and not any(span(e) == (good.version, bad.version) for e in known.get(c.probe_id, []))
             )
             if ids:
                 ranges.append(Range(good, bad, ids))
@@ -140,6 +140,9 @@ def run(matrix: Matrix, framework: str | None = None) -> int:
                     return observations[oid]
 
                 first, seen = search(rng.good.version, list(between), rng.bad.version, observe)
-                record(oid, rng.good.version, rng.bad.version, first, seen, skipped=skipped)
-                print(f"fanin: {oid}: first in {package} {first}", flush=True)
+                locks = [c.lock_path for c in matrix.of(rng.good.framework.key)]
+                packages = {v: dependencies.own(rng.good.framework, observe_all(v), locks) for v in seen}
+                record(oid, rng.good.version, rng.bad.version, first, seen, skipped=skipped, packages=packages)
+                beside = beside_first(first, seen, packages)
+                print(f"fanin: {oid}: first in {package} {first}{beside}", flush=True)
     return 0

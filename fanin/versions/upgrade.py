@@ -216,14 +216,15 @@ def run(args: list[str], matrix: Matrix) -> int:
     code = gate(header, changes, len(target.observations), details=True, proofs=proofs_at(changes, target))
     if changes:
         from fanin.versions import dependencies
+        from fanin.versions.first_release import findings
 
         framework = upgrade_plan.cell.framework
         locks = [
             s.cell.lock_path if s.in_reference else registry.lock_path(s.cell, REPORTS)
             for s in (upgrade_plan.base, upgrade_plan.target)
         ]
-        line = dependencies.said(framework, dependencies.moved(framework, base, target, locks))
-        if line:
+        changed = [change.probe_id for change in changes if change.is_breaking]
+        for line in dependencies.explained(framework, base, target, locks, changed, findings()):
             print(line + "\n")
     return code
 
