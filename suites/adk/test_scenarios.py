@@ -57,3 +57,8 @@ def test_sibling_visibility(obs: Observer) -> None:
 @scenario_probe("adk/scenario/escalate")
 def test_escalate(obs: Observer) -> None:
     observe(obs, ADAPTER)
+
+
+@scenario_probe("adk/scenario/join-initial-shared")
+def test_join_initial_shared(obs: Observer) -> None:
+    observe(obs, ADAPTER)
