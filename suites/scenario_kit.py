@@ -94,6 +94,11 @@ class Script:
         """How many times the adapter runs the graph it built once (`runs`, 1 unless the scenario says)."""
         return int(self.scenario.get("runs", 1))
 
+    @property
+    def same_thread(self) -> bool:
+        """Whether every run goes on one stored thread or session (`thread = "same"`), not a new one each."""
+        return self.scenario.get("thread") == "same"
+
     async def again(self) -> None:
         """The next run of the same built graph (`runs`), with a fresh input (`state`): once the previous run has
         settled, a new gate in the same order and fresh ends, results, reads and join count, so the fields observe

@@ -48,3 +48,7 @@ probe({"id": "adkjs/scenario/escalate"}, async function escalate(obs) {
 probe({"id": "adkjs/scenario/join-initial-shared"}, async function joinInitialShared(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "adkjs/scenario/two-runs-one-thread"}, async function twoRunsOneThread(obs) {
+  await observe(obs, adapter);
+});

@@ -48,3 +48,7 @@ probe({"id": "langgraphjs/scenario/escalate"}, async function escalate(obs) {
 probe({"id": "langgraphjs/scenario/join-initial-shared"}, async function joinInitialShared(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "langgraphjs/scenario/two-runs-one-thread"}, async function twoRunsOneThread(obs) {
+  await observe(obs, adapter);
+});
