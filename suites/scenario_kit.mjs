@@ -12,7 +12,7 @@ export const PROTOCOL = 1;
 // As fanin.model.scenarios: the base primitives `declare` claims unless an adapter says why it cannot, then the
 // later ones an adapter names itself (`also`), so a scenario needing one it has not named is n/a for it.
 export const BASE_PRIMITIVES = ["turn", "then", "read", "write", "write.add", "raise", "return", "select", "join.all"];
-export const PRIMITIVES = [...BASE_PRIMITIVES, "runs", "escalate"];
+export const PRIMITIVES = [...BASE_PRIMITIVES, "runs", "escalate", "thread"];
 // How many settle() rounds (50 event-loop turns each) a run may take without returning before it counts as one
 // that never returns: turns of the loop, never a timer.
 const IDLE_ROUNDS = 20;

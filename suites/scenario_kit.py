@@ -87,6 +87,31 @@ class Script:
         self.results: dict[str, Any] = {}  # what each branch's `return` step handed to the join
         self.join_runs = 0  # the adapter counts each run of its join (`join.runs`)
         self._seen: dict[str, dict[str, Any]] = {name: {} for name in self.branches}
+        self._vacuous: str | None = None  # an earlier run's (`again`): the gate could not force that run's order
+
+    @property
+    def runs(self) -> int:
+        """How many times the adapter runs the graph it built once (`runs`, 1 unless the scenario says)."""
+        return int(self.scenario.get("runs", 1))
+
+    @property
+    def same_thread(self) -> bool:
+        """Whether every run goes on one stored thread or session (`thread = "same"`), not a new one each."""
+        return self.scenario.get("thread") == "same"
+
+    async def again(self) -> None:
+        """The next run of the same built graph (`runs`), with a fresh input (`state`): once the previous run has
+        settled, a new gate in the same order and fresh ends, results, reads and join count, so the fields observe
+        this run. What the framework kept of the previous run (a join's value, a node object's attribute, a
+        stored state) is what the scenario asks about; the adapter keeps nothing of its own."""
+        await settled(threads=True)
+        self._vacuous = self._vacuous or self.turns.vacuous
+        self.turns = gates.Turns(list(self.turns.order))
+        self.ends = dict.fromkeys(self.branches, "unfinished")
+        self.results = {}
+        self.join_runs = 0
+        self.returned = None
+        self._seen = {name: {} for name in self.branches}
 
     def parts(self, name: str) -> int:
         """How many nodes branch `name` is, in sequence (its steps split at each `then`)."""
@@ -251,8 +276,9 @@ class Script:
         branches were never in flight together). `error` is the exception the caller caught, for `raises.from`."""
         ends = dict(self.ends)
         await settled(threads=True)
-        if self.turns.vacuous:
-            return {"vacuous": self.turns.vacuous}
+        vacuous = self._vacuous or self.turns.vacuous
+        if vacuous:
+            return {"vacuous": vacuous}
         return {"observed": self.observed(ends, raises, await _maybe(final()), saw, carried(error))}
 
 

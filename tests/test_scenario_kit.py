@@ -95,3 +95,28 @@ def test_a_branch_that_escalates_hands_on_its_turn_only_once_the_framework_react
     escalates, answer = asyncio.run(main())
     assert escalates
     assert answer == {"observed": {"branch.b": "cancelled", "read.b.k": None}}  # b never took its turn
+
+
+def test_again_starts_the_next_run_fresh_and_keeps_an_earlier_runs_vacuous_gate() -> None:
+    """`runs`: the fields observe the last run (its gate, ends, reads, join count), and a run whose order the gate
+    could not force makes the whole answer vacuous, even when the last run's gate held."""
+
+    async def main() -> tuple[int, dict[str, Any], dict[str, Any], dict[str, Any]]:
+        script = scenario_kit.Script(
+            {**SCENARIO, "runs": 2, "observe": ["final.k", "branch.a", "branch.b"]}, ["a", "b"]
+        )
+        state = script.state
+        await asyncio.gather(*(script.branch(n, state.__getitem__, state.__setitem__) for n in ("a", "b")))
+        script.join_runs += 1
+        first = dict(script.ends)
+        script.turns.vacuous = "run 1's branches were never in flight together"
+        await script.again()
+        fresh = {"ends": dict(script.ends), "join_runs": script.join_runs, "acted": list(script.turns.acted)}
+        state = script.state
+        await asyncio.gather(*(script.branch(n, state.__getitem__, state.__setitem__) for n in ("a", "b")))
+        return script.runs, first, fresh, await script.answer(raises=None, final=lambda: dict(state))
+
+    runs, first, fresh, answer = asyncio.run(main())
+    assert runs == 2 and first == {"a": "done", "b": "done"}
+    assert fresh == {"ends": {"a": "unfinished", "b": "unfinished"}, "join_runs": 0, "acted": []}
+    assert answer == {"vacuous": "run 1's branches were never in flight together"}

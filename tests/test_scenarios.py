@@ -362,6 +362,30 @@ def test_a_primitive_newer_than_an_adapter_is_n_a_and_never_sent_to_it(monkeypat
     assert named["supports"][-1] == "runs"
 
 
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ({"thread": "same"}, "with runs"),
+        ({"runs": 2, "thread": "each"}, "one stored thread"),
+        ({"runs": 2, "thread": True}, "one stored thread"),
+    ],
+)
+def test_a_thread_is_shared_only_by_a_scenarios_runs(extra: dict[str, Any], said: str) -> None:
+    """`thread = "same"` says every run goes on one stored thread: without `runs`, or any other value, is refused."""
+    data = {**copy.deepcopy(_scenario("fan-in-order").data), **extra}
+    with pytest.raises(ScenarioError, match=said):
+        scenarios.validate(data, "threaded")
+
+
+def test_runs_on_one_thread_need_the_later_primitive_thread() -> None:
+    """The catalogue's two-runs-one-thread needs `runs` and `thread`; an adapter naming only `runs` is n/a for it."""
+    threaded = _scenario("two-runs-one-thread")
+    assert threaded.primitives()[-2:] == ["runs", "thread"]
+    assert "thread" not in _scenario("join-initial-shared").primitives()
+    found = scenarios.observation(threaded, scenario_kit.declare("toy", "1.0", also=("runs",)), {})
+    assert found.value == {"reason": "the toy adapter does not express thread"}
+
+
 def test_an_adapter_names_only_later_primitives_and_both_kits_agree_on_the_base() -> None:
     with pytest.raises(ValueError, match="after the base ones"):
         scenario_kit.declare("toy", "1.0", also=("read",))

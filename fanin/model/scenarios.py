@@ -46,6 +46,9 @@ STEPS = ("read", "write", "raise", "return")
 JOINS = ("all",)
 SELECT = "select"  # a conditional fan-out: only the branches not marked `selected = false` start
 RUNS = "runs"  # `runs = 2`: the same built graph run that many times; the fields observe its last run
+# `thread = "same"` (with `runs`): every run on one stored thread or session (a checkpointer's thread, a session
+# service's session), each given its input the framework's way for a thread that already exists
+THREAD = "thread"
 # What an adapter declares in `supports`: one name per step kind, `write.add`, `select`, and each join.
 # BASE_PRIMITIVES are what every adapter expressed when the protocol began: a kit's `declare` claims them
 # unless the adapter names why it cannot. Every primitive after them an adapter names itself (`declare(...,
@@ -62,7 +65,7 @@ BASE_PRIMITIVES = (
     SELECT,
     *(f"join.{kind}" for kind in JOINS),
 )
-PRIMITIVES = (*BASE_PRIMITIVES, RUNS, ESCALATE)
+PRIMITIVES = (*BASE_PRIMITIVES, RUNS, ESCALATE, THREAD)
 # Fields an adapter reports: the caller's exception class (or null), the branches whose failures that
 # exception is or carries, whether the run returned to its caller (false: it still waited once nothing
 # was left to run), a state key after the run (null when the framework gives the caller no state), what
@@ -84,8 +87,8 @@ LANGUAGES = ("python", "javascript")
 # The tests a grading rule applies to one observed field.
 TESTS = ("null", "equals", "one_of", "contains_all", "lacks_any", "is_order", "is_declared")
 SAME_AS = "same_as"  # a framework's own probes that observe exactly this scenario: the source for that framework
-_TOP = ("id", "question", "source", "state", "orders", "observe", "branches", "join", "grade", RUNS, SAME_AS)
-_REQUIRED = tuple(key for key in _TOP if key not in (RUNS, SAME_AS))
+_TOP = ("id", "question", "source", "state", "orders", "observe", "branches", "join", "grade", RUNS, THREAD, SAME_AS)
+_REQUIRED = tuple(key for key in _TOP if key not in (RUNS, THREAD, SAME_AS))
 PROBE_ID = re.compile(r"^[a-z0-9_]+/[a-z0-9-]+/[a-z0-9-]+$")
 _LABEL_LIMIT = 40
 RUNS_LIMIT = 3
@@ -153,6 +156,8 @@ def primitives_of(data: dict[str, Any]) -> list[str]:
     found = {f"join.{data['join']['kind']}"}
     if data.get(RUNS, 1) > 1:
         found.add(RUNS)
+    if THREAD in data:
+        found.add(THREAD)
     if not all(branch.get("selected", True) for branch in data["branches"]):
         found.add(SELECT)
     for branch in data["branches"]:
@@ -245,6 +250,11 @@ def validate(data: Any, where: str) -> dict[str, Any]:
         raise _fail(where, "same_as names at most one probe per framework, none of them a scenario probe")
     if RUNS in data and not (type(data[RUNS]) is int and 2 <= data[RUNS] <= RUNS_LIMIT):
         raise _fail(where, f"runs is how many times the same built graph runs, 2 to {RUNS_LIMIT}, got {data[RUNS]!r}")
+    if THREAD in data and (data[THREAD] != "same" or RUNS not in data):
+        raise _fail(
+            where,
+            f'thread = "same" puts every one of the scenario\'s runs on one stored thread (with runs), got {data[THREAD]!r}',
+        )
     if not isinstance(data["id"], str) or not SLUG.match(data["id"]):
         raise _fail(where, f"id {data['id']!r} is lower-case words joined by dashes")
     for text in ("question", "source"):

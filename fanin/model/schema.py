@@ -265,6 +265,7 @@ def scenario() -> dict[str, Any]:
         "properties": {
             "id": slug,
             "runs": {"enum": list(range(2, scenarios.RUNS_LIMIT + 1))},
+            "thread": {"enum": ["same"], "description": "with runs: every run on one stored thread or session"},
             "same_as": {"type": "array", "items": {"type": "string", "pattern": scenarios.PROBE_ID.pattern}},
             "question": {"type": "string", "minLength": 1},
             "source": {"type": "string", "pattern": "^https://"},

@@ -7,8 +7,9 @@ reads the session state as its InvocationContext shows it (or what it wrote itse
 yielding an event with a state delta; its `return` value is an event's text, and `join.saw` is those
 texts in the order the join finds them in the session's events. A branch hands on its turn once ADK has
 taken its last event (`Script.walk` with `later`), so the forced order is the order ADK receives the
-branches' results. `final` is the state the session service stores after the run, raised or not. No model:
-custom agents only.
+branches' results. `final` is the state the session service stores after the run, raised or not. With
+`runs`, the one agent tree runs again on a new session seeded with the scenario's state; with `thread`, again on
+the first run's session, its input a new user message (ADK gives a run no other). No model: custom agents only.
 
 Run as a program: `PYTHONPATH=suites:. python suites/adk/scenario_adapter.py`.
 """
@@ -87,7 +88,7 @@ def capabilities() -> dict[str, Any]:
         {
             "select": "a ParallelAgent runs every sub-agent: there is no conditional fan-out to leave a branch out",
         },
-        also=("escalate",),
+        also=("escalate", "runs", "thread"),
     )
 
 
@@ -107,13 +108,19 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     fanout = ParallelAgent(name="fanout", sub_agents=children)
     root = SequentialAgent(name="scenario", sub_agents=[fanout, Join(name="join", branches=authors, joined=joined, script=script)])
     service = InMemorySessionService()
-    await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=script.state)
-    raises, error = None, None
-    try:
-        await script.run(run_turn(root, service, "s1"))
-    except Exception as exc:
-        raises, error = type(exc).__name__, exc
-    final = lambda: stored_state(service, "s1")  # noqa: E731
+    for number in range(script.runs):  # `runs`: the one agent tree run again, a new session each (`thread`: one)
+        session = "s1" if script.same_thread else f"s{number + 1}"
+        if number:
+            await script.again()
+            joined.clear()  # the adapter's own record of the join, per run
+        if not number or not script.same_thread:
+            await service.create_session(app_name=APP, user_id=USER, session_id=session, state=script.state)
+        raises, error = None, None
+        try:
+            await script.run(run_turn(root, service, session))
+        except Exception as exc:
+            raises, error = type(exc).__name__, exc
+    final = lambda: stored_state(service, session)  # noqa: E731
     return await script.answer(raises=raises, final=final, saw=joined.get("saw"), error=error)
 
 

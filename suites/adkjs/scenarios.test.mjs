@@ -44,3 +44,11 @@ probe({"id": "adkjs/scenario/sibling-visibility"}, async function siblingVisibil
 probe({"id": "adkjs/scenario/escalate"}, async function escalate(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "adkjs/scenario/join-initial-shared"}, async function joinInitialShared(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "adkjs/scenario/two-runs-one-thread"}, async function twoRunsOneThread(obs) {
+  await observe(obs, adapter);
+});

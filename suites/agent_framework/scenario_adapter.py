@@ -9,7 +9,8 @@ messages in the order it received them; `join.runs` counts its runs. A condition
 `read` and `write` are `ctx.get_state` and `ctx.set_state`; its `return` value is the message it sends
 (a branch without one sends its name). The caller of `workflow.run` gets no state object back, so
 `final` is the state as the join reads it (`ctx.get_state`, what the next step sees), null when the
-join never ran (a run that raised).
+join never ran (a run that raised). With `runs`, the one built workflow is run again (`workflow.run`, a new
+message): the start executor seeds the state again, as a fresh input.
 
 Run as a program: `PYTHONPATH=suites:. python suites/agent_framework/scenario_adapter.py`.
 """
@@ -26,7 +27,7 @@ from agent_framework import WorkflowBuilder
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("agent_framework", version("agent-framework-core"))
+    return scenario_kit.declare("agent_framework", version("agent-framework-core"), also=("runs",))
 
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
@@ -68,14 +69,18 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     for chain in chains:
         for one, two in zip(chain, chain[1:]):
             workflow = workflow.add_edge(one, two)
-    workflow = workflow.add_fan_in_edges([chain[-1] for chain in chains], joiner)
-    error = None
-    try:
-        trace = await script.run(af_kit.run(workflow.build())) or {}
-    except Exception as exc:
-        trace, error = {}, exc
-    if trace.get("hung"):
-        return {"error": "the run did not end within af_kit's bound"}
+    built = workflow.add_fan_in_edges([chain[-1] for chain in chains], joiner).build()
+    for number in range(script.runs):  # `runs`: the workflow instance built once, run again with a new message
+        if number:
+            await script.again()
+            joined.clear()  # the adapter's own record of the join, per run; what the framework keeps is the question
+        error = None
+        try:
+            trace = await script.run(af_kit.run(built)) or {}
+        except Exception as exc:
+            trace, error = {}, exc
+        if trace.get("hung"):
+            return {"error": "the run did not end within af_kit's bound"}
     return await script.answer(
         raises=None if error is None else type(error).__name__,
         final=lambda: joined.get("state"),

@@ -6,7 +6,9 @@ node (`add_edge([...], "join")`: it waits for all of them), which counts its run
 conditional fan-out (`select`) is `add_conditional_edges(START, ...)` naming the selected branches. A branch reads its
 input state (or what it wrote itself) and writes by returning an update at its end; its `return`
 value goes to an appending channel (`operator.add`) the join reads, `join.saw`. The graph runs with a
-MemorySaver, so `final` is what `aget_state` shows after the run, raised or not (null when it refuses).
+MemorySaver, so `final` is what `aget_state` shows after the run, raised or not (null when it refuses). With
+`runs`, the one compiled graph runs again with a fresh input on a thread of its own (a new conversation); with
+`thread`, on the first run's thread, its input the scenario's keys and an empty list of returns (reducer: appended).
 
 Run as a program: `PYTHONPATH=suites:. python suites/langgraph/scenario_adapter.py`.
 """
@@ -26,7 +28,7 @@ RETURNS = "fanin_returns"  # the channel the branches' `return` values are appen
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("langgraph", version("langgraph"))
+    return scenario_kit.declare("langgraph", version("langgraph"), also=("runs", "thread"))
 
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
@@ -76,12 +78,17 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     builder.add_edge(lasts, "join")
     builder.add_edge("join", END)
     graph = builder.compile(checkpointer=MemorySaver())
-    config = {"configurable": {"thread_id": "scenario"}}
-    raises, error = None, None
-    try:
-        await script.run(graph.ainvoke({**initial, RETURNS: []}, config))
-    except Exception as exc:
-        raises, error = type(exc).__name__, exc
+    for number in range(script.runs):  # `runs`: the compiled graph run again, a fresh input on a new thread
+        thread = 1 if script.same_thread else number + 1  # `thread`: every run on the first run's thread
+        if number:
+            await script.again()
+            joined.clear()  # the adapter's own record of the join, per run
+        config = {"configurable": {"thread_id": f"scenario-{thread}"}}
+        raises, error = None, None
+        try:
+            await script.run(graph.ainvoke({**initial, RETURNS: []}, config))
+        except Exception as exc:
+            raises, error = type(exc).__name__, exc
     snapshot: list[Any] = []
     try:
         snapshot.append(await graph.aget_state(config))

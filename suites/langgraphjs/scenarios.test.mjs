@@ -44,3 +44,11 @@ probe({"id": "langgraphjs/scenario/sibling-visibility"}, async function siblingV
 probe({"id": "langgraphjs/scenario/escalate"}, async function escalate(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "langgraphjs/scenario/join-initial-shared"}, async function joinInitialShared(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "langgraphjs/scenario/two-runs-one-thread"}, async function twoRunsOneThread(obs) {
+  await observe(obs, adapter);
+});

@@ -44,3 +44,11 @@ probe({"id": "mastra/scenario/sibling-visibility"}, async function siblingVisibi
 probe({"id": "mastra/scenario/escalate"}, async function escalate(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "mastra/scenario/join-initial-shared"}, async function joinInitialShared(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "mastra/scenario/two-runs-one-thread"}, async function twoRunsOneThread(obs) {
+  await observe(obs, adapter);
+});

@@ -57,3 +57,13 @@ def test_sibling_visibility(obs: Observer) -> None:
 @scenario_probe("openai_agents/scenario/escalate")
 def test_escalate(obs: Observer) -> None:
     observe(obs, ADAPTER)
+
+
+@scenario_probe("openai_agents/scenario/join-initial-shared")
+def test_join_initial_shared(obs: Observer) -> None:
+    observe(obs, ADAPTER)
+
+
+@scenario_probe("openai_agents/scenario/two-runs-one-thread")
+def test_two_runs_one_thread(obs: Observer) -> None:
+    observe(obs, ADAPTER)

@@ -5,7 +5,8 @@ chain of steps, `b -> b.2`); the join is `g.join(reduce_list_append)`, so `join.
 last steps' return values as the join received them, and a step after it counts its runs (`join.runs`). State is the graph's
 one mutable state object (a dataclass of the scenario's keys): `read` and `write` are attribute
 reads and assignments on `ctx.state`, which every step shares. A conditional fan-out (`select`) is a
-decision whose taken branch broadcasts to the selected steps. After a run, raised or not, the
+decision whose taken branch broadcasts to the selected steps. With `runs`, the graph is built once and run
+again on a fresh state object, so what the second run's join holds of the first is the join's own. After a run, raised or not, the
 caller still holds that object: it is the `final` state. Versions without the parallel API answer
 n/a with pg_kit's reason.
 
@@ -30,7 +31,7 @@ class _Refuse:
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("pydantic_graph", version("pydantic-graph"), also=("escalate",))
+    return scenario_kit.declare("pydantic_graph", version("pydantic-graph"), also=("escalate", "runs"))
 
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
@@ -82,12 +83,15 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         g.edge_from(joined).to(g.end_node),
     )
     graph = g.build()
-    state = State()
-    raises, saw, error = None, None, None
-    try:
-        saw = await script.run(graph.run(state=state))
-    except Exception as exc:
-        raises, error = type(exc).__name__, exc
+    for number in range(script.runs):  # `runs`: the graph built once, each run on a fresh state object
+        if number:
+            await script.again()
+        state = State()
+        raises, saw, error = None, None, None
+        try:
+            saw = await script.run(graph.run(state=state))
+        except Exception as exc:
+            raises, error = type(exc).__name__, exc
     return await script.answer(
         raises=raises, final=lambda: {key: getattr(state, key) for key in initial}, saw=saw, error=error
     )

@@ -59,3 +59,13 @@ def test_sibling_visibility(obs: Observer) -> None:
 @scenario_probe("strands/scenario/escalate")
 def test_escalate(obs: Observer) -> None:
     observe_seeded(obs, scenario_adapter.__file__)
+
+
+@scenario_probe("strands/scenario/join-initial-shared")
+def test_join_initial_shared(obs: Observer) -> None:
+    observe_seeded(obs, scenario_adapter.__file__)
+
+
+@scenario_probe("strands/scenario/two-runs-one-thread")
+def test_two_runs_one_thread(obs: Observer) -> None:
+    observe_seeded(obs, scenario_adapter.__file__)
