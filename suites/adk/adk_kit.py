@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any, AsyncGenerator
 
-from google.adk.agents import BaseAgent, ParallelAgent
+from google.adk.agents import BaseAgent, ParallelAgent, SequentialAgent
 from google.adk.events import Event, EventActions
 from google.adk.models import BaseLlm, LlmResponse
 from google.adk.runners import Runner
@@ -163,6 +163,34 @@ async def run_once(
     session = await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
     events = await run_turn(root, service, session.id)
     return events, await stored_state(service, session.id)
+
+
+async def fan_out_then(
+    obs: Any,
+    branches: list[BaseAgent],
+    after: list[BaseAgent],
+    *,
+    before: list[BaseAgent] | None = None,
+    turns: Turns | None = None,
+    service: InMemorySessionService | None = None,
+    session_id: str = "s1",
+) -> tuple[list[Event], dict[str, Any]]:
+    """The mitigations' scenario: `before`, a ParallelAgent "fanout" of `branches`, then `after`, as one
+    SequentialAgent "pipeline", run once under `obs.framework()` on `service`'s existing session (a fresh one when
+    none is given); a gate of `turns` the run left vacuous is recorded. Returns (events, state re-read)."""
+    root = SequentialAgent(
+        name="pipeline", sub_agents=[*(before or []), ParallelAgent(name="fanout", sub_agents=branches), *after]
+    )
+    with obs.framework():
+        if service is None:
+            events, state = await run_once(root, session_id=session_id)
+        else:
+            events = await run_turn(root, service, session_id)
+    if service is not None:
+        state = await stored_state(service, session_id)
+    if turns is not None and turns.vacuous:
+        obs.vacuous(turns.vacuous)
+    return events, state
 
 
 async def run_workflow(

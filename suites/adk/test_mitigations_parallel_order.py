@@ -10,6 +10,7 @@ from typing import Any, AsyncGenerator
 
 from gates import Turns
 from adk_kit import (
+    fan_out_then,
     Event,
     EventActions,
     FakeModel,
@@ -17,7 +18,7 @@ from adk_kit import (
     run_once,
 )
 
-from google.adk.agents import BaseAgent, LlmAgent, ParallelAgent, SequentialAgent
+from google.adk.agents import BaseAgent, LlmAgent, ParallelAgent
 
 from fanin.probe import Claim, Observer, probe
 from mitigation import judge, words
@@ -59,17 +60,8 @@ async def test_completion_order_mitigated(obs: Observer) -> None:
     for order in (["c", "b", "a"], ["a", "b", "c"]):
         turns = Turns(order)
         children = [Step(name=n, turns=turns, delta={f"result_{n}": n.upper()}) for n in ("a", "b", "c")]
-        root = SequentialAgent(
-            name="pipeline",
-            sub_agents=[
-                ParallelAgent(name="fanout", sub_agents=children),
-                Present(name="present", branches=["a", "b", "c"], prefix="result_", target="presented"),
-            ],
-        )
-        with obs.framework():
-            events, state = await run_once(root)
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        present = Present(name="present", branches=["a", "b", "c"], prefix="result_", target="presented")
+        events, state = await fan_out_then(obs, children, [present], turns=turns)
         presented = state.get("presented") or []
         writes = {n: n.upper() for n in ("a", "b", "c")}
         runs[",".join(order)] = {

@@ -11,20 +11,16 @@ from typing import Any, AsyncGenerator
 
 from gates import Turns
 from adk_kit import (
-    APP,
-    USER,
+    fan_out_then,
     Event,
     EventActions,
     FakeModel,
     Step,
     run_once,
-    run_turn,
     settle,
-    stored_state,
 )
 
-from google.adk.agents import BaseAgent, LlmAgent, ParallelAgent, SequentialAgent
-from google.adk.sessions import InMemorySessionService
+from google.adk.agents import BaseAgent, LlmAgent
 
 from fanin.probe import Claim, Observer, probe
 from mitigation import judge, words
@@ -71,17 +67,7 @@ async def test_temp_prefix_mitigated(obs: Observer) -> None:
             Step(name="a", turns=turns, delta={"handoff_x": "A", "result_a": "done"}),
             Reader(name="b", turns=turns, key="handoff_x", seen=seen),
         ]
-        root = SequentialAgent(
-            name="pipeline",
-            sub_agents=[ParallelAgent(name="fanout", sub_agents=branches), Step(name="cleanup", delta={"handoff_x": None})],
-        )
-        service = InMemorySessionService()
-        await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-        with obs.framework():
-            events = await run_turn(root, service, "s1")
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
-        state = await stored_state(service, "s1")
+        events, state = await fan_out_then(obs, branches, [Step(name="cleanup", delta={"handoff_x": None})], turns=turns)
         # The write is kept if it reached the session (an event's state_delta before the cleanup).
         stored = any((e.actions.state_delta or {}).get("handoff_x") == "A" for e in events if e.author == "a")
         runs[f"{order[0]} first"] = {
