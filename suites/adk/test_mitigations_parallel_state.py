@@ -7,44 +7,22 @@ record with the branch it came from), and the outcome must be the same in every 
 """
 
 import asyncio
-from typing import Any, AsyncGenerator
 
 from gates import Turns
 from adk_kit import (
     fan_out_then,
-    Event,
-    EventActions,
-    FakeModel,
+    Reader,
+    two_agent_tools,
     Step,
     run_once,
     settle,
 )
 
-from google.adk.agents import BaseAgent, LlmAgent
 
 from fanin.probe import Claim, Observer, probe
 from mitigation import judge, words
 
 STATE_DOC = "https://google.github.io/adk-docs/sessions/state/"
-
-
-class Reader(BaseAgent):
-    """Waits for its turn, notes what it reads at `key` in the session state, writes `result_<name>`."""
-
-    turns: Any
-    key: str
-    seen: Any
-
-    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
-        await self.turns.wait(self.name)
-        self.seen[self.key] = ctx.session.state.get(self.key)
-        yield Event(
-            author=self.name,
-            invocation_id=ctx.invocation_id,
-            branch=ctx.branch,
-            actions=EventActions(state_delta={f"result_{self.name}": "done"}),
-        )
-        self.turns.done(self.name)
 
 
 @probe(
@@ -134,14 +112,7 @@ async def test_parallel_state_delta_mitigated(obs: Observer) -> None:
         # the hazard probe's gate gives up after `patience` when a version runs the calls one by one; this one
         # tells the two cases apart by letting the event loop settle, so no run waits on a clock
         turns = Calls(order)
-        roll = LlmAgent(name="roll", model=FakeModel(replies=["6"], turns=turns, gate="roll"), output_key="result_roll")
-        prime = LlmAgent(name="prime", model=FakeModel(replies=["yes"], turns=turns, gate="prime"), output_key="result_prime")
-        calls = [("roll", {"request": "roll a die"}), ("prime", {"request": "is 2 prime?"})]
-        root = LlmAgent(
-            name="root",
-            model=FakeModel(replies=[calls, "both answered"]),
-            tools=[AgentTool(agent=roll), AgentTool(agent=prime)],
-        )
+        root = two_agent_tools(AgentTool, turns)
         with obs.framework():
             events, state = await run_once(root)
         responses = {r.name: r.response for e in events for r in e.get_function_responses()}
