@@ -53,7 +53,7 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.model import focus as focus_model
     from fanin.model.staging import write_all
     from fanin.report import build as report
-    from fanin.report import outputs
+    from fanin.report import documents, outputs
 
     base = outputs.base_url(args.base_url)
     args.out = outputs.out_dir(args.out)
@@ -96,9 +96,18 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
         raise FaninError(f"{unreadable} result set(s) cannot be read (listed above); nothing was written")
     write_all(files)
     # A directory of many files is one line: compare pages, and the site's badges, trends and feeds.
-    grouped = {"compare": "compare pages", "badges": "badges", "trend": "trend charts", "feeds": "feeds"}
-    copies = {p for p in files if tag and args.out is not None and p.is_relative_to(args.out / "v" / tag)}
-    own = {asked / f"compare-{a}-{b}{suffix}" for suffix in (".md", ".html")} if asked else set()  # the pages asked for
+    grouped = {
+        documents.COMPARE_DIR: "compare pages",
+        documents.BADGES_DIR: "badges",
+        documents.TREND_DIR: "trend charts",
+        documents.FEEDS_DIR: "feeds",
+    }
+    copies = {
+        p for p in files if tag and args.out is not None and p.is_relative_to(args.out / documents.VERSIONS_DIR / tag)
+    }
+    own = (  # the pages asked for
+        {asked / f"{documents.compare_page(a, b)}{suffix}" for suffix in (".md", ".html")} if asked else set()
+    )
     pages = [p for p in files if p.parent.name in grouped and p not in own]
     pages = [p for p in pages if p not in copies]
     for path in files:
@@ -109,7 +118,9 @@ def cmd_report(args: argparse.Namespace, matrix: Matrix) -> int:
         print(f"fanin: wrote {count} {grouped[directory.name]} in {shown(directory)}/")
     if copies:
         assert args.out is not None
-        print(f"fanin: wrote {len(copies)} files of the permanent copy in {shown(args.out / 'v' / tag)}/")
+        print(
+            f"fanin: wrote {len(copies)} files of the permanent copy in {shown(args.out / documents.VERSIONS_DIR / tag)}/"
+        )
     return 0
 
 

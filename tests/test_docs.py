@@ -88,3 +88,25 @@ def test_every_test_the_reliability_table_names_exists() -> None:
             assert re.search(rf"^def {re.escape(name.split('[')[0])}\(", source, re.M), f"{current}::{name}"
             named += 1
     assert named > 40
+
+
+README_LINES = 250  # what fanin is, set-up, the three uses, where to read on (issue 36); the rest lives in docs/
+
+
+def test_the_readme_stays_short_and_every_page_it_sends_a_reader_to_exists() -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= README_LINES, "move what is not set-up or a first command into docs/"
+    targets = [t for t in re.findall(r"\]\(([^)#\s]+)", readme) if "://" not in t]
+    assert targets, "the README sends its reader on into docs/"
+    missing = [t for t in targets if not (REPO_ROOT / t).exists()]
+    assert not missing, f"the README links to pages that do not exist: {missing}"
+    docs = REPO_ROOT / "docs"  # a sample of rendered output (a fenced block) links as the bundle it came from
+    outside = [
+        (page.name, t)
+        for page in sorted(docs.glob("*.md"))
+        for t in re.findall(r"\]\(([^)#\s]+)", re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S))
+        if "://" not in t
+        and not t.startswith("mailto:")
+        and not ((page.parent / t).resolve().is_relative_to(REPO_ROOT) and (page.parent / t).exists())
+    ]
+    assert not outside, f"docs/ links to files outside the repository or not in it: {outside}"

@@ -11,7 +11,7 @@ from report_helpers import info, obs, result_set, write
 
 from fanin.model import matrix
 from fanin.report import build as report
-from fanin.report import documents, outputs
+from fanin.report import data, documents, outputs
 from fanin.report.view import FrameworkView, Report
 
 MATRIX = matrix.load()
@@ -70,7 +70,48 @@ def test_a_per_framework_document_added_by_one_entry_is_in_the_bundle_once_per_f
 
 
 def test_every_registered_renderer_resolves_and_every_output_is_known() -> None:
-    known = {documents.REFERENCE, documents.RUN, documents.BUNDLE, documents.SITE, documents.SITE_ROOT}
+    known = {documents.REFERENCE, documents.RUN, documents.BUNDLE, documents.SITE, documents.SITE_ROOT, documents.SHORT}
     for document in documents.DOCUMENTS:
         assert callable(document.renderer()), document.file
         assert document.outputs and set(document.outputs) <= known, document.file
+
+
+def _extra_short(rep: Report, key: str) -> str:
+    return f"<svg>{key}</svg>\n"
+
+
+def _extra_instances(rep: Report) -> list[tuple[str, str]]:
+    return [(v.key, v.key) for v in rep.frameworks_with_columns]
+
+
+def test_a_short_form_added_by_one_entry_is_in_the_bundle_and_the_sites_root_not_its_permanent_copy(
+    small: Report, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entry = documents.Document("spark/{key}.svg", _extra_short, (documents.SHORT,), each=f"{__name__}:_extra_instances")
+    monkeypatch.setattr(documents, "DOCUMENTS", [*documents.DOCUMENTS, entry])
+    bundled = outputs.bundle(small, tmp_path / "bundle")
+    assert bundled[tmp_path / "bundle" / "spark" / "adk.svg"] == "<svg>adk</svg>\n"
+    site = outputs.site(small, MATRIX, tmp_path / "site", "", TAG)
+    assert site[tmp_path / "site" / "spark" / "adk.svg"] == "<svg>adk</svg>\n"
+    assert not any("spark" in p.parts for p in site if documents.VERSIONS_DIR in p.parts)
+
+
+def _heads(root: Path, files: dict[Path, str]) -> set[str]:
+    return {p.relative_to(root).parts[0] for p in files}
+
+
+def test_every_file_the_bundle_and_the_site_write_is_a_registered_document() -> None:
+    """The viewer, the badges, trend charts and feeds and the compare pages are named by the registry alone:
+    every file a bundle or the site writes lies at a registered document's place (or is the site's data/ or its
+    permanent copy, v/<tag>/)."""
+    rep = report.build(matrix.REFERENCE_RESULTS, MATRIX, reference=True)
+    registered = {d.file.partition("/")[0] for d in documents.DOCUMENTS} | {documents.COMPARE_DIR}
+    out = Path("/nonexistent-fanin-bundle")  # nothing is written: the outputs only say what they would write
+    bundled = outputs.bundle(rep, out)
+    assert _heads(out, bundled) <= registered
+    assert {documents.VIEWER_HTML, documents.BADGES_DIR, documents.FEED_ATOM} <= _heads(out, bundled)
+    site = outputs.site(rep, MATRIX, out, "", TAG)
+    assert _heads(out, site) - registered == {data.DATA, documents.VERSIONS_DIR}
+    compare_page = next(iter(rep.compare_pages))
+    assert compare_page.name == documents.compare_page(compare_page.a.cell, compare_page.b.cell)
+    assert out / documents.compare_file(compare_page.name, ".html") in site

@@ -65,12 +65,12 @@ def parsed(path: Path) -> Page:
     return page
 
 
-SHORT_FORMS = ("badges", "trend", "feeds")  # the latest's badges, trend charts and feeds: pictures and feeds, not pages
+# the latest's badges, trend charts and feeds: pictures and feeds, not pages
+SHORT_FORMS = {d.file.partition("/")[0] for d in documents.of(documents.SHORT)}
 
 
 def short_form(root: Path, path: Path) -> bool:
-    relative = path.relative_to(root)
-    return relative.parts[0] in SHORT_FORMS or relative.name in ("feed.atom", "feed.json")
+    return path.relative_to(root).parts[0] in SHORT_FORMS
 
 
 def pages(root: Path) -> list[Path]:
@@ -215,7 +215,7 @@ def test_cite_lines_name_the_permanent_copy_and_every_copy_links_within_itself(p
     copy = {p.relative_to(published / "v" / TAG) for p in (published / "v" / TAG).rglob("*") if p.is_file()}
     latest = {p.relative_to(published) for p in published.rglob("*") if p.is_file()}
     latest = {p for p in latest if p.parts[0] != documents.VERSIONS_DIR and p.name != documents.NOT_FOUND_HTML}
-    latest = {p for p in latest if not short_form(published, published / p) and p.name != "viewer.html"}
+    latest = {p for p in latest if not short_form(published, published / p) and p.name != documents.VIEWER_HTML}
     assert copy == latest, "the permanent copy holds every page and data file the latest has"
 
 

@@ -79,3 +79,16 @@ def test_no_node_probe_is_over_120_lines() -> None:
     assert len(spans) >= 50  # the measure found the Node catalogue
     long = {name: lines for name, lines in spans.items() if lines > MAX_PROBE_LINES}
     assert not long, f"Node probes over {MAX_PROBE_LINES} lines (move the set-up into the kit): {long}"
+
+
+def test_no_suite_file_keeps_the_blank_lines_left_where_code_was_cut() -> None:
+    """Probe files are outside the formatter (their text is hashed), so nothing else collapses the blank lines an
+    edit leaves behind: at most two in a row, as the formatter keeps everywhere else."""
+    left = []
+    for path in _suite_files():
+        blank = 0
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            blank = blank + 1 if not line.strip() else 0
+            if blank == 3:
+                left.append(f"{path.relative_to(REPO_ROOT)}:{number}")
+    assert not left, f"three or more blank lines in a row: {left}"

@@ -21,7 +21,7 @@ from fanin.model import compare, matrix
 from fanin.model.results import Observation, ResultSet, load
 from fanin.project import here
 from fanin.report import build as report
-from fanin.report import outputs, viewer
+from fanin.report import documents, outputs, viewer
 
 MATRIX = matrix.load()
 PORT = Path(viewer.__file__).parent / "static" / "viewer.mjs"
@@ -168,7 +168,7 @@ def test_the_page_reads_the_users_file_in_the_browser_and_the_reference_beside_i
     published: tuple[Path, dict[Path, str]],
 ) -> None:
     out, files = published
-    page = files[out / viewer.VIEWER_HTML]
+    page = files[out / documents.VIEWER_HTML]
     assert '<input type="file" id="yours"' in page and "nothing is uploaded" in page
     embedded = re.search(r'<script type="application/json" id="fanin-viewer-data">(.*?)</script>', page, re.S)
     assert embedded

@@ -21,16 +21,8 @@ def _attr(value: str) -> str:
     return '"' + escape(value) + '"'
 
 
-FEED_ATOM = "feed.atom"
-FEED_JSON = "feed.json"
-FEEDS_DIR = "feeds"
 TITLE = "fanin: behaviour changes at fan-in, version by version"
 VALUE_LINES = 5  # the value paths an entry lists; the compare page has them all
-
-
-def framework_feed(key: str, ext: str) -> str:
-    """The document of one framework's feed (`feeds/langgraph.atom`)."""
-    return f"{FEEDS_DIR}/{key}.{ext}"
 
 
 def _moment(date: str) -> str:
@@ -60,7 +52,7 @@ def text(entry: FeedEntry) -> str:
 
 
 def _link(rep: Report, entry: FeedEntry, source: str) -> str:
-    return rep.links.href(f"{documents.COMPARE_DIR}/{entry.page.name}.html", entry.step.observation_id, source)
+    return rep.links.href(documents.compare_file(entry.page.name, ".html"), entry.step.observation_id, source)
 
 
 def _updated(entries: Sequence[FeedEntry]) -> str:

@@ -13,7 +13,7 @@ from importlib import resources
 
 from fanin.model.results import Observation
 from fanin.report.common import escape, escape_text, pretty_json
-from fanin.report.documents import COMPARE_DIR, MATRIX_HTML
+from fanin.report.documents import MATRIX_HTML, compare_file
 from fanin.report.legend import CHANGE_MEANINGS, CHANGED_MARK, HAZARD_STYLES, NO_PROBE_CITED, NOT_OBSERVED, NOT_PROBED
 from fanin.report.view import (
     Answer,
@@ -98,7 +98,7 @@ def _cell(rep: Report, probe: ProbeView, variant: VariantView, span: Span, start
 
 
 def _page_href(rep: Report, page: ComparePage, source: str) -> str:
-    return rep.links.href(f"{COMPARE_DIR}/{page.name}.html", "", source)
+    return rep.links.href(compare_file(page.name, ".html"), "", source)
 
 
 def matrix(rep: Report, view: FrameworkView, source: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fanin.report.common import escape
-from fanin.report.documents import COMPARE_DIR
+from fanin.report.documents import compare_file
 from fanin.report.html import answer_cell, document, group_link, hazard_class, observed_cell, probe_link
 from fanin.report.legend import NO_PROBE_CITED
 from fanin.report.links import fragment
@@ -47,7 +47,7 @@ def _step_details(step: Step) -> str:
 
 
 def compare_page(rep: Report, page_: ComparePage) -> str:
-    source = f"{COMPARE_DIR}/{page_.name}.html"
+    source = compare_file(page_.name, ".html")
     matrix = rep.links.matrix("" if page_.across_frameworks else page_.a.framework, source)
     # Landmarks and headings as assistive technology reads them (checked with axe-core in the browser session).
     body = [

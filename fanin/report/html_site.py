@@ -15,12 +15,12 @@ from fanin.report import documents, html
 from fanin.report.common import escape
 from fanin.report.documents import (
     CHECKLIST_HTML,
-    COMPARE_DIR,
     COMPARISON_HTML,
     INDEX_HTML,
     MATRIX_HTML,
     NOT_FOUND_HTML,
     VERSIONS_DIR,
+    compare_file,
     framework_html,
 )
 from fanin.report.html import hazard_class, observed_cell
@@ -69,7 +69,7 @@ def _key_finding(rep: Report, key: KeyFinding, source: str) -> str:
         line += f"; {escape(worst)}, e.g. {shown}"
     if key.biggest is not None:
         changed = key.biggest
-        href = escape(rep.links.href(f"{COMPARE_DIR}/{changed.name}.html", "", source))
+        href = escape(rep.links.href(compare_file(changed.name, ".html"), "", source))
         line += (
             f'. Most changed: <a href="{href}">{escape(changed.a.label)} → {escape(changed.b.label)}</a>,'
             f" observations {escape(changed.counts_text)}"

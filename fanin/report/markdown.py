@@ -11,7 +11,7 @@ import itertools
 from tabulate import tabulate
 
 from fanin.model.results import Hazard, Observation
-from fanin.report.documents import COMPARE_DIR, MATRIX_HTML, REPORT_MD, probes_md
+from fanin.report.documents import MATRIX_HTML, REPORT_MD, compare_file, probes_md
 from fanin.report.legend import (
     CHANGE_MEANINGS,
     CHANGED_MARK,
@@ -561,7 +561,7 @@ def _part(rep: Report, part: Part, source: str) -> str:
 
 
 def compare_page(rep: Report, page: ComparePage) -> str:
-    source = f"{COMPARE_DIR}/{page.name}.md"
+    source = compare_file(page.name, ".md")
     lines = [
         f"# {page.title}",
         "",

@@ -13,8 +13,12 @@
   permanent copy cite lines name.
 - `compare`: DIR/compare-<a>-<b>.md and .html for any two cells; with `--out DIR`, the bundle
   its links lead to beside them.
-- `short_forms` (in every bundle and the site): badges/<key>.svg and badges/<cell>.svg, trend/<key>.svg,
-  feed.atom and feed.json, and feeds/<key>.atom and .json (the digest decides them, svg and feed format them).
+- the short forms (the registry's `SHORT` documents, in every bundle and at the site's root): badges/<key>.svg and
+  badges/<cell>.svg, trend/<key>.svg, feed.atom and feed.json, and feeds/<key>.atom and .json (the digest decides
+  them, svg and feed format them).
+
+Every file name is the document registry's (`fanin.report.documents`); this module says only which output
+writes which of its documents, with which links.
 """
 
 from __future__ import annotations
@@ -33,20 +37,7 @@ from fanin.model.matrix import Matrix
 from fanin.model.results import ResultSet
 from fanin.model.source import REPO_ROOT
 from fanin.report import build as report
-from fanin.report import (
-    data,
-    digest,
-    documents,
-    feed,
-    html,
-    html_compare,
-    links,
-    markdown,
-    pages,
-    svg,
-    view,
-    viewer,
-)
+from fanin.report import data, documents, html, html_compare, links, markdown, pages, view
 from fanin.report.gcpause import while_paused
 
 BASE_URL_ENV = "FANIN_BASE_URL"
@@ -116,7 +107,7 @@ def reference(
         **_written(documents.REFERENCE, committed, committed=True),
         **_written(documents.REFERENCE, published, committed=False),
     }
-    files.update(_compare_files(published, paths.REPORTS / "compare", published.compare_pages))
+    files.update(_compare_files(published, paths.REPORTS / documents.COMPARE_DIR, published.compare_pages))
     files.update(
         data.schemas(paths.REFERENCE_REPORT.parent / documents.SCHEMA_DIR)
     )  # committed, kept current like REPORT.md
@@ -134,14 +125,12 @@ def committed(path: Path) -> bool:
 def _written(output: str, rep: view.Report, home: Path | None = None, committed: bool | None = None) -> dict[Path, str]:
     """The registry's documents of one output (only the committed ones, or only the others, when asked), each at
     `home`/its file, else at the place `rep`'s links give it."""
-    frameworks = [v for v in rep.frameworks if v.probes]
     files: dict[Path, str] = {}
     for document in documents.of(output):
         if committed is not None and document.committed != committed:
             continue
         render = document.renderer()
-        names = [(document.at(v.key), (v,)) for v in frameworks] if document.per_framework else [(document.file, ())]
-        for name, args in names:
+        for name, args in document.instances(rep):
             files[home / name if home else Path(rep.links.place(name))] = render(rep, *args)
     return files
 
@@ -159,7 +148,7 @@ def local_run(matrix: Matrix, source: Path | None = None, base: str = "") -> tup
     pages = report.run_pages(sorted(p.stem for p in source.glob("*.json")), paths.REPORTS / "junit", run)
     rep = dataclasses.replace(rep, run_pages=pages)
     files = _written(documents.RUN, rep)
-    files.update(_compare_files(rep, run / "compare", rep.compare_pages))
+    files.update(_compare_files(rep, run / documents.COMPARE_DIR, rep.compare_pages))
     return files, rep.unreadable
 
 
@@ -169,29 +158,8 @@ def bundle(rep: view.Report, out: Path, base: str = "") -> dict[Path, str]:
     places = _places(out, out, out / documents.COMPARE_DIR)
     rep = rep.with_links(links.Links(base, places, ""), inline_reproducers=True)
     files = _written(documents.BUNDLE, rep)
-    files.update(_compare_files(rep, out / "compare", rep.compare_pages))
-    files.update(short_forms(rep.with_links(links.Links(base, places + _feed_places(out), ""))))
-    files[out / viewer.VIEWER_HTML] = viewer.page(rep)
-    return files
-
-
-def _feed_places(out: Path) -> tuple[tuple[str, str], ...]:
-    return tuple((name, (out / name).as_posix()) for name in (feed.FEED_ATOM, feed.FEED_JSON, feed.FEEDS_DIR))
-
-
-def short_forms(rep: view.Report) -> dict[Path, str]:
-    """The report in short forms, placed as `rep`'s links place the documents: badges, trends and feeds."""
-    home = Path(dict(rep.links.places)[documents.MATRIX_HTML]).parent
-    files = {home / "badges" / f"{b.name}.svg": svg.badge(b) for b in digest.badges(rep)}
-    files.update({home / "trend" / f"{t.key}.svg": svg.trend(t) for t in digest.trends(rep)})
-    feeds = [("", "", feed.FEED_ATOM, feed.FEED_JSON)] + [
-        (v.key, v.name, feed.framework_feed(v.key, "atom"), feed.framework_feed(v.key, "json"))
-        for v in rep.frameworks_with_columns
-    ]
-    for key, name, atom, as_json in feeds:
-        entries = digest.feed(rep, key or None)
-        files[home / atom] = feed.atom(rep, entries, atom, name, "urn:fanin:feed" + (f":{key}" if key else ""))
-        files[home / as_json] = feed.json_feed(rep, entries, as_json, name)
+    files.update(_compare_files(rep, out / documents.COMPARE_DIR, rep.compare_pages))
+    files.update(_written(documents.SHORT, rep.with_links(links.Links(base, places, ""))))
     return files
 
 
@@ -227,7 +195,7 @@ def copies(out: Path, rep: view.Report, tag: str) -> tuple[tuple[str, str], ...]
 def _site_pages(rep: view.Report, out: Path, listed: tuple[tuple[str, str], ...] = ()) -> dict[Path, str]:
     files = _written(documents.SITE, dataclasses.replace(rep, site_copies=listed), out)
     for page in rep.compare_pages:
-        files[out / documents.COMPARE_DIR / f"{page.name}.html"] = html_compare.compare_page(rep, page)
+        files[out / documents.compare_file(page.name, ".html")] = html_compare.compare_page(rep, page)
     return files
 
 
@@ -244,11 +212,8 @@ def site(rep: view.Report, matrix: Matrix, out: Path, base: str = "", tag: str =
     files.update(data.files(matrix, out))
     places = _places(out, out, out / documents.COMPARE_DIR)
     # the latest's alone, not the permanent copy's: they say what the newest reference shows
-    files.update(short_forms(rep.with_links(links.Links(base, places + _feed_places(out), ""))))
-    files[out / viewer.VIEWER_HTML] = viewer.page(
-        rep, home=f"{base}/{documents.INDEX_HTML}" if base else documents.INDEX_HTML
-    )
-    files.update(_written(documents.SITE_ROOT, root, out))  # 404.html: one for the whole site, at its root
+    files.update(_written(documents.SHORT, rep.with_links(links.Links(base, places, ""))))
+    files.update(_written(documents.SITE_ROOT, root, out))  # viewer.html, 404.html: one for the whole site, at its root
     if tag:
         copy = out / documents.VERSIONS_DIR / tag
         kept = rep.with_links(links.Links(permanent, (), "", site=True, cite_base=permanent), inline_reproducers=True)

@@ -19,6 +19,7 @@ from fanin.model.results import (
     ProbeInfo,
     probe_of,
 )
+from fanin.report.documents import compare_page
 from fanin.report.legend import CHANGE_WORDS, NO_PROVEN_MITIGATION, NOT_APPLICABLE_THERE, NOT_PROBED, OBSERVED
 from fanin.report.links import Links
 from fanin.report.sameness import shown_key
@@ -398,7 +399,7 @@ class ComparePage:
 
     @property
     def name(self) -> str:
-        return f"compare-{self.a.cell}-{self.b.cell}"
+        return compare_page(self.a.cell, self.b.cell)
 
     @property
     def across_frameworks(self) -> bool:

@@ -21,10 +21,10 @@ from packaging.version import Version
 
 from fanin.model import compare
 from fanin.model.results import HAZARDS, PROBE_ERROR, TIMEOUT
+from fanin.report.documents import INDEX_HTML, MATRIX_HTML, VIEWER_HTML
 from fanin.report.legend import CHANGE_MEANINGS, CHANGE_WORDS, HAZARD_STYLES
 from fanin.report.view import Report
 
-VIEWER_HTML = "viewer.html"
 DATA_RESULTS = "data/results"  # where `report --out` publishes every result set (report/data)
 
 
@@ -76,8 +76,9 @@ def _embedded(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, sort_keys=True).replace("</", "<\\/")
 
 
-def page(rep: Report, home: str = "matrix.html") -> str:
-    """The viewer; `home` is the report page its text links back to (the site's index, a bundle's matrix.html)."""
+def page(rep: Report) -> str:
+    """The viewer; its text links back to the report: the site's index on the site, a bundle's matrix.html."""
+    home = rep.links.href(INDEX_HTML, "", VIEWER_HTML) if rep.links.site else MATRIX_HTML
     # the matrix's default Python is every column's without a Python note (`py3.10`)
     default = next((c.python for v in rep.frameworks for c in v.columns if not c.python_note), "")
     data = {"cells": cells(rep), "rules": rules(), "defaultPython": default}

@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any, AsyncGenerator
 
-from google.adk.agents import BaseAgent, ParallelAgent
+from google.adk.agents import BaseAgent, LlmAgent, ParallelAgent, SequentialAgent
 from google.adk.events import Event, EventActions
 from google.adk.models import BaseLlm, LlmResponse
 from google.adk.runners import Runner
@@ -82,6 +82,50 @@ class Step(BaseAgent):
         yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch, actions=actions)
         if self.turns is not None and self.mark_done:
             self.turns.done(turn)
+
+
+class Reader(BaseAgent):
+    """Waits for its turn, notes what it reads at `key` in the session state, writes `result_<name>`."""
+
+    turns: Any
+    key: str
+    seen: Any
+
+    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
+        await self.turns.wait(self.name)
+        self.seen[self.key] = ctx.session.state.get(self.key)
+        yield Event(
+            author=self.name,
+            invocation_id=ctx.invocation_id,
+            branch=ctx.branch,
+            actions=EventActions(state_delta={f"result_{self.name}": "done"}),
+        )
+        self.turns.done(self.name)
+
+
+def callback_gate(turns: Turns, name: str) -> dict[str, Any]:
+    """An LlmAgent's gate through ADK's own agent callbacks: it starts on its turn and ends it when done."""
+
+    async def before(callback_context: Any) -> None:
+        await turns.wait(name)
+
+    def after(callback_context: Any) -> None:
+        turns.done(name)
+
+    return {"before_agent_callback": before, "after_agent_callback": after}
+
+
+def two_agent_tools(agent_tool: Any, turns: Any) -> Any:
+    """The AgentTool scenario: a root LlmAgent whose first reply calls two AgentTools in one turn, "roll" (replies
+    "6", output_key result_roll) and "prime" ("yes", result_prime), each sub-agent's model gated by `turns`."""
+    roll = LlmAgent(name="roll", model=FakeModel(replies=["6"], turns=turns, gate="roll"), output_key="result_roll")
+    prime = LlmAgent(name="prime", model=FakeModel(replies=["yes"], turns=turns, gate="prime"), output_key="result_prime")
+    calls = [("roll", {"request": "roll a die"}), ("prime", {"request": "is 2 prime?"})]
+    return LlmAgent(
+        name="root",
+        model=FakeModel(replies=[calls, "both answered"]),
+        tools=[agent_tool(agent=roll), agent_tool(agent=prime)],
+    )
 
 
 def request_texts(llm_request: Any) -> list[str]:
@@ -163,6 +207,34 @@ async def run_once(
     session = await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
     events = await run_turn(root, service, session.id)
     return events, await stored_state(service, session.id)
+
+
+async def fan_out_then(
+    obs: Any,
+    branches: list[BaseAgent],
+    after: list[BaseAgent],
+    *,
+    before: list[BaseAgent] | None = None,
+    turns: Turns | None = None,
+    service: InMemorySessionService | None = None,
+    session_id: str = "s1",
+) -> tuple[list[Event], dict[str, Any]]:
+    """The mitigations' scenario: `before`, a ParallelAgent "fanout" of `branches`, then `after`, as one
+    SequentialAgent "pipeline", run once under `obs.framework()` on `service`'s existing session (a fresh one when
+    none is given); a gate of `turns` the run left vacuous is recorded. Returns (events, state re-read)."""
+    root = SequentialAgent(
+        name="pipeline", sub_agents=[*(before or []), ParallelAgent(name="fanout", sub_agents=branches), *after]
+    )
+    with obs.framework():
+        if service is None:
+            events, state = await run_once(root, session_id=session_id)
+        else:
+            events = await run_turn(root, service, session_id)
+    if service is not None:
+        state = await stored_state(service, session_id)
+    if turns is not None and turns.vacuous:
+        obs.vacuous(turns.vacuous)
+    return events, state
 
 
 async def run_workflow(

@@ -3,9 +3,7 @@
 from typing import Any
 
 from gates import IdleTurns
-from adk_kit import FakeModel, run_once
-
-from google.adk.agents import LlmAgent
+from adk_kit import run_once, two_agent_tools
 
 from fanin.probe import Claim, Observer, probe
 
@@ -25,14 +23,7 @@ async def test_parallel_state_delta(obs: Observer) -> None:
     # prime is released before roll; if ADK runs the two calls one after the other, the gate sees the
     # event loop go idle with only one call in flight and lets it go: recorded as sequential, not hidden.
     turns = IdleTurns(["prime", "roll"])
-    roll = LlmAgent(name="roll", model=FakeModel(replies=["6"], turns=turns, gate="roll"), output_key="result_roll")
-    prime = LlmAgent(name="prime", model=FakeModel(replies=["yes"], turns=turns, gate="prime"), output_key="result_prime")
-    calls = [("roll", {"request": "roll a die"}), ("prime", {"request": "is 2 prime?"})]
-    root = LlmAgent(
-        name="root",
-        model=FakeModel(replies=[calls, "both answered"]),
-        tools=[AgentTool(agent=roll), AgentTool(agent=prime)],
-    )
+    root = two_agent_tools(AgentTool, turns)
     with obs.framework():
         events, state = await run_once(root)
     responses = [e for e in events if e.get_function_responses()]

@@ -10,6 +10,7 @@ from typing import Any, AsyncGenerator
 
 from gates import Turns
 from adk_kit import (
+    fan_out_then,
     APP,
     USER,
     Event,
@@ -19,7 +20,7 @@ from adk_kit import (
     stored_state,
 )
 
-from google.adk.agents import BaseAgent, ParallelAgent, SequentialAgent
+from google.adk.agents import BaseAgent, ParallelAgent
 from google.adk.sessions import InMemorySessionService
 
 from fanin.probe import Claim, Observer, probe
@@ -155,19 +156,10 @@ async def test_direct_child_mitigated(obs: Observer) -> None:
             Step(name="b", turns=turns, delta={"result_b": f"{run_id}:B"}, log=log),
             Step(name="c", turns=turns, delta={"result_c": f"{run_id}:C"}, log=log),
         ]
-        root = SequentialAgent(
-            name="pipeline",
-            sub_agents=[
-                Step(name="stamp", delta={"run_id": run_id}),
-                ParallelAgent(name="fanout", sub_agents=branches),
-                Accept(name="gather", branches=["a", "b", "c"]),
-            ],
-        )
-        with obs.framework():
-            await run_turn(root, service, "s1")
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
-        verdict = (await stored_state(service, "s1")).get("gathered") or {}
+        stamp = Step(name="stamp", delta={"run_id": run_id})
+        gather = Accept(name="gather", branches=["a", "b", "c"])
+        _, state = await fan_out_then(obs, branches, [gather], before=[stamp], turns=turns, service=service)
+        verdict = state.get("gathered") or {}
         acted = [name for name, what in log if what == "acted"]
         made = {n: f"{run_id}:{n.upper()}" for n in ("a", "b", "c") if n in acted}
         runs[f"{run_id}{', a escalates' if escalate else ''}"] = {
@@ -207,19 +199,11 @@ async def test_stale_result_mitigated(obs: Observer) -> None:
                 Step(name="b", turns=turns, delta={"result_b": f"{run_id}:B"} if b_writes else {}),
             ]
             start = {"run_id": run_id, **({"result_a": None, "result_b": None} if clear else {})}
-            root = SequentialAgent(
-                name="pipeline",
-                sub_agents=[
-                    Step(name="stamp", delta=start),
-                    ParallelAgent(name="fanout", sub_agents=branches),
-                    Accept(name="gather", branches=["a", "b"]),
-                ],
+            gather = Accept(name="gather", branches=["a", "b"])
+            _, state = await fan_out_then(
+                obs, branches, [gather], before=[Step(name="stamp", delta=start)], turns=turns, service=service
             )
-            with obs.framework():
-                await run_turn(root, service, "s1")
-            if turns.vacuous:
-                obs.vacuous(turns.vacuous)
-            verdict = (await stored_state(service, "s1")).get("gathered") or {}
+            verdict = state.get("gathered") or {}
             made = {"a": f"{run_id}:A", **({"b": f"{run_id}:B"} if b_writes else {})}
             seen = accounted(made, verdict, run_id)
             made_all += [f"{run_id} {w}" for w in seen["made"]]

@@ -10,6 +10,8 @@ from typing import Any, AsyncGenerator
 
 from gates import Turns
 from adk_kit import (
+    callback_gate,
+    fan_out_then,
     Event,
     EventActions,
     FakeModel,
@@ -17,7 +19,7 @@ from adk_kit import (
     run_once,
 )
 
-from google.adk.agents import BaseAgent, LlmAgent, ParallelAgent, SequentialAgent
+from google.adk.agents import BaseAgent, LlmAgent, ParallelAgent
 
 from fanin.probe import Claim, Observer, probe
 from mitigation import judge, words
@@ -59,17 +61,8 @@ async def test_completion_order_mitigated(obs: Observer) -> None:
     for order in (["c", "b", "a"], ["a", "b", "c"]):
         turns = Turns(order)
         children = [Step(name=n, turns=turns, delta={f"result_{n}": n.upper()}) for n in ("a", "b", "c")]
-        root = SequentialAgent(
-            name="pipeline",
-            sub_agents=[
-                ParallelAgent(name="fanout", sub_agents=children),
-                Present(name="present", branches=["a", "b", "c"], prefix="result_", target="presented"),
-            ],
-        )
-        with obs.framework():
-            events, state = await run_once(root)
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        present = Present(name="present", branches=["a", "b", "c"], prefix="result_", target="presented")
+        events, state = await fan_out_then(obs, children, [present], turns=turns)
         presented = state.get("presented") or []
         writes = {n: n.upper() for n in ("a", "b", "c")}
         runs[",".join(order)] = {
@@ -100,16 +93,7 @@ async def test_branch_name_prefix_mitigated(obs: Observer) -> None:
         turns = Turns([first, second])
         models = {n: FakeModel(replies=[f"REPORT-OF-{n}"]) for n in names}
 
-        def gate(name: str) -> dict:
-            async def before(callback_context: Any) -> None:
-                await turns.wait(name)
-
-            def after(callback_context: Any) -> None:
-                turns.done(name)
-
-            return {"before_agent_callback": before, "after_agent_callback": after}
-
-        children = [LlmAgent(name=n, model=models[n], output_key=f"out_{n}", **gate(n)) for n in names]
+        children = [LlmAgent(name=n, model=models[n], output_key=f"out_{n}", **callback_gate(turns, n)) for n in names]
         with obs.framework():
             events, state = await run_once(ParallelAgent(name="fanout", sub_agents=children))
         if turns.vacuous:

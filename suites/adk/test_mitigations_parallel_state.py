@@ -7,48 +7,22 @@ record with the branch it came from), and the outcome must be the same in every 
 """
 
 import asyncio
-from typing import Any, AsyncGenerator
 
 from gates import Turns
 from adk_kit import (
-    APP,
-    USER,
-    Event,
-    EventActions,
-    FakeModel,
+    fan_out_then,
+    Reader,
+    two_agent_tools,
     Step,
     run_once,
-    run_turn,
     settle,
-    stored_state,
 )
 
-from google.adk.agents import BaseAgent, LlmAgent, ParallelAgent, SequentialAgent
-from google.adk.sessions import InMemorySessionService
 
 from fanin.probe import Claim, Observer, probe
 from mitigation import judge, words
 
 STATE_DOC = "https://google.github.io/adk-docs/sessions/state/"
-
-
-class Reader(BaseAgent):
-    """Waits for its turn, notes what it reads at `key` in the session state, writes `result_<name>`."""
-
-    turns: Any
-    key: str
-    seen: Any
-
-    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
-        await self.turns.wait(self.name)
-        self.seen[self.key] = ctx.session.state.get(self.key)
-        yield Event(
-            author=self.name,
-            invocation_id=ctx.invocation_id,
-            branch=ctx.branch,
-            actions=EventActions(state_delta={f"result_{self.name}": "done"}),
-        )
-        self.turns.done(self.name)
 
 
 @probe(
@@ -71,17 +45,7 @@ async def test_temp_prefix_mitigated(obs: Observer) -> None:
             Step(name="a", turns=turns, delta={"handoff_x": "A", "result_a": "done"}),
             Reader(name="b", turns=turns, key="handoff_x", seen=seen),
         ]
-        root = SequentialAgent(
-            name="pipeline",
-            sub_agents=[ParallelAgent(name="fanout", sub_agents=branches), Step(name="cleanup", delta={"handoff_x": None})],
-        )
-        service = InMemorySessionService()
-        await service.create_session(app_name=APP, user_id=USER, session_id="s1")
-        with obs.framework():
-            events = await run_turn(root, service, "s1")
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
-        state = await stored_state(service, "s1")
+        events, state = await fan_out_then(obs, branches, [Step(name="cleanup", delta={"handoff_x": None})], turns=turns)
         # The write is kept if it reached the session (an event's state_delta before the cleanup).
         stored = any((e.actions.state_delta or {}).get("handoff_x") == "A" for e in events if e.author == "a")
         runs[f"{order[0]} first"] = {
@@ -148,14 +112,7 @@ async def test_parallel_state_delta_mitigated(obs: Observer) -> None:
         # the hazard probe's gate gives up after `patience` when a version runs the calls one by one; this one
         # tells the two cases apart by letting the event loop settle, so no run waits on a clock
         turns = Calls(order)
-        roll = LlmAgent(name="roll", model=FakeModel(replies=["6"], turns=turns, gate="roll"), output_key="result_roll")
-        prime = LlmAgent(name="prime", model=FakeModel(replies=["yes"], turns=turns, gate="prime"), output_key="result_prime")
-        calls = [("roll", {"request": "roll a die"}), ("prime", {"request": "is 2 prime?"})]
-        root = LlmAgent(
-            name="root",
-            model=FakeModel(replies=[calls, "both answered"]),
-            tools=[AgentTool(agent=roll), AgentTool(agent=prime)],
-        )
+        root = two_agent_tools(AgentTool, turns)
         with obs.framework():
             events, state = await run_once(root)
         responses = {r.name: r.response for e in events for r in e.get_function_responses()}

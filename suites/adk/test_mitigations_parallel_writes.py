@@ -14,6 +14,7 @@ from typing import Any, AsyncGenerator
 
 from gates import Turns
 from adk_kit import (
+    fan_out_then,
     APP,
     USER,
     Event,
@@ -21,12 +22,9 @@ from adk_kit import (
     GatedWriter,
     Step,
     fake_llm_agent,
-    run_once,
-    run_turn,
-    stored_state,
 )
 
-from google.adk.agents import BaseAgent, ParallelAgent, SequentialAgent
+from google.adk.agents import BaseAgent
 from google.adk.sessions import InMemorySessionService
 
 from fanin.probe import Claim, Observer, probe
@@ -97,17 +95,8 @@ async def test_same_key_mitigated(obs: Observer) -> None:
     for order in (["a", "b", "c"], ["c", "b", "a"]):
         turns = Turns(order)
         children = [GatedWriter(name=n, turns=turns, delta={f"result_{n}": n.upper()}) for n in ("a", "b", "c")]
-        root = SequentialAgent(
-            name="pipeline",
-            sub_agents=[
-                ParallelAgent(name="fanout", sub_agents=children),
-                Merge(name="merge", authority=["a", "b", "c"], prefix="result_", target="result"),
-            ],
-        )
-        with obs.framework():
-            events, state = await run_once(root)
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        merge = Merge(name="merge", authority=["a", "b", "c"], prefix="result_", target="result")
+        events, state = await fan_out_then(obs, children, [merge], turns=turns)
         writes = {n: n.upper() for n in ("a", "b", "c")}
         record = state.get("result") or {}
         runs[",".join(order)] = {
@@ -137,17 +126,8 @@ async def test_output_key_same_key_mitigated(obs: Observer) -> None:
     for order in (["a", "b", "c"], ["c", "b", "a"]):
         turns = Turns(order)
         children = [fake_llm_agent(n, f"reply {n}", turns=turns, output_key=f"result_{n}") for n in ("a", "b", "c")]
-        root = SequentialAgent(
-            name="pipeline",
-            sub_agents=[
-                ParallelAgent(name="fanout", sub_agents=children),
-                Merge(name="merge", authority=["a", "b", "c"], prefix="result_", target="result"),
-            ],
-        )
-        with obs.framework():
-            events, state = await run_once(root)
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        merge = Merge(name="merge", authority=["a", "b", "c"], prefix="result_", target="result")
+        events, state = await fan_out_then(obs, children, [merge], turns=turns)
         writes = {n: f"reply {n}" for n in ("a", "b", "c")}
         record = state.get("result") or {}
         stored = [e.author for e in events if e.actions and any(k.startswith("result_") for k in e.actions.state_delta or {})]
@@ -180,17 +160,8 @@ async def test_all_permutations_mitigated(obs: Observer) -> None:
     for order in itertools.permutations("abc"):
         turns = Turns(list(order))
         children = [Step(name=n, turns=turns, delta={f"result_{n}": n.upper()}) for n in ("a", "b", "c")]
-        root = SequentialAgent(
-            name="pipeline",
-            sub_agents=[
-                ParallelAgent(name="fanout", sub_agents=children),
-                Merge(name="merge", authority=["a", "b", "c"], prefix="result_", target="result"),
-            ],
-        )
-        with obs.framework():
-            _, state = await run_once(root)
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
+        merge = Merge(name="merge", authority=["a", "b", "c"], prefix="result_", target="result")
+        _, state = await fan_out_then(obs, children, [merge], turns=turns)
         writes = {n: n.upper() for n in ("a", "b", "c")}
         record = state.get("result") or {}
         gated["".join(order)] = {"made": [f"{b}: {v}" for b, v in writes.items()], "kept": merged_writes(writes, record), "result": record}
@@ -200,15 +171,7 @@ async def test_all_permutations_mitigated(obs: Observer) -> None:
     ungated = {}
     for attempt in range(10):
         children = [Step(name=n, delta={f"result_{n}": n}) for n in names]
-        root = SequentialAgent(
-            name="pipeline",
-            sub_agents=[
-                ParallelAgent(name="fanout", sub_agents=children),
-                Merge(name="merge", authority=names, prefix="result_", target="result"),
-            ],
-        )
-        with obs.framework():
-            _, state = await run_once(root)
+        _, state = await fan_out_then(obs, children, [Merge(name="merge", authority=names, prefix="result_", target="result")])
         writes = {n: n for n in names}
         record = state.get("result") or {}
         ungated[f"run {attempt + 1}"] = {"made": [f"{b}: {v}" for b, v in writes.items()], "kept": merged_writes(writes, record), "result": record}
@@ -257,18 +220,9 @@ async def test_read_modify_write_mitigated(obs: Observer) -> None:
         service = InMemorySessionService()
         await service.create_session(app_name=APP, user_id=USER, session_id="s1", state={"tally": {"seed": "0"}})
         children = [Step(name=n, turns=turns, delta={f"tally_{n}": n.upper()}) for n in ("a", "b")]
-        root = SequentialAgent(
-            name="pipeline",
-            sub_agents=[
-                ParallelAgent(name="fanout", sub_agents=children),
-                Combine(name="combine", branches=["a", "b"], prefix="tally_", target="tally"),
-            ],
-        )
-        with obs.framework():
-            await run_turn(root, service, "s1")
-        if turns.vacuous:
-            obs.vacuous(turns.vacuous)
-        tally = (await stored_state(service, "s1")).get("tally") or {}
+        combine = Combine(name="combine", branches=["a", "b"], prefix="tally_", target="tally")
+        _, state = await fan_out_then(obs, children, [combine], turns=turns, service=service)
+        tally = state.get("tally") or {}
         writes = {"seed": "0", "a": "A", "b": "B"}
         runs[",".join(order)] = {
             "made": [f"{k}: {v}" for k, v in writes.items()],

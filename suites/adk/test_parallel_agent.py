@@ -6,7 +6,7 @@ from typing import Any, AsyncGenerator
 
 from gates import Turns
 from adk_failure import ChildFailure, where_the_child_failure_is
-from adk_kit import APP, USER, Event, EventActions, FakeModel, FanOut, GatedWriter, Step, run_once, run_turn, settle, stored_state
+from adk_kit import APP, USER, Event, callback_gate, EventActions, FakeModel, FanOut, GatedWriter, Step, run_once, run_turn, settle, stored_state
 
 from google.adk.agents import BaseAgent, LlmAgent, ParallelAgent
 from google.adk.sessions import InMemorySessionService
@@ -152,16 +152,7 @@ async def test_branch_name_prefix(obs: Observer) -> None:
         turns = Turns([first, second])
         models = {n: FakeModel(replies=[f"REPORT-OF-{n}"]) for n in names}
 
-        def gate(name: str) -> dict:
-            async def before(callback_context: Any) -> None:
-                await turns.wait(name)
-
-            def after(callback_context: Any) -> None:
-                turns.done(name)
-
-            return {"before_agent_callback": before, "after_agent_callback": after}
-
-        children = [LlmAgent(name=n, model=models[n], output_key=f"out_{n}", **gate(n)) for n in names]
+        children = [LlmAgent(name=n, model=models[n], output_key=f"out_{n}", **callback_gate(turns, n)) for n in names]
         with obs.framework():
             events, state = await run_once(ParallelAgent(name="fanout", sub_agents=children))
         obs.require_in_flight(turns)

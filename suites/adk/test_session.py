@@ -2,36 +2,17 @@
 
 import asyncio
 import time
-from typing import Any, AsyncGenerator
+from typing import Any
 
 from gates import Turns
-from adk_kit import APP, USER, Event, EventActions, Step, run_turn, stored_state
+from adk_kit import APP, USER, Reader, Step, run_turn, stored_state
 from adk_sessions import in_one_second, keeps_whole_seconds, session_service, window_start
 
-from google.adk.agents import BaseAgent, ParallelAgent, SequentialAgent
+from google.adk.agents import ParallelAgent, SequentialAgent
 
 from fanin.probe import Claim, Observer, probe
 
 STATE_DOC = "https://google.github.io/adk-docs/sessions/state/"
-
-
-class Reader(BaseAgent):
-    """Waits for its turn, notes what it reads at `key` in the session state, writes `result_<name>`."""
-
-    turns: Any
-    key: str
-    seen: Any
-
-    async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
-        await self.turns.wait(self.name)
-        self.seen[self.key] = ctx.session.state.get(self.key)
-        yield Event(
-            author=self.name,
-            invocation_id=ctx.invocation_id,
-            branch=ctx.branch,
-            actions=EventActions(state_delta={f"result_{self.name}": "done"}),
-        )
-        self.turns.done(self.name)
 
 
 class RunTurns(Turns):

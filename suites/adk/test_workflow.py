@@ -13,9 +13,6 @@ from adk_kit import FAN_IN_SAMPLE, gated, run_workflow, sorted_dict
 from fanin.probe import Claim, Observer, probe
 
 
-
-
-
 def join_output_persisted(stored_events: list, received: Any) -> bool:
     """Is the value the successor received also the output of an event the session service stored?"""
     return any(getattr(e, "output", None) == received for e in stored_events)

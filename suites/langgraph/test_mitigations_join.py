@@ -22,7 +22,6 @@ NO_DEFER = "StateGraph.add_node has no parameter 'defer' in this version"
 JOINED = "join runs once, sees every write"
 
 
-
 def has_defer() -> bool:
     import inspect
 

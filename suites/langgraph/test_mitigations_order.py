@@ -25,15 +25,6 @@ REDUCERS_DOC = "https://docs.langchain.com/oss/python/langgraph/graph-api#reduce
 SEND_DOC = "https://docs.langchain.com/oss/python/langgraph/graph-api#send"
 
 
-
-
-
-
-
-
-
-
-
 def by_key(entries: list) -> list:
     """What the reading node does: sort the folded entries by the key stored with each, keep the items."""
     return [entry["item"] for entry in sorted(entries, key=lambda entry: entry["key"])]
