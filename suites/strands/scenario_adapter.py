@@ -23,8 +23,12 @@ def capabilities() -> dict[str, Any]:
     return scenario_kit.declare(
         "strands",
         version("strands-agents"),
-        {"select": "the fan-out is the graph's entry points, which all start: a router node with conditional edges"
-         " is not built by this adapter yet"},
+        {
+            "select": "the fan-out is the graph's entry points, which all start: a router node with conditional edges"
+            " is not built by this adapter yet",
+            "escalate": "a graph node has no way to stop the graph: a run stops on its limits (max_node_executions,"
+            " execution_timeout: status FAILED) or an interrupt, never on a node's request",
+        },
     )
 
 
