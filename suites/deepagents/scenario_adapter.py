@@ -110,7 +110,9 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
                 if index < script.parts(name) - 1:
                     return update  # a part before the last hands its turn on as it ends (Script.walk)
                 returned[name] = script.results[name]
-                if script.turns.order[-1] != name:  # the last one hands nothing on (and settles nothing)
+                # The last in the order hands nothing on (and settles nothing), nor does a branch whose first part
+                # already handed its turn on (a second settle beside the run's would keep both from ever settling).
+                if script.turns.order[-1] != name and name not in script.turns.acted:
                     handing.append(asyncio.get_running_loop().create_task(hand_on_when_taken(name)))
                 else:
                     script.hand_on(name)
