@@ -41,7 +41,7 @@ def _stop_at(names: list[str]) -> Any:
     try:
         from agents import StopAtTools
     except ImportError as exc:  # a release without tool_use_behavior's stop: no tool call can end the run
-        raise scenario_kit.NotExpressible(f"no agents.StopAtTools: {exc}") from exc
+        raise scenario_kit.NotExpressible(f"agents has no StopAtTools ({type(exc).__name__})") from exc
     return StopAtTools(stop_at_tool_names=names)
 
 
