@@ -9,9 +9,7 @@ finish; crewai/and-listener/two-branches records that), so what the join sees of
 flow's own record of method outputs, `Flow.method_outputs` (completion order), as it stands when the
 join runs: `join.saw` is the branches' values in it (a branch without a return step returns its name),
 once per time the join ran; `final` is `flow.state` after the run, as the caller reads it.
-The run is `kickoff_async` on the adapter's loop. A conditional fan-out (`select`) is a `@router` after the start
-whose label, "selected", the selected branches' first methods listen to (the others listen to a label it never
-returns); the join's and_ still names every branch's last method.
+The run is `kickoff_async` on the adapter's loop; a conditional fan-out (a router) is not built here.
 
 From the releases whose failed run signals `FlowFailedEvent` before it re-raises (`Flow._emit_flow_failed`,
 1.15.13 on), that signal awaits worker threads (`asyncio.to_thread` of the event bus's flush, then the event's
@@ -33,7 +31,6 @@ from typing import Any
 import cw_kit  # telemetry off before crewai imports
 import scenario_kit
 from cw_kit import Flow, and_, listen, start
-from crewai.flow.flow import router
 
 _BRANCH = "fanin_branch"  # marks a branch's value among the flow's method outputs
 
@@ -43,6 +40,7 @@ def capabilities() -> dict[str, Any]:
         "crewai",
         version("crewai"),
         {
+            "select": "not built by this adapter yet: a @router that starts only some branches",
             "escalate": "a flow method has no way to stop the flow: it returns a value its listeners receive, and the"
             " flow ends once no listener is left to run (a method's path ends as every path does)",
         },
@@ -76,16 +74,9 @@ def flow_class(script: scenario_kit.Script, saw: list[Any]) -> Any:
         return "start"
 
     body: dict[str, Any] = {"begin": start()(begin)}
-    selecting = script.selected != script.branches
-    if selecting:  # a conditional fan-out: the router's label starts the selected branches only
-
-        async def route(self: Any, *_trigger: Any) -> str:
-            return "selected"
-
-        body["route"] = router("begin")(route)
     last = []
     for name in script.branches:
-        before = ("selected" if name in script.selected else "unselected") if selecting else "begin"
+        before = "begin"
         for part in range(script.parts(name)):
             node = _node(script, name, part)
             body[node.__name__] = listen(before)(node)
