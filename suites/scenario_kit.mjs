@@ -116,6 +116,12 @@ export class Script {
     return this.steps[name].length;
   }
 
+  // Whether branch `name` ends asking the framework to stop the whole run (its last step, `escalate`): the
+  // adapter makes that request the framework's way once the branch's steps have run.
+  escalates(name) {
+    return this.steps[name].at(-1).includes("escalate");
+  }
+
   // The name of part `part` of branch `name`: the branch's own name, then `b.2`, `b.3`...
   node(name, part) {
     return part === 0 ? name : `${name}.${part + 1}`;
@@ -167,8 +173,10 @@ export class Script {
       if (last) this.ends[name] = "done";
       return returned;
     } finally {
-      if (this.ends[name] === "raised" && this.turns.order.at(-1) !== name) {
-        // The next branch's turn comes once the framework has reacted to the failure (the loop settled).
+      const stops = this.ends[name] === "raised" || (this.ends[name] === "done" && !later && this.escalates(name));
+      if (stops && this.turns.order.at(-1) !== name) {
+        // The next branch's turn comes once the framework has reacted to the failure or the stop the branch
+        // asked for (the loop settled): a sibling it cancels is cancelled at its gate, one it waits for goes on.
         this.releases.push(settle().then(() => this.turns.done(name)));
       } else if (!(later && this.ends[name] === "done") && (holdsTurn || this.ends[name] !== "unfinished")) {
         this.handOn(name);

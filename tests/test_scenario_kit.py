@@ -7,6 +7,8 @@ the next branch's turn waits until the adapter says the framework took the last 
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
 import sys
 from typing import Any
 
@@ -120,3 +122,32 @@ def test_again_starts_the_next_run_fresh_and_keeps_an_earlier_runs_vacuous_gate(
     assert runs == 2 and first == {"a": "done", "b": "done"}
     assert fresh == {"ends": {"a": "unfinished", "b": "unfinished"}, "join_runs": 0, "acted": []}
     assert answer == {"vacuous": "run 1's branches were never in flight together"}
+
+
+def test_the_node_kit_hands_on_an_escalating_branchs_turn_only_once_the_framework_reacted() -> None:
+    """As the Python kit does: the Node kit's `escalates` names a branch ending in `escalate`, and the next turn comes
+    only once the loop settled after it, so a sibling the framework aborts on the stop is cancelled at its gate
+    (without the settled release, b's gate opened as a's steps ended, before the framework could react)."""
+    scenario = {
+        "state": {"k": 0},
+        "observe": ["branch.b", "read.b.k"],
+        "branches": [
+            {"name": "a", "do": ["turn", {"write": {"key": "k", "value": 1}}, "escalate"]},
+            {"name": "b", "do": ["turn", {"read": "k"}]},
+        ],
+    }
+    kit = (REPO_ROOT / "suites" / "scenario_kit.mjs").as_uri()
+    script = (
+        f"import {{ Script }} from {json.dumps(kit)};\n"
+        f"const script = new Script({json.dumps(scenario)}, ['a', 'b']); const state = script.state;\n"
+        "const stop = new AbortController(); const read = (k) => state[k]; const write = (k, v) => { state[k] = v; };\n"
+        "const b = script.branch('b', read, write, stop.signal).catch(() => null);\n"
+        "await script.branch('a', read, write, new AbortController().signal); stop.abort();  // the framework's stop\n"
+        "await b; const answer = await script.answer({ raises: null, final: () => state, saw: null, error: null });\n"
+        "console.log(JSON.stringify({ escalates: [script.escalates('a'), script.escalates('b')], answer }));\n"
+    )
+    done = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["escalates"] == [True, False]
+    assert found["answer"] == {"observed": {"branch.b": "cancelled", "read.b.k": None}}  # b never took its turn

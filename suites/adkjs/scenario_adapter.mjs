@@ -5,9 +5,10 @@
 // wrote itself) and writes by yielding an event with a state delta; its `return` value is an event's text,
 // and `join.saw` is those texts in the order the join finds them in the session's events. `final` is the
 // state the session service stores after the run, raised or not; `join.runs` counts the join agent's runs. ADK cannot cancel a child: a sibling the
-// run abandons stays `unfinished`.
+// run abandons stays `unfinished`. A branch that asks to stop the run (`escalate`) ends with an event whose actions
+// escalate (`createEventActions({ escalate: true })`), ADK's way, as the Python adapter does.
 // Run as a program from a directory where @google/adk is installed: `node scenario_adapter.mjs`.
-import { BaseAgent, ParallelAgent, SequentialAgent, createEvent } from "@google/adk";
+import { BaseAgent, ParallelAgent, SequentialAgent, createEvent, createEventActions } from "@google/adk";
 import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
 import { deltaEvent, runTurn } from "./kit.mjs";
 
@@ -27,6 +28,11 @@ class Branch extends BaseAgent {
         if (value !== null) {
           const content = { role: "model", parts: [{ text: JSON.stringify(value) }] };
           yield createEvent({ author: this.name, invocationId: ctx.invocationId, branch: ctx.branch, content });
+        }
+        if (this.part === this.script.parts(this.branch) - 1 && this.script.escalates(this.branch)) {
+          // Ask ADK to stop the run: an event whose actions escalate, as the Python ADK adapter does.
+          const actions = createEventActions({ escalate: true });
+          yield createEvent({ author: this.name, invocationId: ctx.invocationId, branch: ctx.branch, actions });
         }
         // Resumed: ADK has taken the branch's last event, so the branch has finished as far as ADK can tell.
         this.script.handOn(this.branch);
@@ -81,7 +87,7 @@ export const adapter = {
   capabilities: () =>
     declare("adkjs", packageVersion("@google/adk"), {
       select: "a ParallelAgent runs every sub-agent: ADK has no conditional fan-out to a join",
-    }),
+    }, ["escalate"]),
   run,
 };
 

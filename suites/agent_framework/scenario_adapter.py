@@ -27,7 +27,15 @@ from agent_framework import WorkflowBuilder
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("agent_framework", version("agent-framework-core"), also=("runs",))
+    return scenario_kit.declare(
+        "agent_framework",
+        version("agent-framework-core"),
+        {
+            "escalate": "an executor has no way to stop the workflow: its WorkflowContext sends messages, yields"
+            " outputs, adds events, requests info and keeps state, and a run ends only once no message is pending",
+        },
+        also=("runs",),
+    )
 
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:

@@ -39,7 +39,11 @@ def capabilities() -> dict[str, Any]:
     return scenario_kit.declare(
         "crewai",
         version("crewai"),
-        {"select": "not built by this adapter yet: a @router that starts only some branches"},
+        {
+            "select": "not built by this adapter yet: a @router that starts only some branches",
+            "escalate": "a flow method has no way to stop the flow: it returns a value its listeners receive, and the"
+            " flow ends once no listener is left to run (a method's path ends as every path does)",
+        },
     )
 
 

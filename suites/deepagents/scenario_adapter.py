@@ -12,7 +12,9 @@ scenario's keys are state channels of both (a middleware's `state_schema`, deepa
 A branch's `return` value is its subagent's final message, JSON text, which reaches the parent as the
 `task` call's ToolMessage; `join.saw` is those, in the order the parent's next model call is given them.
 The parent runs with an in-memory checkpointer, so `final` is what `aget_state` shows after the run,
-raised or not.
+raised or not. A branch of two parts (`then`) runs its first part in the middleware's `abefore_agent` and its
+second in `abefore_model`: two nodes of the subagent's graph, one after the other (a branch of more parts than
+that is n/a). The parent's second model call, the join, counts its runs (`join.runs`).
 
 Run as a program: `PYTHONPATH=suites:. python suites/deepagents/scenario_adapter.py`.
 """
@@ -28,6 +30,7 @@ from typing import Any
 import da_kit
 import scenario_kit
 
+HOOKS = ("abefore_agent", "abefore_model")  # the subagent middleware's nodes a branch's parts run in, in order
 NOTHING = ""  # the final message of a branch without a `return` step: nothing handed to the join
 
 
@@ -36,7 +39,8 @@ def capabilities() -> dict[str, Any]:
         "deepagents",
         version("deepagents"),
         {
-            "then": "not built by this adapter yet: a subagent is one agent run, with no node after it in its branch",
+            "escalate": "a subagent's run ends only itself: deepagents' `task` tool hands the parent a state update"
+            " (a Command without goto), and the parent's next model turn follows every task call",
             "select": "the fan-out is the model's task calls: the parent's next turn waits for no subagent it did not call",
         },
     )
@@ -60,6 +64,12 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
 
     create_deep_agent, create_agent, AgentMiddleware, AgentState, MemorySaver = _api()
     script = scenario_kit.Script(scenario, order)
+    deepest = max(script.parts(name) for name in script.branches)
+    if deepest > len(HOOKS):
+        raise scenario_kit.NotExpressible(
+            f"a subagent's middleware has {len(HOOKS)} nodes before its model call ({', '.join(HOOKS)}):"
+            f" a branch of {deepest} parts needs more"
+        )
     initial = script.state
     # The scenario's keys as state channels: an AgentState with one plain (last-value) field each.
     annotations = {key: NotRequired[Any] for key in initial}
@@ -83,13 +93,26 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
             state_schema = State
 
             async def abefore_agent(self, state: dict[str, Any], runtime: Any) -> dict[str, Any]:
+                return await self.part(state, 0)
+
+            async def abefore_model(self, state: dict[str, Any], runtime: Any) -> dict[str, Any]:
+                return await self.part(state, 1)  # the agent's loop comes back here only after a tool call: never
+
+            async def part(self, state: dict[str, Any], index: int) -> dict[str, Any]:
+                """Part `index` of the branch (its steps up to the next `then`): nothing where it has no such part."""
                 update: dict[str, Any] = {}
-                steps = script.walk(name, read=lambda key: update.get(key, state.get(key)), later=True)
+                if index >= script.parts(name):
+                    return update
+                steps = script.walk(name, read=lambda key: update.get(key, state.get(key)), later=True, part=index)
                 async with contextlib.aclosing(steps):
                     async for key, value in steps:
                         update[key] = value
+                if index < script.parts(name) - 1:
+                    return update  # a part before the last hands its turn on as it ends (Script.walk)
                 returned[name] = script.results[name]
-                if script.turns.order[-1] != name:  # the last one hands nothing on (and settles nothing)
+                # The last in the order hands nothing on (and settles nothing), nor does a branch whose first part
+                # already handed its turn on (a second settle beside the run's would keep both from ever settling).
+                if script.turns.order[-1] != name and name not in script.turns.acted:
                     handing.append(asyncio.get_running_loop().create_task(hand_on_when_taken(name)))
                 else:
                     script.hand_on(name)
@@ -107,6 +130,7 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         return {"name": name, "description": f"branch {name}", "runnable": runnable}
 
     def join(messages: list[Any]) -> Any:
+        script.join_runs += 1
         tools = [m for m in messages if getattr(m, "type", None) == "tool"]
         joined["saw"] = [json.loads(m.content) for m in tools if m.content != NOTHING]
         return da_kit.say("joined")

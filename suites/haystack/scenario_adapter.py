@@ -33,7 +33,14 @@ class _Refuse:
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("haystack", version("haystack-ai"))
+    return scenario_kit.declare(
+        "haystack",
+        version("haystack-ai"),
+        {
+            "escalate": "a component has no way to stop the pipeline: it only returns its outputs, and the run ends"
+            " once no component can run (a break point is the caller's, set before the run, and raises)",
+        },
+    )
 
 
 @component

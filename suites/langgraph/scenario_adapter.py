@@ -9,6 +9,8 @@ value goes to an appending channel (`operator.add`) the join reads, `join.saw`. 
 MemorySaver, so `final` is what `aget_state` shows after the run, raised or not (null when it refuses). With
 `runs`, the one compiled graph runs again with a fresh input on a thread of its own (a new conversation); with
 `thread`, on the first run's thread, its input the scenario's keys and an empty list of returns (reducer: appended).
+A branch that asks to stop the run (`escalate`) ends its last node with `Command(goto=END)`, LangGraph's way
+for a node to route to the end, and has no edge to the join (the join waits on the other branches only).
 
 Run as a program: `PYTHONPATH=suites:. python suites/langgraph/scenario_adapter.py`.
 """
@@ -28,11 +30,21 @@ RETURNS = "fanin_returns"  # the channel the branches' `return` values are appen
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("langgraph", version("langgraph"), also=("runs", "thread"))
+    return scenario_kit.declare("langgraph", version("langgraph"), also=("runs", "thread", "escalate"))
+
+
+def _command() -> Any:
+    """`Command`, a node's way to route itself (`goto=END`: an escalating branch ends its path there)."""
+    try:
+        from langgraph.types import Command
+    except ImportError as exc:  # a version without Command: a node cannot route itself to the end
+        raise scenario_kit.NotExpressible(f"no langgraph.types.Command: {exc}") from exc
+    return Command
 
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     script = scenario_kit.Script(scenario, order)
+    command = _command() if any(script.escalates(name) for name in script.branches) else None
     initial = script.state
     fields: dict[str, Any] = {key: Any for key in initial}
     fields[RETURNS] = Annotated[list, operator.add]
@@ -40,7 +52,7 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     joined: dict[str, Any] = {}
 
     def node_of(name: str, part: int) -> Any:
-        async def node(state: dict[str, Any]) -> dict[str, Any]:
+        async def node(state: dict[str, Any]) -> Any:
             update: dict[str, Any] = {}
 
             def write(key: str, value: Any) -> None:
@@ -49,6 +61,8 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
             returned = await script.branch(name, read=lambda key: update.get(key, state[key]), write=write, part=part)
             if returned is not None:
                 update[RETURNS] = [returned]
+            if part == script.parts(name) - 1 and script.escalates(name):
+                return command(update=update, goto=END)
             return update
 
         return node
@@ -67,7 +81,8 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         firsts[name] = nodes[0]
         for one, two in zip(nodes, nodes[1:]):
             builder.add_edge(one, two)
-        lasts.append(nodes[-1])
+        if not script.escalates(name):
+            lasts.append(nodes[-1])
     if script.selected == script.branches:
         for node in firsts.values():
             builder.add_edge(START, node)

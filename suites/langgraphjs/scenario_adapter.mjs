@@ -6,9 +6,11 @@
 // input state (or what it wrote itself) and writes by returning an update at its end; its `return` value
 // goes to an appending channel the join reads (`join.saw`). A node that throws aborts its siblings through
 // config.signal: a sibling waiting for its turn stops there (`cancelled`). The graph runs with a MemorySaver,
-// so `final` is what getState shows after the run, raised or not (null when getState refuses).
+// so `final` is what getState shows after the run, raised or not (null when getState refuses). A branch that asks
+// to stop the run (`escalate`) ends its last node with `new Command({ goto: END })`, a node's way to route to the
+// end, and has no edge to the join (the join waits on the other branches only).
 // Run as a program from a directory where @langchain/langgraph is installed: `node scenario_adapter.mjs`.
-import { Annotation, END, MemorySaver, START, StateGraph } from "@langchain/langgraph";
+import { Annotation, Command, END, MemorySaver, START, StateGraph } from "@langchain/langgraph";
 import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
 
 // The channel the branches' `return` values are appended to, for the join to read.
@@ -29,6 +31,7 @@ async function run(scenario, order) {
     };
     const returned = await script.branch(name, read, write, config?.signal, part);
     if (returned !== null) update[RETURNS] = [returned];
+    if (part === script.parts(name) - 1 && script.escalates(name)) return new Command({ update, goto: END });
     return update;
   };
   let builder = new StateGraph(State);
@@ -50,7 +53,8 @@ async function run(scenario, order) {
     const chosen = script.selected.map((name) => firsts[script.branches.indexOf(name)]);
     builder = builder.addConditionalEdges(START, () => chosen, firsts);
   }
-  builder = builder.addEdge(chains.map((chain) => chain.at(-1)), "join").addEdge("join", END);
+  const joined = chains.filter((_, i) => !script.escalates(script.branches[i])).map((chain) => chain.at(-1));
+  builder = builder.addEdge(joined, "join").addEdge("join", END);
   const graph = builder.compile({ checkpointer: new MemorySaver() });
   const config = { configurable: { thread_id: "scenario" } };
   let raises = null;
@@ -77,7 +81,7 @@ async function run(scenario, order) {
 }
 
 export const adapter = {
-  capabilities: () => declare("langgraphjs", packageVersion("@langchain/langgraph")),
+  capabilities: () => declare("langgraphjs", packageVersion("@langchain/langgraph"), {}, ["escalate"]),
   run,
 };
 

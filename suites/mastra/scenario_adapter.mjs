@@ -5,7 +5,9 @@
 // state, its own writes over what it was handed: kit.writer); `return` is the step's output, and `join.saw`
 // is the join's input, which Mastra keys by step id, in that object's order. `final` is the state the run's
 // result carries (outputOptions.includeState). A failed run resolves with status "failed" and the error
-// rather than rejecting: that error is what `raises` names (the caller reads it from the result).
+// rather than rejecting: that error is what `raises` names (the caller reads it from the result). A branch that
+// asks to stop the run (`escalate`) returns `bail(output)` from its last step, Mastra's way for a step to end the
+// workflow early with success (a release whose execute has no bail answers n/a).
 // Releases without workflow state (before 0.20.2) cannot express a read or a write: n/a with the reason.
 // Run as a program from a directory where @mastra/core is installed: `node scenario_adapter.mjs`.
 import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
@@ -31,11 +33,16 @@ function errorName(error) {
 async function run(scenario, order) {
   const mastra = await api();
   const script = new Script(scenario, order);
+  let noBail = null; // set when an escalating step finds no bail() in its execute's argument
   const stepId = (name, part) => (part === 0 ? name : `${name}_${part + 1}`);
   const part = (name, index) =>
     step(mastra, stepId(name, index), async (args) => {
       const { read, write } = writer(args);
       const returned = await script.branch(name, read, write, args.abortSignal, index);
+      if (index === script.parts(name) - 1 && script.escalates(name)) {
+        if (typeof args.bail !== "function") noBail = "a step's execute is handed no bail(): a step cannot end the run";
+        else return args.bail(returned ?? {});
+      }
       return returned ?? {};
     });
   const branch = (name) => {
@@ -65,6 +72,7 @@ async function run(scenario, order) {
     (selecting ? w.branch(steps.map((s) => [async () => script.selected.includes(returns.get(s.id)), s])) : w.parallel(steps)).then(join),
   );
   const result = await script.run(start(wf, script.state));
+  if (noBail) return { not_applicable: noBail };
   const failed = result?.status === "failed" ? result.error : null;
   return script.answer({ raises: errorName(failed), final: () => result?.state ?? null, saw, error: failed });
 }
@@ -74,7 +82,7 @@ export const adapter = {
     const cannot = {};
     const reason = await stateReason(await api());
     if (reason) Object.assign(cannot, { read: reason, write: reason, "write.add": reason });
-    return declare("mastra", packageVersion("@mastra/core"), cannot);
+    return declare("mastra", packageVersion("@mastra/core"), cannot, ["escalate"]);
   },
   run,
 };

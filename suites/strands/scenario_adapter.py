@@ -7,7 +7,9 @@ a version whose nodes receive none cannot express a scenario that reads or write
 join runs each time the graph makes it ready: `join.runs` counts them and `join.saw` is, over its runs, the
 returned values of the nodes its input names ("From <id>:", in the graph's order; a branch without a return
 step returns its name). `final` is the invocation_state the caller still holds (null where the graph passes
-none). A version that runs a batch's nodes one after another is vacuous: no gate can order them.
+none). A version that runs a batch's nodes one after another is vacuous: no gate can order them. A conditional
+fan-out (`select`) is one entry node, `select`, with a conditional edge to each branch's first node
+(`add_edge(..., condition=...)`), true for the selected branches only; the join keeps its edges from every branch.
 
 Run as a program: `PYTHONPATH=suites:. python suites/strands/scenario_adapter.py`.
 """
@@ -23,8 +25,10 @@ def capabilities() -> dict[str, Any]:
     return scenario_kit.declare(
         "strands",
         version("strands-agents"),
-        {"select": "the fan-out is the graph's entry points, which all start: a router node with conditional edges"
-         " is not built by this adapter yet"},
+        {
+            "escalate": "a graph node has no way to stop the graph: a run stops on its limits (max_node_executions,"
+            " execution_timeout: status FAILED) or an interrupt, never on a node's request",
+        },
     )
 
 
@@ -71,7 +75,14 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
                 edges.append((script.node(name, index - 1), node))
         edges.append((script.node(name, script.parts(name) - 1), "join"))
     steps["join"] = st_kit.Step(join)
-    graph, _ = st_kit.build(steps, edges, list(script.branches), limit=50)
+    entries, conditions = list(script.branches), {}
+    if script.selected != script.branches:  # a router: conditional edges start the selected branches only
+        steps["select"] = st_kit.Step(st_kit.nothing)
+        entries = ["select"]
+        for name in script.branches:
+            edges.append(("select", name))
+            conditions[("select", name)] = lambda _state, chosen=name in script.selected: chosen
+    graph, _ = st_kit.build(steps, edges, entries, limit=50, conditions=conditions)
     raises, error = None, None
     try:
         await script.run(st_kit.run(graph, state))

@@ -72,14 +72,20 @@ async def nothing(fed: list[str], state: dict[str, Any] | None) -> None:
 
 
 def build(
-    steps: dict[str, Step], edges: list[tuple[str, str]], entries: list[str], limit: int | None = None
+    steps: dict[str, Step],
+    edges: list[tuple[str, str]],
+    entries: list[str],
+    limit: int | None = None,
+    conditions: dict[tuple[str, str], Callable[[Any], bool]] | None = None,
 ) -> tuple[Any, list[str]]:
-    """The graph GraphBuilder builds, and the warnings `build()` gave (the unbounded-graph warning, where any)."""
+    """The graph GraphBuilder builds, and the warnings `build()` gave (the unbounded-graph warning, where any).
+    `conditions` gives an edge its condition (`add_edge(..., condition=...)`, called with the graph's state)."""
     builder = GraphBuilder()
     for name, step in steps.items():
         builder.add_node(step, name)
     for source, target in edges:
-        builder.add_edge(source, target)
+        condition = (conditions or {}).get((source, target))
+        builder.add_edge(source, target, **({"condition": condition} if condition else {}))
     for name in entries:
         builder.set_entry_point(name)
     if limit is not None and hasattr(builder, "set_max_node_executions"):  # from 1.5.0 or so
