@@ -13,13 +13,13 @@ from dataclasses import dataclass, replace
 
 from packaging.version import InvalidVersion, Version
 
-from fanin.model import catalog, exits
+from fanin.model import catalog
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Cell, Framework, Matrix, Pin
 from fanin.model.names import canonicalize_name
 from fanin.model.results import Observation, probe_of
 from fanin.versions import dependencies, pypi, registry
-from fanin.versions.first_release import check, record, search
+from fanin.versions.first_release import check, probe_once, record, search
 
 
 @dataclass(frozen=True)
@@ -95,40 +95,16 @@ def cell_of(bisect: CompanionPlan, release: pypi.Release, matrix: Matrix) -> Cel
 
 
 def run(args: list[str], companion: str, at: str, matrix: Matrix, held: tuple[str, ...] = ()) -> int:
-    from fanin.model.matrix import REPORTS
-    from fanin.model.results import ResultFileError, load
-    from fanin.run import all_cells, one_cell
-    from fanin.versions import locking
-
     bisect = plan(args, companion, at, matrix, held)
     declared = next(p for p in (*catalog.declared(), *catalog.declared_node()) if p.id == probe_of(bisect.probe_id))
     releases = {r.version: r for r in (bisect.good, *bisect.between, bisect.bad)}
-    work = REPORTS / "bisect"
     target = registry.target(declared, bisect.framework)
     packages: dict[str, dict[str, str]] = {}
     locks = [c.lock_path for c in matrix.of(bisect.framework.key)]
 
     def observe(version: str) -> Observation:
         cell = cell_of(bisect, releases[version], matrix)
-        lock_path = registry.lock_path(cell, work)
-        locking.lock(cell, matrix, lock_path)
-        options = all_cells.Options(
-            lock=lock_path,
-            results_dir=work,
-            reference_dir=work / "none",
-            targets=(target,),
-            accept_new=True,
-            pytest_args=("-q",),
-        )
-        with one_cell.signals_end_children():
-            result = all_cells.run_one(cell, matrix, options)
-        if result.code not in (exits.SAME, exits.CHANGED):
-            raise FaninError(f"{cell.id} could not run: {result.outcome.reason}")
-        try:
-            result_set = load(result.results, expect_cell=cell.id)
-            observation = result_set.observations[bisect.probe_id]
-        except (ResultFileError, KeyError) as exc:
-            raise FaninError(f"{cell.id}: no observation of {bisect.probe_id} ({exc})") from None
+        result_set, observation, lock_path = probe_once(cell, matrix, target, bisect.probe_id)
         packages[version] = dependencies.own(bisect.framework, result_set, [lock_path, *locks])
         installed = packages[version].get(bisect.companion)
         if installed != version:

@@ -18,8 +18,8 @@ from packaging.version import InvalidVersion, Version
 
 from fanin.model import catalog, compare, exits
 from fanin.model.errors import FaninError
-from fanin.model.matrix import BISECT_FINDINGS, Framework, Matrix
-from fanin.model.results import Observation, probe_of, write_atomic
+from fanin.model.matrix import BISECT_FINDINGS, Cell, Framework, Matrix
+from fanin.model.results import Observation, ResultSet, probe_of, write_atomic
 from fanin.model.suggest import LIST_PROBES, did_you_mean
 from fanin.versions import dependencies, pypi, registry
 
@@ -159,19 +159,43 @@ def findings(path: Path = FINDINGS) -> dict[str, list[dict[str, Any]]]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def run(args: list[str], matrix: Matrix) -> int:
-    """Bisect from the command line: lock and probe releases between GOOD and BAD, record the finding."""
+def probe_once(cell: Cell, matrix: Matrix, target: str, probe_id: str) -> tuple[ResultSet, Observation, Path]:
+    """One bisect step: lock `cell` into the bisect's own directory, run the one probe, read its observation
+    (the framework bisect and the companion bisect take their steps alike); the result set and its lock come back."""
     from fanin.model.matrix import REPORTS
     from fanin.model.results import ResultFileError, load
     from fanin.run import all_cells, one_cell
     from fanin.versions import locking
 
+    work = REPORTS / "bisect"
+    lock_path = registry.lock_path(cell, work)
+    locking.lock(cell, matrix, lock_path)
+    options = all_cells.Options(
+        lock=lock_path,
+        results_dir=work,
+        reference_dir=work / "none",
+        targets=(target,),
+        accept_new=True,
+        pytest_args=("-q",),
+    )
+    with one_cell.signals_end_children():
+        result = all_cells.run_one(cell, matrix, options)
+    if result.code not in (exits.SAME, exits.CHANGED):
+        raise FaninError(f"{cell.id} could not run: {result.outcome.reason}")
+    try:
+        result_set = load(result.results, expect_cell=cell.id)
+        return result_set, result_set.observations[probe_id], lock_path
+    except (ResultFileError, KeyError) as exc:
+        raise FaninError(f"{cell.id}: no observation of {probe_id} ({exc})") from None
+
+
+def run(args: list[str], matrix: Matrix) -> int:
+    """Bisect from the command line: lock and probe releases between GOOD and BAD, record the finding."""
     bisect_plan = plan(args, matrix)
     declared = next(
         p for p in (*catalog.declared(), *catalog.declared_node()) if p.id == probe_of(bisect_plan.probe_id)
     )
     releases = {r.version: r for r in (bisect_plan.good, *bisect_plan.between, bisect_plan.bad)}
-    work = REPORTS / "bisect"
     target = registry.target(declared, bisect_plan.framework)
     packages: dict[str, dict[str, str]] = {}
 
@@ -180,25 +204,7 @@ def run(args: list[str], matrix: Matrix) -> int:
         cell = matrix.make_cell(
             bisect_plan.framework, version, matrix.default_python, "as-released", release.as_released
         )
-        lock_path = registry.lock_path(cell, work)
-        locking.lock(cell, matrix, lock_path)
-        options = all_cells.Options(
-            lock=lock_path,
-            results_dir=work,
-            reference_dir=work / "none",
-            targets=(target,),
-            accept_new=True,
-            pytest_args=("-q",),
-        )
-        with one_cell.signals_end_children():
-            result = all_cells.run_one(cell, matrix, options)
-        if result.code not in (exits.SAME, exits.CHANGED):
-            raise FaninError(f"{cell.id} could not run: {result.outcome.reason}")
-        try:
-            result_set = load(result.results, expect_cell=cell.id)
-            observation = result_set.observations[bisect_plan.probe_id]
-        except (ResultFileError, KeyError) as exc:
-            raise FaninError(f"{cell.id}: no observation of {bisect_plan.probe_id} ({exc})") from None
+        result_set, observation, lock_path = probe_once(cell, matrix, target, bisect_plan.probe_id)
         locks = [lock_path, *(c.lock_path for c in matrix.of(bisect_plan.framework.key))]
         packages[version] = dependencies.own(bisect_plan.framework, result_set, locks)
         print(f"fanin: {version}: {observation.outcome} [{observation.hazard}] {observation.label}", flush=True)

@@ -43,8 +43,8 @@ def _together(root: Any) -> tuple[Any, list[str], dict[str, Any], list[list[str]
         graph = _Structure(root)
         name = f"Workflow {getattr(root, 'name', '?')}"
         names = sorted(n for n in graph.nodes if n not in _START)
-        groups = sorted({tuple(sorted((a, b))) for a in names for b in names if graph.concurrent(a, b)})
-        return (lambda a, b: name if graph.concurrent(a, b) else None), names, {}, [list(g) for g in groups]
+        pairs = sorted({tuple(sorted((a, b))) for a in names for b in names if graph.concurrent(a, b)})
+        return (lambda a, b: name if graph.concurrent(a, b) else None), names, {}, [list(p) for p in pairs]
     nodes = _walk(root) if root is not None else []
     paths = {path[-1]: path for path, _ in nodes}
     parallel = {path: "ParallelAgent" in _mro(agent) for path, agent in nodes}

@@ -105,7 +105,7 @@ def _install_workflows(recording: Recording) -> list[str]:
 
     run_node_async.fanin_recording = True  # type: ignore[attr-defined]
     run_node_async.__doc__ = original.__doc__
-    module.run_node_async = run_node_async
+    setattr(module, "run_node_async", run_node_async)  # noqa: B010 (a module attribute mypy cannot see)
     return ["_node_runner_utils.run_node_async"]
 
 

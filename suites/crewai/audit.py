@@ -148,9 +148,9 @@ class _Shape:
 
     def _dominators(self) -> dict[str, set[str]]:
         pre = {n: set(self.nodes) for n in self.nodes}
-        for m in self.methods.values():
-            if m.kind == "start":  # a start runs at kickoff, whatever else (`@start("retry")`) runs it again
-                pre[m.name] = set()
+        for method in self.methods.values():
+            if method.kind == "start":  # a start runs at kickoff, whatever else (`@start("retry")`) runs it again
+                pre[method.name] = set()
         for _ in range(len(self.nodes) + 1):
             changed = False
             for n in sorted(self.nodes):

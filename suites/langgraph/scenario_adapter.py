@@ -44,7 +44,7 @@ def _command() -> Any:
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     script = scenario_kit.Script(scenario, order)
-    command = _command() if any(script.escalates(name) for name in script.branches) else None
+    command: Any = _command() if any(script.escalates(name) for name in script.branches) else None
     initial = script.state
     fields: dict[str, Any] = {key: Any for key in initial}
     fields[RETURNS] = Annotated[list, operator.add]

@@ -15,6 +15,7 @@ Run as a program: `PYTHONPATH=suites:. python suites/strands/scenario_adapter.py
 """
 
 from importlib.metadata import version
+from collections.abc import Callable
 from typing import Any
 
 import scenario_kit
@@ -35,6 +36,11 @@ def capabilities() -> dict[str, Any]:
 def _touches_state(scenario: dict[str, Any]) -> bool:
     return any(isinstance(step, dict) and ("read" in step or "write" in step)
                for branch in scenario["branches"] for step in branch["do"])
+
+
+def _route(chosen: bool) -> Callable[[Any], bool]:
+    """A conditional edge's condition: the select node starts this branch, or does not."""
+    return lambda _state: chosen
 
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
@@ -75,13 +81,14 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
                 edges.append((script.node(name, index - 1), node))
         edges.append((script.node(name, script.parts(name) - 1), "join"))
     steps["join"] = st_kit.Step(join)
-    entries, conditions = list(script.branches), {}
+    entries = list(script.branches)
+    conditions: dict[tuple[str, str], Callable[[Any], bool]] = {}
     if script.selected != script.branches:  # a router: conditional edges start the selected branches only
         steps["select"] = st_kit.Step(st_kit.nothing)
         entries = ["select"]
         for name in script.branches:
             edges.append(("select", name))
-            conditions[("select", name)] = lambda _state, chosen=name in script.selected: chosen
+            conditions[("select", name)] = _route(name in script.selected)
     graph, _ = st_kit.build(steps, edges, entries, limit=50, conditions=conditions)
     raises, error = None, None
     try:
