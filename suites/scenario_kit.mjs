@@ -283,13 +283,17 @@ export async function handle(adapter, message) {
 }
 
 // The adapter as a program: one JSON message a line on stdin, one answer a line on stdout, until stop.
+// Standard output carries the protocol alone: whatever else is written there (a framework's console.warn,
+// as @google/adk prints on import) goes to standard error, where the harness keeps it as the adapter's log.
 export async function serve(adapter) {
+  const answer = process.stdout.write.bind(process.stdout);
+  process.stdout.write = process.stderr.write.bind(process.stderr);
   const lines = createInterface({ input: process.stdin });
   for await (const line of lines) {
     if (!line.trim()) continue;
     const reply = await handle(adapter, JSON.parse(line));
     if (reply === null) break;
-    process.stdout.write(JSON.stringify(reply) + "\n");
+    answer(JSON.stringify(reply) + "\n");
   }
   lines.close();
 }

@@ -384,15 +384,18 @@ def declare(
 
 
 def serve(adapter: Adapter, source: IO[str] = sys.stdin, sink: IO[str] = sys.stdout) -> None:
-    """The adapter as a program: one JSON message a line in, one JSON answer a line out, until stop."""
-    for line in source:
-        if not line.strip():
-            continue
-        reply = adapter.handle(json.loads(line))
-        if reply is None:
-            return
-        sink.write(json.dumps(reply, sort_keys=True) + "\n")
-        sink.flush()
+    """The adapter as a program: one JSON message a line in, one JSON answer a line out, until stop.
+
+    The sink carries the protocol alone: what a framework prints meanwhile goes to standard error."""
+    with contextlib.redirect_stdout(sys.stderr):
+        for line in source:
+            if not line.strip():
+                continue
+            reply = adapter.handle(json.loads(line))
+            if reply is None:
+                return
+            sink.write(json.dumps(reply, sort_keys=True) + "\n")
+            sink.flush()
 
 
 def _exchange(adapter: Adapter, message: dict[str, Any]) -> Any:

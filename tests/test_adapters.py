@@ -174,6 +174,22 @@ def test_the_langgraphjs_adapter_speaks_the_same_protocol_as_a_program() -> None
     _same_as_the_cells(cell, found)
 
 
+def test_the_adkjs_adapter_keeps_standard_output_for_the_protocol_while_adk_warns_there() -> None:
+    """@google/adk writes a WARN line to standard output as it loads; the kit's `serve` sends what is not an
+    answer to standard error, so `fanin scenarios -- node scenario_adapter.mjs` reads only the protocol there
+    (before, the first line it read was ADK's warning: "not JSON", exit 3)."""
+    cell = MATRIX.newest("adkjs")
+    directory = node_cell.ensure(cell.id, cell.lock_path, framework=(cell.framework.package, cell.version))
+    suite = node_cell._copy_suite(directory, "adkjs")
+    command = ["node", str(suite / "adkjs" / "scenario_adapter.mjs")]
+    capabilities, found, session = adapters.run(command, list(scenarios.catalogue().values()), cwd=directory)
+    assert session.process.returncode == 0
+    for message in [*session.sent, *session.received]:
+        assert not list(PROTOCOL.iter_errors(message)), message
+    assert (capabilities["framework"], capabilities["version"]) == ("adkjs", cell.version)
+    _same_as_the_cells(cell, found)
+
+
 def test_the_mastra_adapter_runs_on_its_cells_node_release_and_observes_what_the_cell_did() -> None:
     """Mastra declares Node >= 22.13: its adapter runs under the release the cell names (installed from the npm
     registry by fanin.run.node_release), observes the one shared workflow state losing an increment, and
