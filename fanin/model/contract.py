@@ -15,7 +15,7 @@ NETWORK_ISOLATION = "FANIN_NETWORK_ISOLATION"  # which guard keeps the cell off 
 NETWORK_ISOLATION_UNSET = "in-process block only (not run by the harness)"  # a bare pytest run has only that one
 
 FAST_EXIT = "FANIN_FAST_EXIT"  # "1": the plugin ends the process once every file is written (no interpreter teardown)
-SUITE_COMMIT = "FANIN_SUITE_COMMIT"  # the suite's commit, given by a harness that copied the suite elsewhere
+SUITE_COMMIT = "FANIN_SUITE_COMMIT"  # the suite's commit when the run started (or given by a harness that copied it)
 NODE_OUT = "FANIN_NODE_OUT"  # a Node cell: the directory its probes write their observations into
 
 # `fanin record` and the plugin it loads into the user's own test run (fanin.project.record_plugin).

@@ -20,7 +20,7 @@ from fanin.model import exits, schema
 from fanin.model.errors import FaninError
 from fanin.model.matrix import REPORTS, Cell, Matrix
 from fanin.model.results import ResultFileError, load
-from fanin.run import identity, one_cell, progress, runtimes, services, venvs
+from fanin.run import environment, identity, one_cell, progress, runtimes, services, venvs
 
 
 @dataclass(frozen=True)
@@ -244,7 +244,11 @@ def run_cells(cells: list[Cell], matrix: Matrix, options: Options) -> list[Resul
     venvs.uv_binary()  # found once, in this thread, before any cell thread needs it
     shown = progress.Progress([c.id for c in order], expected_seconds(order, options), width)
     stopping = lambda: one_cell.CHILDREN.stopping is not None  # noqa: E731
-    with one_cell.signals_end_children(), services.shared(stopping) as postgres:
+    with (
+        one_cell.signals_end_children(),
+        environment.pinned_suite_commit(),  # one commit for every cell: the tree as the run started
+        services.shared(stopping) as postgres,
+    ):
         shared = dataclasses.replace(options, postgres=postgres)
         pool = ThreadPoolExecutor(max_workers=max(1, width))
         try:

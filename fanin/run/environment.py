@@ -6,11 +6,13 @@ observations even though their dates differ.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import os
 import platform
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +35,35 @@ def installed_packages() -> dict[str, str]:
 
 
 def suite_commit() -> str:
-    """The suite's commit (with `+dirty` when the work tree differs), as run."""
+    """The suite's commit as run: the one `pinned_suite_commit` saw when the run started (`+dirty` when the work
+    tree differed then), and `+dirty` too when the tree is another now (a commit or an edit made while the cells
+    ran: the code that ran is not the commit's alone, so bless refuses it)."""
+    given = os.environ.get(contract.SUITE_COMMIT)
+    if not given:
+        return _current_commit()
+    now = _current_commit()
+    if now in ("unknown", given) or given.endswith("+dirty"):
+        return given  # a copy of the suite that is no checkout (probe --here's fanin) says only what it was given
+    return given + "+dirty"
+
+
+@contextlib.contextmanager
+def pinned_suite_commit() -> Iterator[str]:
+    """The suite commit a run names, fixed at its start for every cell it starts (FANIN_SUITE_COMMIT, which they
+    inherit), and unset again at its end, so a long-lived process (the harness tests) pins no later run."""
     given = os.environ.get(contract.SUITE_COMMIT)
     if given:
-        return given
+        yield given
+        return
+    os.environ[contract.SUITE_COMMIT] = commit = _current_commit()
+    try:
+        yield commit
+    finally:
+        os.environ.pop(contract.SUITE_COMMIT, None)
+
+
+def _current_commit() -> str:
+    """HEAD's short hash, with `+dirty` when a tracked file differs; "unknown" outside a git checkout."""
     try:
         head = subprocess.run(
             ["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True

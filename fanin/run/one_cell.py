@@ -40,7 +40,7 @@ from fanin.model.exits import (
 )
 from fanin.model.results import PROBE_ERROR, TIMEOUT, Observation
 from fanin.model.source import REPO_ROOT, SUITES
-from fanin.run import isolation, lifetime, memory, services
+from fanin.run import environment, isolation, lifetime, memory, services
 from fanin.run import journal as journal_log
 
 DEFAULT_WATCHDOG = float(os.environ.get("FANIN_WATCHDOG_SECONDS", "90"))
@@ -245,6 +245,7 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
     try:
         cancelled = lambda: CHILDREN.stopping is not None  # noqa: E731
         with (
+            environment.pinned_suite_commit(),  # the commit the cell starts from, not the one its results are written under
             memory.scratch(run.cell_id) as scratch,
             services.for_cell(run.framework, run.targets, cancelled, run.postgres) as service,
         ):
