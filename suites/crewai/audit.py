@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import audit_reading
-from audit_reading import Reading, StateReader
+from audit_reading import AttributeStateReader, Reading
 
 Condition = tuple[str, tuple[Any, ...]] | str  # ("or"|"and", children) or a leaf: a method name or a route label
 _DICT_METHODS = frozenset({"get", "update", "setdefault", "pop", "keys", "values", "items", "copy", "model_dump"})
@@ -232,48 +232,16 @@ class _Shape:
 # --- reading a method's source ----------------------------------------------------------------
 
 
-class _StateReader(StateReader):
+class _StateReader(AttributeStateReader):
     """`self.state["k"]`, `self.state.k` (a structured state), `self.state.get("k")` and `.update({...})`; a
     helper handed `self` (or called as `self.helper()`) is read the same way. Awaits inside `async with` a
     lock are not counted: the read and the write it guards are one step to a sibling holding the same lock."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(methods=_DICT_METHODS)
         self.contexts.add("self")
-        self.aliases: set[str] = set()
+        self.owners = self.contexts  # `self.state`, or the state of a parameter read as a context
         self._locked = 0
-
-    def _is_state(self, node: ast.AST) -> bool:
-        if isinstance(node, ast.Attribute) and node.attr == "state":
-            return isinstance(node.value, ast.Name) and node.value.id in self.contexts
-        return isinstance(node, ast.Name) and node.id in self.aliases
-
-    def key(self, node: ast.AST) -> str | None:
-        if isinstance(node, ast.Attribute) and self._is_state(node.value) and node.attr not in _DICT_METHODS:
-            return node.attr
-        if isinstance(node, ast.Subscript):
-            literal = node.slice.value if isinstance(node.slice, ast.Constant) else None
-            if self._is_state(node.value):
-                return str(literal) if isinstance(literal, (str, int)) else None
-            inner = self.key(node.value)
-            if inner is not None and isinstance(literal, (str, int)):
-                return f"{inner}[{literal!r}]"
-        return None
-
-    def carries_state(self, node: ast.AST) -> bool:
-        return self._is_state(node) or super().carries_state(node)
-
-    def receives(self, parameter: str, argument: ast.AST, key: str | None) -> None:
-        if self._is_state(argument):
-            self.aliases.add(parameter)
-        else:
-            super().receives(parameter, argument, key)
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target, ast.Name) and self._is_state(node.value):
-                self.aliases.add(target.id)
-        super().visit_Assign(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import audit_reading
-from audit_reading import Reading, StateReader
+from audit_reading import AttributeStateReader, Reading
 
 _IN_PLACE_REDUCERS = ("reduce_list_append", "reduce_list_extend", "reduce_dict_update")
 _ORDERED_REDUCERS = ("reduce_list_append", "reduce_list_extend")
@@ -56,44 +56,8 @@ def _is_sequential_graph(target: Any) -> bool:
 # --- reading a step's source -------------------------------------------------------------------
 
 
-class _StateReader(StateReader):
+class _StateReader(AttributeStateReader):
     """`ctx.state.f`, `ctx.state["k"]` and `ctx.state.f["k"]` (with `s = ctx.state` followed)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.aliases: set[str] = set()
-
-    def _is_state(self, node: ast.AST) -> bool:
-        if isinstance(node, ast.Attribute) and node.attr == "state":
-            return True
-        return isinstance(node, ast.Name) and node.id in self.aliases
-
-    def key(self, node: ast.AST) -> str | None:
-        if isinstance(node, ast.Attribute) and self._is_state(node.value):
-            return node.attr
-        if isinstance(node, ast.Subscript):
-            literal = node.slice.value if isinstance(node.slice, ast.Constant) else None
-            if self._is_state(node.value):
-                return str(literal) if isinstance(literal, (str, int)) else None
-            inner = self.key(node.value)
-            if inner is not None and isinstance(literal, (str, int)):
-                return f"{inner}[{literal!r}]"
-        return None
-
-    def carries_state(self, node: ast.AST) -> bool:
-        return self._is_state(node) or super().carries_state(node)
-
-    def receives(self, parameter: str, argument: ast.AST, key: str | None) -> None:
-        if self._is_state(argument):
-            self.aliases.add(parameter)  # helper(ctx.state): the parameter is the state
-        else:
-            super().receives(parameter, argument, key)
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target, ast.Name) and self._is_state(node.value):
-                self.aliases.add(target.id)
-        super().visit_Assign(node)
 
 
 def _code(node: Any) -> Any:
