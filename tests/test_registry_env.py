@@ -127,6 +127,56 @@ def test_the_cells_pytest_runs_with_its_registered_env_over_the_callers(
     assert json.loads(observed) == {"FANIN_T_REGISTERED": "registry", "FANIN_T_JOB": "job"}
 
 
+_WRITES_HOME = """
+import json, os
+from pathlib import Path
+from fanin.probe import Claim, probe
+
+@probe("langgraph/dummy/home", title="t", claim=Claim("c", "https://example.org"))
+def test_home(obs):
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        (Path(os.environ[name]) / "framework").mkdir()
+    (Path.home() / ".framework-id").write_text("a telemetry id")
+    obs.record(str(Path.home()), label="ran", detail="ran", hazard="safe")
+"""
+
+
+def test_what_a_framework_writes_in_home_goes_with_the_cells_scratch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CrewAI writes a key file and its storage under ~/.local/share and ~/.config, Haystack a telemetry id in
+    ~/.haystack: a cell's pytest gets its own HOME and XDG directories in its scratch, removed with it."""
+    caller = tmp_path / "caller-home"
+    caller.mkdir()
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(caller))
+    monkeypatch.setenv("FANIN_SCRATCH_ROOT", str(tmp_path / "scratch"))
+    module = tmp_path / "test_dummy.py"
+    module.write_text(textwrap.dedent(_WRITES_HOME))
+    results = tmp_path / "results" / "langgraph-0.0.1.json"
+    spec = one_cell.CellRun(
+        cell_id="langgraph-0.0.1",
+        framework="langgraph",
+        package="pytest",
+        import_check="json",
+        python=Path(sys.executable),
+        lock=tmp_path / "lock.txt",
+        reference=None,
+        results=results,
+        targets=(str(module),),
+        pytest_args=("-o", "timeout=60", "-p", "no:cacheprovider"),
+        accept_new=True,
+    )
+    with (tmp_path / "cell.log").open("w") as log:
+        outcome = one_cell.run_cell(spec, log)
+    assert outcome.code == 0, (tmp_path / "cell.log").read_text()
+    seen = json.loads(results.read_text())["observations"]["langgraph/dummy/home"]["value"]
+    assert Path(seen).is_relative_to(tmp_path / "scratch")
+    assert list(caller.iterdir()) == []  # nothing in the caller's home
+    assert list((tmp_path / "scratch").iterdir()) == []  # and the cell's own went with its scratch
+
+
 @pytest.fixture
 def captured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[one_cell.CellRun]:
     """Every CellRun handed to one_cell.run_cell; no venv is built and no pytest runs."""

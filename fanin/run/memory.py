@@ -77,3 +77,20 @@ def _alive(pid: int) -> bool:
     except PermissionError:  # another user's process
         return True
     return True
+
+
+def home(scratch: Path) -> dict[str, str]:
+    """A cell's own HOME and XDG base directories, inside its scratch: what a framework writes there on its own
+    (CrewAI's key file and storage under ~/.local/share, its settings under ~/.config, Haystack's telemetry id in
+    ~/.haystack) goes with the run, never into the home of whoever ran fanin."""
+    base = scratch / "home"
+    places = {
+        "HOME": base,
+        "XDG_CONFIG_HOME": base / ".config",
+        "XDG_DATA_HOME": base / ".local" / "share",
+        "XDG_STATE_HOME": base / ".local" / "state",
+        "XDG_CACHE_HOME": base / ".cache",
+    }
+    for place in places.values():
+        place.mkdir(parents=True, exist_ok=True)
+    return {name: str(place) for name, place in places.items()}

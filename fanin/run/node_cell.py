@@ -60,7 +60,7 @@ from fanin.model.results import (
 )
 from fanin.model.scenarios import ScenarioError
 from fanin.model.source import INSTALLED, REPO_ROOT, SUITES, shown
-from fanin.run import isolation, node_release
+from fanin.run import isolation, memory, node_release
 from fanin.run.environment import file_sha256, suite_commit
 from fanin.run.one_cell import CellOutcome, not_run
 from fanin.run.venvs import install_reason, other_cells_lock
@@ -397,7 +397,7 @@ def run_cell(run: NodeRun, log: IO[str]) -> CellOutcome:
         command += ["--test-reporter=spec", "--test-reporter-destination=stdout"]
         command += ["--test-reporter=junit", f"--test-reporter-destination={run.junit}"]
     command, mode = isolation.wrap([*command, str(_entry(suite, files))], run.isolate)
-    env = {**tool_env(node), contract.NODE_OUT: str(out), isolation.ENV: mode, "NODE_OPTIONS": ""}
+    env = {**tool_env(node), **memory.home(out), contract.NODE_OUT: str(out), isolation.ENV: mode, "NODE_OPTIONS": ""}
     log.write(f"fanin: {' '.join(command)}\n")
     log.flush()
     process = subprocess.Popen(

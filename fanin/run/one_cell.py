@@ -264,6 +264,7 @@ def run_cell(run: CellRun, log: IO[str]) -> CellOutcome:
                     # The probes' scratch (tmp_path: SQLite files) is the run's own directory in memory where there
                     # is room (--basetemp above); anything else pytest puts in its temporary root goes there too.
                     "PYTEST_DEBUG_TEMPROOT": str(scratch),
+                    **memory.home(scratch),
                     isolation.ENV: mode,
                     **service.env,
                     **run.registry_env,  # the one place a framework's registered variables reach its probes
