@@ -25,7 +25,7 @@ for _name, _value in {
 }.items():
     os.environ.setdefault(_name, _value)
 
-from crewai.flow.flow import Flow, and_, listen, or_, start  # noqa: E402
+from crewai.flow.flow import Flow, and_, listen, or_, router, start  # noqa: E402
 
 
 def _no_trace_uploads() -> None:
@@ -59,7 +59,7 @@ RACING_190 = f"{FLOW_190}#L665-L731"  # sources that feed only one or_ listener 
 PROXY_190 = f"{FLOW_190}#L410-L436"  # StateProxy: a lock around each single write
 GATE_SECONDS = 10.0  # a bound against a defect only: every wait is released by an event the flow itself sets
 
-__all__ = ["Flow", "and_", "listen", "or_", "start", "bounded", "kickoff", "counter_flow"]
+__all__ = ["Flow", "and_", "listen", "or_", "router", "start", "bounded", "kickoff", "counter_flow"]
 
 
 async def bounded(event: asyncio.Event, log: list[str], name: str) -> None:
