@@ -945,6 +945,38 @@ def test_a_tmpdir_that_is_no_directory_is_bad_input_before_anything_runs(tmp_pat
     assert sorted(tmp_path.rglob("*")) == before  # nothing written
 
 
+@pytest.mark.parametrize("first_run", [True, False])
+def test_a_first_run_short_of_disk_says_so_in_one_line_before_anything_installs(
+    tmp_path: Path, first_run: bool
+) -> None:
+    """A disk that fills half way through a first run fails as something else (a test's scratch, a half-built
+    venv); noxw says the shortfall first, once, and goes on (one cell needs far less). No venvs yet is a first run."""
+    ran = tmp_path / "nox-ran"
+    wrapper = noxw_checkout(tmp_path, {"nox": NOX_THAT_SAYS_IT_RAN.format(python=sys.executable, ran=str(ran))})
+    if not first_run:
+        (tmp_path / ".fanin" / "venvs").mkdir()
+    env = {**os.environ, "FANIN_PYTHON": sys.executable, "FANIN_FIRST_RUN_GB": str(10**9)}  # more than any disk
+    env.pop("FANIN_VENVS", None)
+    done = subprocess.run([str(wrapper), "-l"], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0 and ran.exists(), done.stderr
+    said = [line for line in done.stderr.splitlines() if "GB free" in line]
+    if not first_run:
+        assert said == []
+        return
+    assert len(said) == 1 and re.fullmatch(
+        r"fanin: warning: \d+ GB free where \S+ is; a first run of every cell and the tests needs about"
+        r" 1000000000 GB \(README: Set-up\)",
+        said[0],
+    ), said
+
+
+def test_the_readme_states_the_disk_figure_noxw_checks() -> None:
+    figure = re.search(r"first_run_gb=\$\{FANIN_FIRST_RUN_GB:-(\d+)\}", (REPO_ROOT / "noxw").read_text())
+    assert figure is not None
+    setup = (REPO_ROOT / "README.md").read_text().split("## Set-up", 1)[1].split("\n## ", 1)[0]
+    assert f"{figure.group(1)} GB" in setup
+
+
 # The real nox (the tests' environment has it), and a `uv` for the real noxfile: `fanin cells --json` lists one
 # cell; its probe session is the real `uv run` of the runner driver (one_cell on the probe that waits).
 REAL_NOX = """#!{python}
