@@ -324,3 +324,21 @@ def test_a_release_the_registry_cannot_give_is_one_line_and_leaves_nothing(tmp_p
     )
     assert failed.value.exit_code == exits.NOT_RUN
     assert not releases.exists()
+
+
+def test_a_lock_other_than_the_cells_own_gets_a_venv_beside_the_cells(tmp_path: Path) -> None:
+    """A bisect step (a release's as-released lock under the cell's id) once rebuilt the cell's own venv, under a
+    cell run that was importing from it (crewai-1.15.30: ModuleNotFoundError mid-run); now it has its own."""
+    from fanin.model import matrix as matrix_model
+    from fanin.run import runtimes as runtimes_module
+
+    cell = matrix_model.load().newest("crewai")
+
+    def job(lock: Path) -> runtimes_module.CellJob:
+        return runtimes_module.CellJob(cell, lock, None, None, tmp_path / "r.json", tmp_path / "j.xml")
+
+    other = tmp_path / "bisect" / f"{cell.id}.txt"
+    other.parent.mkdir()
+    other.write_text(cell.lock_path.read_text())
+    assert runtimes_module.venv_name(job(cell.lock_path)) == cell.id
+    assert runtimes_module.venv_name(job(other)) == f"{cell.id}+other-lock"

@@ -25,6 +25,13 @@ if TYPE_CHECKING:  # the runners import what they run lazily: reading a lock's p
     from fanin.run import one_cell, services
 
 
+def venv_name(job: CellJob) -> str:
+    """The cell's own venv for its own lock; one venv beside it for any other (a bisect step, a companion pinned,
+    an upgrade's release), so those never rebuild the cell's venv, least of all under a run that is using it."""
+    own = job.cell.lock_path
+    return job.cell.id if job.lock.resolve() == own.resolve() else f"{job.cell.id}+other-lock"
+
+
 @dataclass(frozen=True)
 class CellJob:
     """Everything a runner needs to run one cell, whatever its runtime."""
@@ -78,7 +85,7 @@ class PythonRunner:
             reason = f"Python {cell.python} is not installed (looked in pyenv and on PATH)"
             return one_cell.not_run(cell.id, job.results, exits.NOT_RUN, reason)
         try:
-            venv = venvs.ensure(cell.id, python, job.lock, framework=(cell.framework.package, cell.version))
+            venv = venvs.ensure(venv_name(job), python, job.lock, framework=(cell.framework.package, cell.version))
         except FaninError as exc:
             log.write(f"fanin: {exc}\n")
             return one_cell.not_run(cell.id, job.results, exits.NOT_RUN, venvs.install_reason(exc))
