@@ -109,6 +109,32 @@ export class Script {
     this.selected = scenario.branches.filter((b) => b.selected ?? true).map((b) => b.name);
     this.returned = null; // set by untilIdle: did the run return to its caller?
     this.seen = Object.fromEntries(this.branches.map((name) => [name, {}]));
+    this.vacuous = null; // an earlier run's (`again`): the gate could not force that run's order
+  }
+
+  // How many times the adapter runs the graph it built once (`runs`, 1 unless the scenario says).
+  get runs() {
+    return Number(this.scenario.runs ?? 1);
+  }
+
+  // Whether every run goes on one stored thread or session (`thread = "same"`), not a new one each.
+  get sameThread() {
+    return this.scenario.thread === "same";
+  }
+
+  // The next run of the same built graph (`runs`), with a fresh input (`state`), as scenario_kit.py's again():
+  // once the previous run has settled, a new gate in the same order and fresh ends, reads and join count, so the
+  // fields observe this run. What the framework kept of the previous run is what the scenario asks about.
+  async again() {
+    await Promise.all(this.releases);
+    await settle();
+    this.vacuous = this.vacuous ?? this.turns.vacuous;
+    this.turns = new Turns(this.turns.order);
+    this.ends = Object.fromEntries(this.branches.map((name) => [name, "unfinished"]));
+    this.releases = [];
+    this.joinRuns = 0;
+    this.returned = null;
+    this.seen = Object.fromEntries(this.branches.map((name) => [name, {}]));
   }
 
   // How many nodes branch `name` is, in sequence (its steps split at each `then`).
@@ -247,7 +273,8 @@ export class Script {
     const ends = { ...this.ends };
     await Promise.all(this.releases);
     await settle();
-    if (this.turns.vacuous) return { vacuous: this.turns.vacuous };
+    const vacuous = this.vacuous ?? this.turns.vacuous;
+    if (vacuous) return { vacuous };
     return { observed: this.observed(ends, raises, await final(), saw, carried(error)) };
   }
 }

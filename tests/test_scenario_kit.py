@@ -151,3 +151,34 @@ def test_the_node_kit_hands_on_an_escalating_branchs_turn_only_once_the_framewor
     found = json.loads(done.stdout)
     assert found["escalates"] == [True, False]
     assert found["answer"] == {"observed": {"branch.b": "cancelled", "read.b.k": None}}  # b never took its turn
+
+
+def test_the_node_kits_again_starts_the_next_run_fresh_and_keeps_an_earlier_runs_vacuous_gate() -> None:
+    """As the Python kit's `again`: the Node kit's fields observe the last run (fresh ends, join count, gate), and a
+    run whose order the gate could not force makes the whole answer vacuous, even when the last run's gate held."""
+    scenario = {
+        "runs": 2,
+        "thread": "same",
+        "state": {"k": 0},
+        "observe": ["branch.a", "branch.b", "join.runs"],
+        "branches": [{"name": "a", "do": ["turn"]}, {"name": "b", "do": ["turn"]}],
+    }
+    kit = (REPO_ROOT / "suites" / "scenario_kit.mjs").as_uri()
+    script = (
+        f"import {{ Script }} from {json.dumps(kit)};\n"
+        f"const script = new Script({json.dumps(scenario)}, ['a', 'b']); const state = script.state;\n"
+        "const read = (k) => state[k]; const write = (k, v) => { state[k] = v; };\n"
+        "const both = () => Promise.all(['a', 'b'].map((n) => script.branch(n, read, write)));\n"
+        "await both(); script.joinRuns += 1; const first = { ...script.ends };\n"
+        'script.turns.vacuous = "run 1\'s branches were never in flight together";\n'
+        "await script.again();\n"
+        "const fresh = { ends: { ...script.ends }, joinRuns: script.joinRuns, acted: [...script.turns.acted] };\n"
+        "await both(); const answer = await script.answer({ raises: null, final: () => state, saw: null, error: null });\n"
+        "console.log(JSON.stringify({ runs: script.runs, same: script.sameThread, first, fresh, answer }));\n"
+    )
+    done = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["runs"] == 2 and found["same"] is True and found["first"] == {"a": "done", "b": "done"}
+    assert found["fresh"] == {"ends": {"a": "unfinished", "b": "unfinished"}, "joinRuns": 0, "acted": []}
+    assert found["answer"] == {"vacuous": "run 1's branches were never in flight together"}

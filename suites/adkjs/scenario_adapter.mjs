@@ -6,11 +6,13 @@
 // and `join.saw` is those texts in the order the join finds them in the session's events. `final` is the
 // state the session service stores after the run, raised or not; `join.runs` counts the join agent's runs. ADK cannot cancel a child: a sibling the
 // run abandons stays `unfinished`. A branch that asks to stop the run (`escalate`) ends with an event whose actions
-// escalate (`createEventActions({ escalate: true })`), ADK's way, as the Python adapter does.
+// escalate (`createEventActions({ escalate: true })`), ADK's way, as the Python adapter does. With `runs`, the one
+// agent tree runs again on a new session seeded with the scenario's state; with `thread`, again on the first run's
+// session, its input a new user message (ADK gives a run no other), as the Python adapter does.
 // Run as a program from a directory where @google/adk is installed: `node scenario_adapter.mjs`.
-import { BaseAgent, ParallelAgent, SequentialAgent, createEvent, createEventActions } from "@google/adk";
+import { BaseAgent, InMemorySessionService, ParallelAgent, Runner, SequentialAgent, createEvent, createEventActions } from "@google/adk";
 import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
-import { deltaEvent, runTurn } from "./kit.mjs";
+import { APP, USER, deltaEvent } from "./kit.mjs";
 
 // A ParallelAgent child that runs the branch's steps: each write is an event with one state delta.
 class Branch extends BaseAgent {
@@ -78,16 +80,42 @@ async function run(scenario, order) {
   const authors = script.branches.flatMap((name) => Array.from({ length: script.parts(name) }, (_, part) => agentName(name, part)));
   const fanout = new ParallelAgent({ name: "fanout", subAgents: script.branches.map(child) });
   const root = new SequentialAgent({ name: "scenario", subAgents: [fanout, new Join(authors, joined, script)] });
-  const { error, storedState } = await runTurn(root, { state: script.state });
+  const sessionService = new InMemorySessionService();
+  const runner = new Runner({ appName: APP, agent: root, sessionService });
+  let sessionId;
+  let error = null;
+  for (let number = 0; number < script.runs; number++) {
+    // `runs`: the one agent tree run again, a new session each seeded with the scenario's state (`thread`: one).
+    sessionId = script.sameThread ? "s1" : `s${number + 1}`;
+    if (number) {
+      await script.again();
+      delete joined.saw; // the adapter's own record of the join, per run
+    }
+    if (!number || !script.sameThread) await sessionService.createSession({ appName: APP, userId: USER, sessionId, state: script.state });
+    error = await script.run(turn(runner, sessionId));
+  }
   const raises = error ? (error.name && error.name !== "Error" ? error.name : error.constructor?.name ?? "Error") : null;
-  return script.answer({ raises, final: storedState, saw: joined.saw ?? null, error });
+  const final = async () => ({ ...((await sessionService.getSession({ appName: APP, userId: USER, sessionId }))?.state ?? {}) });
+  return script.answer({ raises, final, saw: joined.saw ?? null, error });
+}
+
+// One run of the agent tree on session `sessionId`, its input a user message (ADK gives a run no other): resolves
+// to what the run threw, or null.
+async function turn(runner, sessionId) {
+  try {
+    const newMessage = { role: "user", parts: [{ text: "go" }] };
+    for await (const _ of runner.runAsync({ userId: USER, sessionId, newMessage }));
+    return null;
+  } catch (caught) {
+    return caught;
+  }
 }
 
 export const adapter = {
   capabilities: () =>
     declare("adkjs", packageVersion("@google/adk"), {
       select: "a ParallelAgent runs every sub-agent: ADK has no conditional fan-out to a join",
-    }, ["escalate"]),
+    }, ["escalate", "runs", "thread"]),
   run,
 };
 

@@ -70,11 +70,13 @@ async def bounded(event: asyncio.Event, log: list[str], name: str) -> None:
         log.append(f"{name}:gate-timeout")
 
 
-async def kickoff(flow: Any) -> Any:
-    """Run the flow on this probe's loop: kickoff_async where it exists, else kickoff in a worker thread."""
+async def kickoff(flow: Any, inputs: dict[str, Any] | None = None) -> Any:
+    """Run the flow on this probe's loop: kickoff_async where it exists, else kickoff in a worker thread
+    (`inputs`, where given: the kickoff's inputs, e.g. the `id` of a persisted state to run on)."""
+    given = {} if inputs is None else {"inputs": inputs}
     if hasattr(flow, "kickoff_async"):
-        return await flow.kickoff_async()
-    return await asyncio.to_thread(flow.kickoff)
+        return await flow.kickoff_async(**given)
+    return await asyncio.to_thread(flow.kickoff, **given)
 
 
 def counter_flow(log: list[str], lock: asyncio.Lock | None = None) -> Any:

@@ -9,7 +9,10 @@ finish; crewai/and-listener/two-branches records that), so what the join sees of
 flow's own record of method outputs, `Flow.method_outputs` (completion order), as it stands when the
 join runs: `join.saw` is the branches' values in it (a branch without a return step returns its name),
 once per time the join ran; `final` is `flow.state` after the run, as the caller reads it.
-The run is `kickoff_async` on the adapter's loop; a conditional fan-out (a router) is not built here.
+The run is `kickoff_async` on the adapter's loop; a conditional fan-out (a router) is not built here. With
+`runs`, the one flow object is kicked off again (its start method writes the scenario's state afresh); with
+`thread`, the flow class is `@persist`ed to a SQLite file (SQLiteFlowPersistence) and the second kickoff is
+given the first run's state id (`inputs={"id": ...}`), CrewAI's way to run on a stored state.
 
 From the releases whose failed run signals `FlowFailedEvent` before it re-raises (`Flow._emit_flow_failed`,
 1.15.13 on), that signal awaits worker threads (`asyncio.to_thread` of the event bus's flush, then the event's
@@ -22,7 +25,9 @@ Run as a program: `PYTHONPATH=suites:. python suites/crewai/scenario_adapter.py`
 """
 
 import contextlib
+import os
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from importlib.metadata import version
@@ -43,8 +48,19 @@ def capabilities() -> dict[str, Any]:
             "select": "not built by this adapter yet: a @router that starts only some branches",
             "escalate": "a flow method has no way to stop the flow: it returns a value its listeners receive, and the"
             " flow ends once no listener is left to run (a method's path ends as every path does)",
+            **_no_persistence(),
         },
+        also=("runs", "thread"),
     )
+
+
+def _no_persistence() -> dict[str, str]:
+    """Why this release cannot put two runs on one stored state, read from it (none where it can)."""
+    try:
+        from crewai.flow.persistence import SQLiteFlowPersistence, persist  # noqa: F401
+    except ImportError as exc:
+        return {"thread": f"no crewai.flow.persistence's persist and SQLiteFlowPersistence: {exc}"}
+    return {}
 
 
 def _node(script: scenario_kit.Script, name: str, part: int) -> Any:
@@ -124,13 +140,26 @@ def _failure_held_until_branches_end(script: scenario_kit.Script, flow: Any) -> 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     script = scenario_kit.Script(scenario, order)
     saw: list[Any] = []
-    flow = flow_class(script, saw)()
-    raises, error = None, None
-    with _failure_held_until_branches_end(script, flow):
-        try:
-            await script.run(cw_kit.kickoff(flow))
-        except Exception as exc:
-            raises, error = type(exc).__name__, exc
+    with tempfile.TemporaryDirectory(prefix="fanin-crewai-") as storage:
+        cls = flow_class(script, saw)
+        if script.same_thread:  # `thread`: the flow's state persisted (@persist) to a SQLite file, run on by its id
+            from crewai.flow.persistence import SQLiteFlowPersistence, persist
+
+            cls = persist(SQLiteFlowPersistence(db_path=os.path.join(storage, "flows.db")))(cls)
+        flow = cls()
+        for number in range(script.runs):  # `runs`: the one flow object kicked off again
+            inputs = None
+            if number:
+                await script.again()
+                saw.clear()  # the adapter's own record of the join, per run
+                if script.same_thread:
+                    inputs = {"id": flow.state["id"]}  # CrewAI's way to run on a persisted state: its id
+            raises, error = None, None
+            with _failure_held_until_branches_end(script, flow):
+                try:
+                    await script.run(cw_kit.kickoff(flow, inputs))
+                except Exception as exc:
+                    raises, error = type(exc).__name__, exc
     return await script.answer(raises=raises, final=lambda: _final(flow), saw=saw or None, error=error)
 
 

@@ -14,7 +14,9 @@ A branch's `return` value is its subagent's final message, JSON text, which reac
 The parent runs with an in-memory checkpointer, so `final` is what `aget_state` shows after the run,
 raised or not. A branch of two parts (`then`) runs its first part in the middleware's `abefore_agent` and its
 second in `abefore_model`: two nodes of the subagent's graph, one after the other (a branch of more parts than
-that is n/a). The parent's second model call, the join, counts its runs (`join.runs`).
+that is n/a). The parent's second model call, the join, counts its runs (`join.runs`). With `runs`, the one
+agent runs again with a fresh input on a thread of its own; with `thread`, on the first run's thread (its input
+a new user message and the scenario's keys), the join then given the whole conversation the parent holds.
 
 Run as a program: `PYTHONPATH=suites:. python suites/deepagents/scenario_adapter.py`.
 """
@@ -43,6 +45,7 @@ def capabilities() -> dict[str, Any]:
             " (a Command without goto), and the parent's next model turn follows every task call",
             "select": "the fan-out is the model's task calls: the parent's next turn waits for no subagent it did not call",
         },
+        also=("runs", "thread"),
     )
 
 
@@ -135,21 +138,30 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         joined["saw"] = [json.loads(m.content) for m in tools if m.content != NOTHING]
         return da_kit.say("joined")
 
-    parent = da_kit.ScriptedModel(
-        steps=[da_kit.calls(*(da_kit.task_call(f"task-{n}", n, f"run {n}") for n in script.branches)), join]
-    )
+    def fan_out(number: int) -> list[Any]:
+        """The parent's script for run `number`: one `task` call per branch (ids of that run), then the join."""
+        return [da_kit.calls(*(da_kit.task_call(f"task-{number}-{n}", n, f"run {n}") for n in script.branches)), join]
+
+    parent = da_kit.ScriptedModel(steps=fan_out(1))
     agent = create_deep_agent(
         model=parent,
         subagents=[subagent(name) for name in script.branches],
         middleware=[Keys()],
         checkpointer=MemorySaver(),
     )
-    config = {"configurable": {"thread_id": "scenario"}}
-    raises, error = None, None
-    try:
-        await script.run(agent.ainvoke({"messages": [HumanMessage("go")], **initial}, config))
-    except Exception as exc:
-        raises, error = type(exc).__name__, exc
+    for number in range(script.runs):  # `runs`: the one agent run again, a fresh input on a new thread
+        thread = 1 if script.same_thread else number + 1  # `thread`: every run on the first run's thread
+        if number:
+            await script.again()
+            joined.clear()  # the adapter's own records, per run
+            returned.clear()
+            parent.play(fan_out(number + 1))  # the fake model's script from its start: only the model is scripted
+        config = {"configurable": {"thread_id": f"scenario-{thread}"}}
+        raises, error = None, None
+        try:
+            await script.run(agent.ainvoke({"messages": [HumanMessage("go")], **initial}, config))
+        except Exception as exc:
+            raises, error = type(exc).__name__, exc
     snapshot: list[Any] = []
     try:
         snapshot.append(await agent.aget_state(config))

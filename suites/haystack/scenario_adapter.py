@@ -1,7 +1,7 @@
 """Haystack's scenario adapter (docs/ADAPTERS.md): a scenario as a pipeline of components, run asynchronously.
 
 Haystack has no shared state: data moves only along connections. A `start` component outputs the
-scenario's state; each branch is a component that receives it (`read` and `write` are on the dict the
+scenario's state (the run's input data); each branch is a component that receives it (`read` and `write` are on the dict the
 pipeline hands that branch) and outputs `{"state": ..., "returned": ...}` (a branch without a return
 step returns its name). A branch of several parts (`then`) is a chain of components, each handing its
 state to the next; a conditional fan-out (`select`) is a component that outputs only the selected
@@ -11,7 +11,8 @@ returned values in the order the join received them, and `final` is the branches
 order (each a dict update), what the join hands on; null when the join never ran (a run that raised).
 The run is `AsyncPipeline.run_async` (2.x) or `Pipeline.run_async` (3.x), where branches run at once and
 the gate can force their order; sync `Pipeline.run` runs them one by one (haystack/sync-async/join-order),
-so a version without an async runner answers n/a.
+so a version without an async runner answers n/a. With `runs`, the one pipeline runs again on a fresh input; a
+pipeline has no stored state to put two runs on (`thread`: n/a, its reason read from run_async's signature).
 
 Run as a program: `PYTHONPATH=suites:. python suites/haystack/scenario_adapter.py`.
 """
@@ -39,18 +40,34 @@ def capabilities() -> dict[str, Any]:
         {
             "escalate": "a component has no way to stop the pipeline: it only returns its outputs, and the run ends"
             " once no component can run (a break point is the caller's, set before the run, and raises)",
+            "thread": _no_store(),
         },
+        also=("runs", "thread"),
+    )
+
+
+def _no_store() -> str:
+    """Why two runs cannot share a stored state, read from the installed runner's signature."""
+    import inspect
+
+    try:
+        runner = hs_kit.async_runner(_Refuse())
+    except scenario_kit.NotExpressible as exc:
+        return str(exc)
+    taken = ", ".join(p for p in inspect.signature(runner.run_async).parameters if p != "self")
+    return (
+        f"{runner.__name__}.run_async takes only ({taken}): a pipeline stores no state or conversation between runs"
+        " (a PipelineSnapshot, where one exists, resumes a run stopped at a break point, in the sync runner)"
     )
 
 
 @component
 class _Seed:
-    def __init__(self, state: Dict[str, Any]) -> None:
-        self.state = state
+    """The run's input (the scenario's state, given to `run_async` afresh each run) handed to every branch."""
 
     @component.output_types(state=Dict[str, Any])
-    def run(self, go: str) -> dict[str, Any]:
-        return {"state": self.state}
+    def run(self, state: Dict[str, Any]) -> dict[str, Any]:
+        return {"state": state}
 
 
 @component
@@ -120,7 +137,7 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     runner = hs_kit.async_runner(_Refuse())
     script = scenario_kit.Script(scenario, order)
     pipeline: Any = runner()
-    pipeline.add_component("start", _Seed(script.state))
+    pipeline.add_component("start", _Seed())
     join = _Join(script)
     pipeline.add_component("join", join)
     fan_out = "start.state"
@@ -138,11 +155,15 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         for one, two in zip(nodes, nodes[1:]):
             pipeline.connect(f"{one}.state", f"{two}.state")
         pipeline.connect(f"{nodes[-1]}.out", "join.outs")
-    raises, outputs, error = None, None, None
-    try:
-        outputs = await script.run(pipeline.run_async({"start": {"go": "go"}}))
-    except Exception as exc:
-        raises, error = type(exc).__name__, exc
+    for number in range(script.runs):  # `runs`: the one pipeline run again, a fresh input
+        if number:
+            await script.again()
+            join.got = []  # the adapter's own record of the join, per run
+        raises, outputs, error = None, None, None
+        try:
+            outputs = await script.run(pipeline.run_async({"start": {"state": script.state}}))
+        except Exception as exc:
+            raises, error = type(exc).__name__, exc
     final = outputs["join"]["state"] if outputs and "join" in outputs else None
     saw = [out["returned"] for out in join.got] if join.got else None
     return await script.answer(raises=raises, final=lambda: final, saw=saw, error=error)

@@ -8,7 +8,9 @@
 // config.signal: a sibling waiting for its turn stops there (`cancelled`). The graph runs with a MemorySaver,
 // so `final` is what getState shows after the run, raised or not (null when getState refuses). A branch that asks
 // to stop the run (`escalate`) ends its last node with `new Command({ goto: END })`, a node's way to route to the
-// end, and has no edge to the join (the join waits on the other branches only).
+// end, and has no edge to the join (the join waits on the other branches only). With `runs`, the one compiled
+// graph runs again with a fresh input on a thread of its own (a new conversation); with `thread`, on the first
+// run's thread, its input the scenario's keys and an empty list of returns (reducer: appended), as in Python.
 // Run as a program from a directory where @langchain/langgraph is installed: `node scenario_adapter.mjs`.
 import { Annotation, Command, END, MemorySaver, START, StateGraph } from "@langchain/langgraph";
 import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
@@ -56,14 +58,24 @@ async function run(scenario, order) {
   const joined = chains.filter((_, i) => !script.escalates(script.branches[i])).map((chain) => chain.at(-1));
   builder = builder.addEdge(joined, "join").addEdge("join", END);
   const graph = builder.compile({ checkpointer: new MemorySaver() });
-  const config = { configurable: { thread_id: "scenario" } };
+  let config;
   let raises = null;
   let caught = null;
-  try {
-    await script.run(graph.invoke(initial, config));
-  } catch (error) {
-    caught = error;
-    raises = error?.name && error.name !== "Error" ? error.name : error?.constructor?.name ?? "Error";
+  for (let number = 0; number < script.runs; number++) {
+    // `runs`: the compiled graph run again, a fresh input on a new thread; `thread`: every run on the first's.
+    if (number) {
+      await script.again();
+      saw = null; // the adapter's own record of the join, per run
+    }
+    config = { configurable: { thread_id: `scenario-${script.sameThread ? 1 : number + 1}` } };
+    raises = null;
+    caught = null;
+    try {
+      await script.run(graph.invoke({ ...initial, [RETURNS]: [] }, config));
+    } catch (error) {
+      caught = error;
+      raises = error?.name && error.name !== "Error" ? error.name : error?.constructor?.name ?? "Error";
+    }
   }
   // The state the caller can read after the run; null when getState itself refuses (it raises again what
   // the failed step's writes raised).
@@ -81,7 +93,7 @@ async function run(scenario, order) {
 }
 
 export const adapter = {
-  capabilities: () => declare("langgraphjs", packageVersion("@langchain/langgraph"), {}, ["escalate"]),
+  capabilities: () => declare("langgraphjs", packageVersion("@langchain/langgraph"), {}, ["runs", "thread", "escalate"]),
   run,
 };
 

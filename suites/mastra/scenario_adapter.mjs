@@ -8,6 +8,7 @@
 // rather than rejecting: that error is what `raises` names (the caller reads it from the result). A branch that
 // asks to stop the run (`escalate`) returns `bail(output)` from its last step, Mastra's way for a step to end the
 // workflow early with success (a release whose execute has no bail answers n/a).
+// With `runs`, the one committed workflow is started again: a new run (createRun), a fresh initial state.
 // Releases without workflow state (before 0.20.2) cannot express a read or a write: n/a with the reason.
 // Run as a program from a directory where @mastra/core is installed: `node scenario_adapter.mjs`.
 import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
@@ -71,7 +72,15 @@ async function run(scenario, order) {
   const wf = workflow(mastra, "scenario", (w) =>
     (selecting ? w.branch(steps.map((s) => [async () => script.selected.includes(returns.get(s.id)), s])) : w.parallel(steps)).then(join),
   );
-  const result = await script.run(start(wf, script.state));
+  let result;
+  for (let number = 0; number < script.runs; number++) {
+    // `runs`: the one committed workflow started again, a new run with a fresh initial state.
+    if (number) {
+      await script.again();
+      saw = null; // the adapter's own record of the join, per run
+    }
+    result = await script.run(start(wf, script.state));
+  }
   if (noBail) return { not_applicable: noBail };
   const failed = result?.status === "failed" ? result.error : null;
   return script.answer({ raises: errorName(failed), final: () => result?.state ?? null, saw, error: failed });
@@ -82,7 +91,12 @@ export const adapter = {
     const cannot = {};
     const reason = await stateReason(await api());
     if (reason) Object.assign(cannot, { read: reason, write: reason, "write.add": reason });
-    return declare("mastra", packageVersion("@mastra/core"), cannot, ["escalate"]);
+    // Read from @mastra/core's Run._start: a run's state is its initialState, validated, and nothing stored; a
+    // stored run (its snapshot) goes on only through resume() of a suspended step. Memory threads are an Agent's.
+    cannot.thread =
+      "a workflow has no stored thread a new run joins: run.start() takes its state from initialState alone, and a" +
+      " stored run goes on only by resume() of a suspended step (Memory threads belong to agents, not workflows)";
+    return declare("mastra", packageVersion("@mastra/core"), cannot, ["escalate", "runs", "thread"]);
   },
   run,
 };

@@ -91,14 +91,16 @@ def agent(model: Scripted, tools: list[Any], settings: ModelSettings | None = No
     return Agent(name="probe", instructions="probe", model=model, tools=tools, model_settings=settings or ModelSettings())
 
 
-async def run(agent: Any, context: Any, run_config: Any = None) -> Any:
-    """One `Runner.run` of `agent` on `context`; returns the RunResult.
+async def run(agent: Any, context: Any, run_config: Any = None, session: Any = None) -> Any:
+    """One `Runner.run` of `agent` on `context` (on `session`, a stored conversation, where given); returns the
+    RunResult.
 
     Tracing is off in the run's own config too, not only process-wide: a standalone reproducer
     (`fanin repro`) inlines this function but not the module's statements, and must never export
     a trace, whatever OPENAI_API_KEY its user has set."""
     config = replace(run_config if run_config is not None else RunConfig(), tracing_disabled=True)
-    return await Runner.run(agent, "go", context=context, run_config=config)
+    stored = {} if session is None else {"session": session}
+    return await Runner.run(agent, "go", context=context, run_config=config, **stored)
 
 
 def _field(item: Any, name: str) -> Any:

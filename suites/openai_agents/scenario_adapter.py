@@ -10,7 +10,9 @@ caller still holds after the run (null when the run raised before any turn). A `
 tool; with the SDK's default `failure_error_function` the error becomes the tool's output for the model.
 `join.runs` counts the model turns after the tool calls. A branch that asks to stop the run (`escalate`) is a
 call of a second tool, `stop_branch`, which the agent names in `tool_use_behavior=StopAtTools(...)`: the
-SDK's way for a tool call to end the run with its output as the final output, no further model turn.
+SDK's way for a tool call to end the run with its output as the final output, no further model turn. With
+`runs`, the one agent runs again on a fresh context object; with `thread`, every run on one `SQLiteSession` (the
+SDK's stored conversation, an in-memory sqlite3 database), whose items the SDK puts before the run's input.
 
 Run as a program: `PYTHONPATH=suites:. python suites/openai_agents/scenario_adapter.py`.
 """
@@ -31,9 +33,32 @@ def capabilities() -> dict[str, Any]:
         {
             "then": "a branch is one tool call: there is no node after it within the branch",
             "select": "the fan-out is the model's tool calls: the next turn waits for no tool the model did not call",
+            **_no_session(),
         },
-        also=("escalate",),
+        also=("escalate", "runs", "thread"),
     )
+
+
+def _no_session() -> dict[str, str]:
+    """Why this release cannot put two runs on one stored conversation, read from it (none where it can)."""
+    import inspect
+
+    from agents import Runner
+
+    if "session" not in inspect.signature(Runner.run).parameters:
+        return {"thread": "Runner.run takes no session: the SDK stores no conversation between runs"}
+    try:
+        from agents import SQLiteSession  # noqa: F401
+    except ImportError:
+        return {"thread": "agents has no SQLiteSession: no session store ships with the SDK"}
+    return {}
+
+
+def _session() -> Any:
+    """An in-memory SQLite session (`SQLiteSession`, a real sqlite3 database): the runs' stored conversation."""
+    from agents import SQLiteSession
+
+    return SQLiteSession("scenario")
 
 
 def _stop_at(names: list[str]) -> Any:
@@ -50,24 +75,33 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     context: dict[str, Any] = script.state
     keys = list(context)
 
-    async def branch(ctx: RunContextWrapper[Any], name: str) -> str:
-        """Run one scenario branch."""
+    async def branch(ctx: RunContextWrapper[Any], name: str, run: int) -> str:
+        """Run one scenario branch (`run`: which run of the agent calls it, so each run's call ids are its own)."""
         returned = await script.branch(name, read=lambda k: ctx.context[k], write=ctx.context.__setitem__)
         return name if returned is None else returned
 
     tools = [function_tool(branch)]
-    calls = [("stop_branch" if script.escalates(name) else "branch", {"name": name}) for name in script.branches]
-    model = oa_kit.Scripted([calls, "done"])
+    def calls(run: int) -> list[Any]:
+        """The model's parallel calls of run `run`, one per branch (a real model's call ids differ per run)."""
+        return [("stop_branch" if script.escalates(n) else "branch", {"name": n, "run": run}) for n in script.branches]
+
+    model = oa_kit.Scripted([calls(1), "done"])
     if any(script.escalates(name) for name in script.branches):
         tools.append(function_tool(branch, name_override="stop_branch"))
     agent = oa_kit.agent(model, tools, ModelSettings(parallel_tool_calls=True))
     if len(tools) > 1:
         agent = dataclasses.replace(agent, tool_use_behavior=_stop_at(["stop_branch"]))
-    raises, error = None, None
-    try:
-        await script.run(oa_kit.run(agent, context))
-    except Exception as exc:
-        raises, error = type(exc).__name__, exc
+    session = _session() if script.same_thread else None  # `thread`: every run on one stored conversation
+    for number in range(script.runs):  # `runs`: the one agent run again, a fresh context object
+        if number:
+            await script.again()
+            context = script.state
+            model.turns, model.inputs = [calls(number + 1), "done"], []  # the fake model's script again, per run
+        raises, error = None, None
+        try:
+            await script.run(oa_kit.run(agent, context, session=session))
+        except Exception as exc:
+            raises, error = type(exc).__name__, exc
     script.join_runs = max(len(model.inputs) - 1, 0)
     saw = [output for _, output in oa_kit.outputs_in_history(model.inputs[1])] if len(model.inputs) > 1 else None
     final = lambda: {k: context.get(k) for k in keys}  # noqa: E731

@@ -10,27 +10,33 @@ step returns its name). `final` is the invocation_state the caller still holds (
 none). A version that runs a batch's nodes one after another is vacuous: no gate can order them. A conditional
 fan-out (`select`) is one entry node, `select`, with a conditional edge to each branch's first node
 (`add_edge(..., condition=...)`), true for the selected branches only; the join keeps its edges from every branch.
+With `runs`, the one built graph runs again with a fresh invocation_state; with `thread`, the graph is built with a
+session manager (a FileSessionManager in a temporary directory, `set_session_manager`), which persists the graph's
+own state after each run and reads it back before the next: both runs on one stored session.
 
 Run as a program: `PYTHONPATH=suites:. python suites/strands/scenario_adapter.py`.
 """
 
+import tempfile
 from importlib.metadata import version
 from collections.abc import Callable
 from typing import Any
 
 import scenario_kit
 import st_kit
+from strands.multiagent import GraphBuilder
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare(
-        "strands",
-        version("strands-agents"),
-        {
-            "escalate": "a graph node has no way to stop the graph: a run stops on its limits (max_node_executions,"
-            " execution_timeout: status FAILED) or an interrupt, never on a node's request",
-        },
-    )
+    cannot = {
+        "escalate": "a graph node has no way to stop the graph: a run stops on its limits (max_node_executions,"
+        " execution_timeout: status FAILED) or an interrupt, never on a node's request",
+    }
+    if not hasattr(GraphBuilder, "set_session_manager"):
+        cannot["thread"] = (
+            "GraphBuilder has no set_session_manager: a graph stores nothing between runs (no session to run on)"
+        )
+    return scenario_kit.declare("strands", version("strands-agents"), cannot, also=("runs", "thread"))
 
 
 def _touches_state(scenario: dict[str, Any]) -> bool:
@@ -89,16 +95,33 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         for name in script.branches:
             edges.append(("select", name))
             conditions[("select", name)] = _route(name in script.selected)
-    graph, _ = st_kit.build(steps, edges, entries, limit=50, conditions=conditions)
-    raises, error = None, None
-    try:
-        await script.run(st_kit.run(graph, state))
-    except Exception as exc:
-        raises, error = type(exc).__name__, exc
+    with tempfile.TemporaryDirectory(prefix="fanin-strands-") as storage:
+        # `thread`: one FileSessionManager (a session on disk) the graph persists its state to and reads back from.
+        session = _session(storage) if script.same_thread else None
+        graph, _ = st_kit.build(steps, edges, entries, limit=50, conditions=conditions, session_manager=session)
+        for number in range(script.runs):  # `runs`: the one built graph run again, a fresh invocation_state
+            if number:
+                await script.again()
+                saw.clear()  # the adapter's own record of the join, per run
+                state = script.state
+                for step in steps.values():
+                    step.states.clear()
+            raises, error = None, None
+            try:
+                await script.run(st_kit.run(graph, state))
+            except Exception as exc:
+                raises, error = type(exc).__name__, exc
     passed = bool(steps[script.node(script.branches[0], 0)].states) and steps[
         script.node(script.branches[0], 0)].states[0] is state
     final = lambda: {k: state.get(k) for k in keys} if passed else None  # noqa: E731
     return await script.answer(raises=raises, final=final, saw=saw if script.join_runs else None, error=error)
+
+
+def _session(storage: str) -> Any:
+    """A file-backed session manager, the graph's store between runs (GraphBuilder.set_session_manager)."""
+    from strands.session.file_session_manager import FileSessionManager
+
+    return FileSessionManager(session_id="scenario", storage_dir=storage)
 
 
 ADAPTER = scenario_kit.Adapter(capabilities=capabilities, run=run)

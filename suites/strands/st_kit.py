@@ -77,9 +77,11 @@ def build(
     entries: list[str],
     limit: int | None = None,
     conditions: dict[tuple[str, str], Callable[[Any], bool]] | None = None,
+    session_manager: Any = None,
 ) -> tuple[Any, list[str]]:
     """The graph GraphBuilder builds, and the warnings `build()` gave (the unbounded-graph warning, where any).
-    `conditions` gives an edge its condition (`add_edge(..., condition=...)`, called with the graph's state)."""
+    `conditions` gives an edge its condition (`add_edge(..., condition=...)`, called with the graph's state);
+    `session_manager` is the store the graph persists its state to between runs (`set_session_manager`)."""
     builder = GraphBuilder()
     for name, step in steps.items():
         builder.add_node(step, name)
@@ -90,6 +92,8 @@ def build(
         builder.set_entry_point(name)
     if limit is not None and hasattr(builder, "set_max_node_executions"):  # from 1.5.0 or so
         builder.set_max_node_executions(limit)
+    if session_manager is not None:
+        builder.set_session_manager(session_manager)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         graph = builder.build()
