@@ -126,6 +126,23 @@ def test_a_step_handing_its_argument_on_is_an_unknown_writer(tmp_path: Path) -> 
     assert audit.exit_code([found], ["silent", "loud"]) == audit.INCOMPLETE
 
 
+def test_a_typescript_workflow_is_read_with_its_types_stripped(tmp_path: Path) -> None:
+    app = tmp_path / "app.ts"
+    app.write_text(
+        'import { createStep, createWorkflow } from "@mastra/core/workflows";\n'
+        'import { z } from "zod";\n'
+        "const mk = (id: string, execute: (args: any) => Promise<object>) =>\n"
+        "  createStep({ id, inputSchema: z.any(), outputSchema: z.any(), execute });\n"
+        "const a = mk('a', async ({ state, setState }) => { const k: string = 'a'; await setState({ ...state, k }); return {}; });\n"
+        "const b = mk('b', async ({ state, setState }) => { await setState({ ...state, k: 'b' }); return {}; });\n"
+        "export const wf = createWorkflow({ id: 'w', inputSchema: z.any(), outputSchema: z.any() })"
+        ".parallel([a, b]).commit();\n",
+        encoding="utf-8",
+    )
+    (found,) = audit.evaluate(f"{app}:wf", MATRIX)
+    assert [(f.pattern, f.hazard) for f in found.findings] == [("parallel steps set one workflow state key", "silent")]
+
+
 def test_a_mastra_module_without_a_workflow_or_export_is_bad_input(tmp_path: Path) -> None:
     app = tmp_path / "app.mjs"
     app.write_text('import { createWorkflow } from "@mastra/core/workflows";\nexport const wf = 3;\n', encoding="utf-8")

@@ -17,7 +17,8 @@
 import { writeFileSync, readFileSync, existsSync } from "node:fs";
 import { register } from "node:module";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { spawnSync } from "node:child_process";
 
 const PACKAGE = "@mastra/core";
 const NO_DRY_RUN = "the Mastra audit reads the workflow's step graph and its steps' execute source under Node; it has no dry run";
@@ -251,8 +252,8 @@ function inspectWorkflow(wf) {
           where,
           probes: ["mastra/workflow-state/read-modify-write", "mastra/scenario/read-await-write"],
           certainty: "source",
-          how: `read from the steps' execute source: ${rmw.join(", ")} read(s) \`${key}\` and write(s) it back${across.length ? ` (across an await in ${across.join(", ")})` : ""}; ${writers.join(" and ")} all write it`,
-          precondition: `${writers.join(" and ")} run at once in one .parallel and each reads the state it was handed at its start, so both read one value and one update is lost with no error (an await between the read and the write is not needed for it)`,
+          how: `read from the steps' execute source: ${rmw.join(" and ")} ${rmw.length > 1 ? "each read" : "reads"} \`${key}\` and ${rmw.length > 1 ? "write" : "writes"} it back${across.length ? ` (across an await in ${across.join(", ")})` : ""}; ${writers.join(" and ")} all write it`,
+          precondition: `${writers.join(" and ")} run at once in one .parallel; a step that reads \`${key}\` before its sibling's setState is applied (at its start, or before an await) and writes it back drops the sibling's update with no error; no await between the read and the write is needed for it, as both steps start before either writes`,
         });
       } else {
         findings.push({
@@ -261,7 +262,7 @@ function inspectWorkflow(wf) {
           probes: ["mastra/scenario/same-key-two-writers"],
           certainty: "source",
           how: `read from the steps' execute source: ${writers.join(" and ")} each write \`${key}\` (${writers.map((w) => read[w].writes[key].kind).join(", ")})`,
-          precondition: `${writers.join(" and ")} run at once in one .parallel; the run keeps the write folded in last (the last to finish) and drops the other with no error`,
+          precondition: `${writers.join(" and ")} run at once in one .parallel; the run keeps one of their writes (the probe saw the last finisher's) and drops the other with no error`,
         });
       }
     }
@@ -304,6 +305,12 @@ function describe(error, file) {
 
 async function main() {
   const [project, file, name, result] = process.argv.slice(2);
+  if (/\.[mc]?tsx?$/.test(file) && !process.execArgv.includes("--experimental-strip-types")) {
+    // TypeScript: Node 22.13 imports it with its type annotations stripped, behind a flag (no compiler here).
+    const again = ["--experimental-strip-types", "--no-warnings", fileURLToPath(import.meta.url), ...process.argv.slice(2)];
+    process.exitCode = spawnSync(process.execPath, again, { stdio: "inherit" }).status ?? 1;
+    return;
+  }
   register(new URL("../audit_resolve.mjs", import.meta.url), { data: { project: pathToFileURL(join(project, "/")).href } });
   const answer = { versions: { mastra: version(project) }, inspected: [], kind: "module" };
   let module;
