@@ -152,6 +152,14 @@ def test_a_mastra_module_without_a_workflow_or_export_is_bad_input(tmp_path: Pat
         audit.evaluate(f"{app}:missing", MATRIX)
 
 
+def test_input_and_a_cell_of_another_framework_are_bad_input() -> None:
+    target = f"{CORPUS / 'ms_token_budget'}.mjs:articleWorkflow"
+    with pytest.raises(FaninError, match="no dry run exists for this mastra target"):
+        audit.evaluate(target, MATRIX, given="{}")
+    with pytest.raises(FaninError, match="is a crewai cell"):
+        audit.evaluate(target, MATRIX, options=audit.Options(cell=MATRIX.newest("crewai").id))
+
+
 @pytest.mark.parametrize(
     "source",
     ['import { StateGraph } from "@langchain/langgraph";\n', "import { LlmAgent } from '@google/adk';\n"],

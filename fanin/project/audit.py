@@ -122,12 +122,14 @@ class Audit:
 @dataclass(frozen=True)
 class Options:
     """How an audit loads and bounds the target: a factory's arguments (--args), the dry run's recursion limit
-    and time bound, the whole audit's time bound (None: each from its variable, else its default)."""
+    and time bound, the whole audit's time bound (None: each from its variable, else its default); the cell whose
+    interpreter runs a script inspector (--cell; None: the framework's newest)."""
 
     call_with: str | None = None
     recursion_limit: int | None = None
     dry_run_seconds: float | None = None
     audit_seconds: float | None = None
+    cell: str | None = None
 
 
 def recursion_limit(given: int | None = None) -> int:
@@ -401,7 +403,8 @@ def _project(where: Path, package: str) -> Path | None:
 
 def inspect_script(target: str, framework: Framework, matrix: Matrix, options: Options = Options()) -> dict[str, Any]:
     """Facts of a target in another runtime's language, from its framework's inspector script, run by the
-    interpreter of the framework's newest cell in the target's project (else in that cell's installed directory)."""
+    interpreter of the framework's newest cell (or --cell's) in the target's project (else, and with --cell, in
+    that cell's installed directory)."""
     from fanin.run import runtimes
 
     inspector = _inspector(framework)
@@ -410,9 +413,12 @@ def inspect_script(target: str, framework: Framework, matrix: Matrix, options: O
     where, name = (where, name) if sep else (target, "")
     if not Path(where).is_file():
         raise FaninError(f"{where}: no such file")
-    cell = matrix.newest(framework.key)
+    cell = matrix.cell(options.cell) if options.cell else matrix.newest(framework.key)
+    if cell.framework.key != framework.key:
+        raise FaninError(f"{where} imports {framework.package}; --cell {cell.id} is a {cell.framework.key} cell")
     runner = runtimes.of(cell)
-    project = _project(Path(where), framework.package) or runner.installed(cell)
+    own = None if options.cell else _project(Path(where), framework.package)  # --cell: that cell's install, as a venv
+    project = own or runner.installed(cell)
     whole = audit_seconds(options.audit_seconds, dry_run_seconds(options.dry_run_seconds))
     with tempfile.TemporaryDirectory(prefix="fanin-audit-") as scratch:
         folder = Path(scratch)
