@@ -117,12 +117,13 @@ def test_a_step_handing_its_argument_on_is_an_unknown_writer(tmp_path: Path) -> 
         "const mk = (id, execute) => createStep({ id, inputSchema: z.any(), outputSchema: z.any(), execute });\n"
         "const a = mk('a', async (args) => { await helper(args); return {}; });\n"
         "const b = mk('b', async ({ state, setState }) => { await setState({ ...state, k: 2 }); return {}; });\n"
+        "const c = mk('c', async ({ setState }) => { await Promise.resolve(); return { save: setState }; });\n"
         "export const wf = createWorkflow({ id: 'w', inputSchema: z.any(), outputSchema: z.any() })"
-        ".parallel([a, b]).commit();\n",
+        ".parallel([a, b, c]).commit();\n",
         encoding="utf-8",
     )
     (found,) = audit.evaluate(f"{app}:wf", MATRIX)
-    assert found.facts["unknown_writers"] == ["a"] and not found.findings
+    assert found.facts["unknown_writers"] == ["a", "c"] and not found.findings
     assert audit.exit_code([found], ["silent", "loud"]) == audit.INCOMPLETE
 
 

@@ -13,7 +13,8 @@
 // visibility, mastra/workflow-state/read-modify-write), and that distinct keys survive from 1.x on only
 // (mastra/workflow-state/own-keys). Outputs returned by parallel steps reach the next step keyed by step id
 // (mastra/join/input-keyed): no finding. `.branch` conditions, foreach concurrency and nested workflows are
-// not read here: a nested workflow in a .parallel is a writer the audit names unknown.
+// not read here: a nested workflow in a .parallel is a writer the audit names unknown, as is a step handing its
+// argument or setState on; a helper handed `state` itself and changing it in place is not seen.
 import { writeFileSync, readFileSync, existsSync } from "node:fs";
 import { register } from "node:module";
 import { join } from "node:path";
@@ -111,6 +112,8 @@ function splitTop(text) {
 }
 
 const escape = (s) => s.replace(/[$]/g, "\\$");
+// A local variable's name, not a property of the same name (`inputData.state` is no workflow state).
+const local_ = (name) => `(?<![.\\w$])${escape(name)}\\b`;
 
 // How execute names state and setState: [state patterns, setState patterns, the argument's name or null, why unknown].
 function names(src) {
@@ -129,9 +132,9 @@ function names(src) {
       if (part.startsWith("...")) unknown = `its execute's argument is spread into ${part.slice(3)}`;
       const [key, alias] = part.split("=")[0].split(":").map((s) => s.trim());
       const local = alias || key;
-      if (key === "state" && /^[\w$]+$/.test(local)) state.push(`\\b${escape(local)}\\b`);
+      if (key === "state" && /^[\w$]+$/.test(local)) state.push(local_(local));
       else if (key === "state") unknown = "its execute destructures state further";
-      if (key === "setState") set.push(`\\b${escape(local)}\\b`);
+      if (key === "setState") set.push(local_(local));
     }
     return { state, set, arg: null, body: end, unknown };
   }
@@ -158,8 +161,8 @@ export function readStep(execute) {
     for (const m of positions(`\\{([^{}]*)\\}\\s*=\\s*${escape(said.arg)}\\b`, body)) {
       for (const part of splitTop(m[1])) {
         const [key, alias] = part.split(":").map((s) => s.trim());
-        if (key === "state") said.state.push(`\\b${escape(alias || key)}\\b`);
-        if (key === "setState") said.set.push(`\\b${escape(alias || key)}\\b`);
+        if (key === "state") said.state.push(local_(alias || key));
+        if (key === "setState") said.set.push(local_(alias || key));
       }
     }
     const handed = positions(`\\b${escape(said.arg)}\\b(?!\\s*\\??\\.)`, body).filter((m) => !/\}\s*=\s*$/.test(body.slice(0, m.index)));
@@ -170,7 +173,7 @@ export function readStep(execute) {
       const after = body.slice(m.index + m[0].length);
       const paren = after.match(/^\s*\(/);
       if (!paren) {
-        if (!/^\s*[,}:]/.test(after) || !/[{,]\s*$/.test(body.slice(0, m.index))) unknown = "its execute hands setState on";
+        unknown = "its execute hands setState on"; // to a helper, in an object, or kept: its writes are not read
         continue;
       }
       const open = m.index + m[0].length + paren[0].length - 1;
