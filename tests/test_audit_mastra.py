@@ -23,6 +23,7 @@ from fanin.model import exits, matrix
 from fanin.model.errors import FaninError
 from fanin.model.source import REPO_ROOT
 from fanin.project import audit
+from fanin.run import runtimes
 
 CORPUS = REPO_ROOT / "examples" / "corpus"
 EXPECTED = {
@@ -125,6 +126,17 @@ def test_a_step_handing_its_argument_on_is_an_unknown_writer(tmp_path: Path) -> 
     (found,) = audit.evaluate(f"{app}:wf", MATRIX)
     assert found.facts["unknown_writers"] == ["a", "c"] and not found.findings
     assert audit.exit_code([found], ["silent", "loud"]) == audit.INCOMPLETE
+
+
+def test_a_workflow_in_its_own_project_is_read_with_the_projects_install(tmp_path: Path) -> None:
+    # The project's node_modules (here the newest cell's, linked) is the one read, not the cell's directory.
+    cell_install = runtimes.of(MATRIX.newest("mastra")).installed(MATRIX.newest("mastra"))
+    (tmp_path / "node_modules").symlink_to(cell_install / "node_modules")
+    (tmp_path / "src").mkdir()
+    app = tmp_path / "src" / "app.mjs"
+    app.write_text((CORPUS / "ms_token_budget.mjs").read_text(encoding="utf-8"), encoding="utf-8")
+    (found,) = audit.evaluate(f"{app}:articleWorkflow", MATRIX)
+    assert found.facts["installed_in"] == str(tmp_path.resolve()) and found.findings
 
 
 def test_a_typescript_workflow_is_read_with_its_types_stripped(tmp_path: Path) -> None:

@@ -33,7 +33,8 @@ class Runtime:
     or cell's `env` table (matrix.toml) in the probes' environment: one that does not refuses the table, so a
     variable is never silently dropped. `sources` are the endings of a file in its language that `fanin audit`
     hands to `inspector`, a script under suites/<framework>/ its runner's interpreter runs (fanin.project.audit);
-    none for Python, whose targets audit_inspect imports in-process.
+    none for Python, whose targets audit_inspect imports in-process; `packages` the folder of a project that holds
+    its installed packages (the target's own install of its framework is looked for in it).
     """
 
     name: str
@@ -47,6 +48,7 @@ class Runtime:
     takes_env: bool = False
     sources: tuple[str, ...] = ()
     inspector: str = ""
+    packages: str = ""
 
     def lock_path(self, locks: Path, cell_id: str) -> Path:
         """The cell's lock file under `locks` (reference/locks, or an upgrade's or bisect's own)."""
@@ -76,6 +78,7 @@ NODE = Runtime(
     setting_example="22.13.x or 22.13.1",
     sources=(".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"),
     inspector="audit.mjs",
+    packages="node_modules",
 )
 
 _REGISTERED: dict[str, Runtime] = {r.name: r for r in (PYTHON, NODE)}

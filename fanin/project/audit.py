@@ -393,10 +393,11 @@ def _inspector(framework: Framework) -> Path | None:
     return path if name and path.is_file() else None
 
 
-def _project(where: Path, package: str) -> Path | None:
-    """The nearest folder above the target whose node_modules holds the framework: the user's own install."""
-    for folder in where.resolve().parents:
-        if (folder / "node_modules" / package / "package.json").is_file():
+def _project(where: Path, framework: Framework) -> Path | None:
+    """The nearest folder above the target whose packages folder (node_modules) holds the framework: the user's own."""
+    packages = runtime.get(framework.runtime).packages
+    for folder in where.resolve().parents if packages else ():
+        if (folder / packages / framework.package).is_dir():
             return folder
     return None
 
@@ -417,7 +418,7 @@ def inspect_script(target: str, framework: Framework, matrix: Matrix, options: O
     if cell.framework.key != framework.key:
         raise FaninError(f"{where} imports {framework.package}; --cell {cell.id} is a {cell.framework.key} cell")
     runner = runtimes.of(cell)
-    own = None if options.cell else _project(Path(where), framework.package)  # --cell: that cell's install, as a venv
+    own = None if options.cell else _project(Path(where), framework)  # --cell: that cell's install, as a venv
     project = own or runner.installed(cell)
     whole = audit_seconds(options.audit_seconds, dry_run_seconds(options.dry_run_seconds))
     with tempfile.TemporaryDirectory(prefix="fanin-audit-") as scratch:
@@ -443,8 +444,10 @@ def inspect_script(target: str, framework: Framework, matrix: Matrix, options: O
     if found.get("load_error"):
         raise _load_failure(target, found["load_error"], False)
     if not found["versions"].get(framework.key):
-        raise EnvironmentFault(f"{target}: no {framework.package} in {project}/node_modules")
+        raise EnvironmentFault(f"{target}: {framework.package} is not installed in {project}")
     found.update(python=cell.python, isolation=None)
+    for facts in found["inspected"]:
+        facts["installed_in"] = str(project)  # whose install of the framework was read
     return found
 
 
