@@ -219,7 +219,8 @@ def cmd_probe(args: argparse.Namespace, matrix: Matrix) -> int:
 def cmd_audit(args: argparse.Namespace, matrix: Matrix) -> int:
     from fanin.project import audit
 
-    python = audit.python_of(matrix.cell(args.cell)) if args.cell else None
+    scripted = audit.refuse_javascript(args.target, matrix) is not None  # read by a script inspector: no venv
+    python = audit.python_of(matrix.cell(args.cell)) if args.cell and not scripted else None
     given = None
     if args.input:
         given = Path(args.input).read_text(encoding="utf-8") if args.input.endswith(".json") else args.input
@@ -228,7 +229,7 @@ def cmd_audit(args: argparse.Namespace, matrix: Matrix) -> int:
         except ValueError as exc:
             raise FaninError(f"--input is not JSON ({exc})") from None
     fail_on = [h.strip() for h in args.fail_on.split(",") if h.strip()]
-    options = audit.Options(args.args, args.recursion_limit, args.dry_run_seconds, args.audit_seconds)
+    options = audit.Options(args.args, args.recursion_limit, args.dry_run_seconds, args.audit_seconds, args.cell)
     return audit.run(args.target, matrix, python, given, args.json, fail_on, args.traceback, options)
 
 

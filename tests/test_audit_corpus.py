@@ -1,7 +1,8 @@
 """`fanin audit` on the corpus (examples/corpus/): graphs in the shapes real apps use, with what is truly in them.
 
 Every graph runs in the venv of its framework's newest reference cell (as `fanin audit --cell`),
-dry-run with its INPUT when it has one. Over the whole corpus:
+dry-run with its INPUT when it has one; a JavaScript one (ms_*.mjs, Mastra) under the Node release of its
+framework's newest cell, in that cell's installed directory (suites/mastra/audit.mjs). Over the whole corpus:
 
 - precision = silent/loud findings that match a hazard present / all silent/loud findings;
 - recall = hazards present that a silent/loud finding matches / all hazards present.
@@ -34,6 +35,7 @@ MATRIX = matrix.load()
 FRAMEWORKS = sorted({str(e["framework"]) for e in EXPECTED.values()})
 LOUD = ("silent", "loud")
 PRECISION, RECALL = 0.95, 0.90
+ENDINGS = (".py", ".mjs")  # a corpus graph in Python, or a JavaScript module (Mastra)
 # The corpus is audited once, in a module fixture that may first build the frameworks' venvs: a set-up whose
 # length is the machine's load, so pytest's 120 s bound applies to each test's own body only. Every step of the
 # set-up is bounded by what it waits for instead: each audit and dry run is one process with its own timeout.
@@ -116,16 +118,26 @@ def _input_of(path: Path) -> str | None:
     return None
 
 
+def corpus_file(name: str) -> Path:
+    """The graph's file: name.py, or name.mjs for a JavaScript one."""
+    found = [CORPUS / f"{name}{ending}" for ending in ENDINGS if (CORPUS / f"{name}{ending}").is_file()]
+    assert len(found) == 1, (name, found)
+    return found[0]
+
+
 @pytest.fixture(scope="module")
 def audited() -> dict[str, Any]:
     """Every corpus graph audited once: its silent/loud findings, all findings, and any error."""
-    pythons = {fw: audit.python_of(MATRIX.newest(fw)) for fw in sorted({e["framework"] for e in EXPECTED.values()})}
+    pythons: dict[str, str | None] = {}
     seen: dict[str, list[Seen]] = {}
     raw: dict[str, Any] = {}
     for name, truth in sorted(EXPECTED.items()):
+        path = corpus_file(name)
+        scripted = audit.refuse_javascript(str(path), MATRIX) is not None  # read by a Node inspector: no venv
+        if truth["framework"] not in pythons:
+            pythons[truth["framework"]] = None if scripted else audit.python_of(MATRIX.newest(truth["framework"]))
         python = pythons[truth["framework"]]
-        path = CORPUS / f"{name}.py"
-        given = _input_of(path)
+        given = None if scripted else _input_of(path)
         try:
             audits = audit.evaluate(f"{path}:{truth['target']}", MATRIX, python, given)
         except FaninError as exc:
@@ -177,8 +189,8 @@ def audited() -> dict[str, Any]:
 def test_the_corpus_is_large_enough_and_every_graph_has_a_file() -> None:
     assert len(EXPECTED) >= 15
     for name in EXPECTED:
-        assert (CORPUS / f"{name}.py").is_file(), name
-    assert sorted(p.stem for p in CORPUS.glob("*.py")) == sorted(EXPECTED)
+        assert corpus_file(name).is_file(), name
+    assert sorted(p.stem for e in ENDINGS for p in CORPUS.glob(f"*{e}")) == sorted(EXPECTED)
 
 
 def test_every_corpus_graph_loads(audited: dict[str, Any]) -> None:
@@ -200,7 +212,7 @@ def test_recall_on_the_corpus(audited: dict[str, Any]) -> None:
 
 def test_every_framework_with_an_inspector_has_hazardous_and_hazard_free_graphs() -> None:
     """A framework's score means something only with both: a hazard to find and a graph to raise no false alarm on."""
-    inspected = sorted(p.parent.name for p in SUITES.glob("*/audit.py"))
+    inspected = sorted(p.parent.name for p in [*SUITES.glob("*/audit.py"), *SUITES.glob("*/audit.mjs")])
     assert inspected and set(inspected) <= set(FRAMEWORKS), "a framework with an inspector has no corpus graph"
     for framework in inspected:
         graphs = _of(framework)

@@ -31,7 +31,10 @@ class Runtime:
     said as `setting_example`); `imported_here` whether `probe --here` finds its frameworks by importing
     them in the user's own interpreter (fanin.project.detect); `takes_env` whether its runner sets a framework's
     or cell's `env` table (matrix.toml) in the probes' environment: one that does not refuses the table, so a
-    variable is never silently dropped.
+    variable is never silently dropped. `sources` are the endings of a file in its language that `fanin audit`
+    hands to `inspector`, a script under suites/<framework>/ its runner's interpreter runs (fanin.project.audit);
+    none for Python, whose targets audit_inspect imports in-process; `packages` the folder of a project that holds
+    its installed packages (the target's own install of its framework is looked for in it).
     """
 
     name: str
@@ -43,6 +46,9 @@ class Runtime:
     setting_example: str = ""
     imported_here: bool = False
     takes_env: bool = False
+    sources: tuple[str, ...] = ()
+    inspector: str = ""
+    packages: str = ""
 
     def lock_path(self, locks: Path, cell_id: str) -> Path:
         """The cell's lock file under `locks` (reference/locks, or an upgrade's or bisect's own)."""
@@ -70,6 +76,9 @@ NODE = Runtime(
     settings=("node",),
     setting_pattern=r"\d+(\.(\d+|x)){0,2}",
     setting_example="22.13.x or 22.13.1",
+    sources=(".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"),
+    inspector="audit.mjs",
+    packages="node_modules",
 )
 
 _REGISTERED: dict[str, Runtime] = {r.name: r for r in (PYTHON, NODE)}

@@ -9,6 +9,10 @@ with --json. Exit 1 when a finding's hazard is in --fail-on (default: silent, ha
 the audit is incomplete (the dry run failed, or some nodes' writes are unknown); else 0. An import
 of the target that fails in the user's code is 3 too, a malformed target 2.
 
+A JavaScript target (a Mastra workflow module) goes to its framework's inspector script instead
+(suites/mastra/audit.mjs, named by its runtime's data), run by the Node release of the framework's newest
+cell; for one that no inspector reads (LangGraph.js, ADK for JavaScript) audit says what to read, in one line.
+
 With --input the inspector runs the graph once (a dry run) inside the network namespace the cells
 use (fanin.run.isolation), with Python's sockets refused in-process too; the Markdown says so.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -28,9 +33,9 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from fanin.model import compare, exits
+from fanin.model import compare, exits, runtime
 from fanin.model.errors import EnvironmentFault, FaninError
-from fanin.model.matrix import MITIGATIONS, Cell, Matrix
+from fanin.model.matrix import MITIGATIONS, Cell, Framework, Matrix
 from fanin.model.results import HAZARDS, Observation, ResultSet
 from fanin.model.source import SUITES
 from fanin.project import audit_inspect, here
@@ -68,8 +73,6 @@ RECURSION_DEFAULT = 25
 NAMED = 5  # unknown writers named in the Markdown; the JSON has them all
 DRY_RUN_DEFAULT = 60.0  # a graph on a fake model ends in seconds; one that loops is stopped, its static findings kept
 LOAD_SECONDS = 300.0  # importing the user's module and reading the graph, on top of the dry run's bound
-# A target in these is JavaScript or TypeScript: audit loads Python objects, so it says what to read instead.
-JAVASCRIPT = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
 
 
 class UserCodeError(EnvironmentFault):
@@ -119,12 +122,14 @@ class Audit:
 @dataclass(frozen=True)
 class Options:
     """How an audit loads and bounds the target: a factory's arguments (--args), the dry run's recursion limit
-    and time bound, the whole audit's time bound (None: each from its variable, else its default)."""
+    and time bound, the whole audit's time bound (None: each from its variable, else its default); the cell whose
+    interpreter runs a script inspector (--cell; None: the framework's newest)."""
 
     call_with: str | None = None
     recursion_limit: int | None = None
     dry_run_seconds: float | None = None
     audit_seconds: float | None = None
+    cell: str | None = None
 
 
 def recursion_limit(given: int | None = None) -> int:
@@ -356,15 +361,94 @@ def _python_module(dotted: str) -> bool:
     return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
-def refuse_javascript(target: str) -> None:
-    """One line, exit 2, for a JavaScript or TypeScript target: audit imports Python; the probes cover the JS runtimes."""
+def refuse_javascript(target: str, matrix: Matrix | None = None) -> Framework | None:
+    """The framework whose script inspector reads `target` (a Mastra workflow module), None for a Python target;
+    one line, exit 2, for a JavaScript or TypeScript target none reads (LangGraph.js, ADK for JavaScript)."""
     where = target.rpartition(":")[0] or target
-    if where.lower().endswith(JAVASCRIPT) and not _python_module(where):
-        raise FaninError(
-            f"{where}: fanin audit reads Python graphs (it imports FILE.py:ATTR); for LangGraph.js, ADK for"
-            " JavaScript and Mastra read what the probes observed (`fanin report`: the langgraphjs, adkjs and mastra cells) and"
-            " answer the review checklist (reference/CHECKLIST.md)"
-        )
+    endings = tuple(e for name in runtime.names() for e in runtime.get(name).sources)  # JavaScript, TypeScript
+    if not endings or not where.lower().endswith(endings) or _python_module(where):
+        return None
+    from fanin.model import matrix as matrices
+
+    frameworks = list((matrix or matrices.load()).frameworks.values())
+    scripted = [fw for fw in frameworks if where.lower().endswith(runtime.get(fw.runtime).sources)]
+    readers = [fw for fw in scripted if _inspector(fw) is not None]
+    text = Path(where).read_text(encoding="utf-8", errors="replace") if Path(where).is_file() else ""
+    for fw in readers:
+        if re.search(rf"""["']{re.escape(fw.package)}(/[^"']*)?["']""", text):
+            return fw
+    others = [fw for fw in scripted if fw not in readers]
+    reads = " and ".join(f"{fw.display} workflows (a module that imports {fw.package})" for fw in readers)
+    raise FaninError(
+        f"{where}: fanin audit reads Python graphs (it imports FILE.py:ATTR){' and ' + reads if reads else ''}; for"
+        f" {' and '.join(fw.display for fw in others)} read what the probes observed (`fanin report`: the"
+        f" {' and '.join(fw.key for fw in others)} cells) and answer the review checklist (reference/CHECKLIST.md)"
+    )
+
+
+def _inspector(framework: Framework) -> Path | None:
+    """suites/<framework>/<its runtime's inspector>, where the framework has one."""
+    name = runtime.get(framework.runtime).inspector
+    path = SUITES / framework.key / name
+    return path if name and path.is_file() else None
+
+
+def _project(where: Path, framework: Framework) -> Path | None:
+    """The nearest folder above the target whose packages folder (node_modules) holds the framework: the user's own."""
+    packages = runtime.get(framework.runtime).packages
+    for folder in where.resolve().parents if packages else ():
+        if (folder / packages / framework.package).is_dir():
+            return folder
+    return None
+
+
+def inspect_script(target: str, framework: Framework, matrix: Matrix, options: Options = Options()) -> dict[str, Any]:
+    """Facts of a target in another runtime's language, from its framework's inspector script, run by the
+    interpreter of the framework's newest cell (or --cell's) in the target's project (else, and with --cell, in
+    that cell's installed directory)."""
+    from fanin.run import runtimes
+
+    inspector = _inspector(framework)
+    assert inspector is not None
+    where, sep, name = target.rpartition(":")
+    where, name = (where, name) if sep else (target, "")
+    if not Path(where).is_file():
+        raise FaninError(f"{where}: no such file")
+    cell = matrix.cell(options.cell) if options.cell else matrix.newest(framework.key)
+    if cell.framework.key != framework.key:
+        raise FaninError(f"{where} imports {framework.package}; --cell {cell.id} is a {cell.framework.key} cell")
+    runner = runtimes.of(cell)
+    own = None if options.cell else _project(Path(where), framework)  # --cell: that cell's install, as a venv
+    project = own or runner.installed(cell)
+    whole = audit_seconds(options.audit_seconds, dry_run_seconds(options.dry_run_seconds))
+    with tempfile.TemporaryDirectory(prefix="fanin-audit-") as scratch:
+        folder = Path(scratch)
+        result = folder / "result.json"
+        command = [
+            *runner.interpreter(cell),
+            str(inspector),
+            str(project),
+            str(Path(where).resolve()),
+            name,
+            str(result),
+        ]
+        try:
+            code, stderr = _run_inspector(command, dict(os.environ), folder, whole)
+        except EnvironmentFault as exc:
+            raise EnvironmentFault(f"{target}: {exc}") from None
+        answer = result.read_text(encoding="utf-8") if result.is_file() else ""
+    if code != 0 or not answer.strip():
+        tail = stderr.strip().splitlines()[-12:] or ["(no output)"]
+        raise EnvironmentFault(f"inspecting {target} failed (exit {code}):\n" + "\n".join(tail))
+    found: dict[str, Any] = json.loads(answer)
+    if found.get("load_error"):
+        raise _load_failure(target, found["load_error"], False)
+    if not found["versions"].get(framework.key):
+        raise EnvironmentFault(f"{target}: {framework.package} is not installed in {project}")
+    found.update(python=cell.python, isolation=None)
+    for facts in found["inspected"]:
+        facts["installed_in"] = str(project)  # whose install of the framework was read
+    return found
 
 
 def refuse_input(target: str, inspected: list[dict[str, Any]]) -> None:
@@ -385,9 +469,11 @@ def evaluate(
     full_traceback: bool = False,
     options: Options = Options(),
 ) -> list[Audit]:
-    refuse_javascript(target)
-    python = python or sys.executable
-    facts = inspect(target, python, matrix, given, full_traceback, options)
+    scripted = refuse_javascript(target, matrix)
+    if scripted is not None:
+        facts = inspect_script(target, scripted, matrix, options)
+    else:
+        facts = inspect(target, python or sys.executable, matrix, given, full_traceback, options)
     if not facts["inspected"]:
         known = ", ".join(fw.package for fw in matrix.frameworks.values())
         raise FaninError(f"{target} is a {facts['kind']}, not a graph or agent of a framework fanin knows ({known})")

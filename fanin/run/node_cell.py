@@ -189,7 +189,7 @@ def check_lock_names(lock: Path, package: str, version: str) -> None:
             raise NodeInstallError(refused)
 
 
-def _tool(name: str) -> str:
+def tool(name: str) -> str:
     found = shutil.which(name)
     if found is None:
         raise NodeInstallError(f"{name} is not installed; Node cells need Node 20+ and npm (see the README)")
@@ -198,12 +198,12 @@ def _tool(name: str) -> str:
 
 def node_binary(spec: str) -> Path:
     """The Node release a cell names, installed from the npm registry the first time (fanin.run.node_release)."""
-    return node_release.ensure(spec, NODE_RELEASES, _tool("npm"), NPM_CACHE)
+    return node_release.ensure(spec, NODE_RELEASES, tool("npm"), NPM_CACHE)
 
 
 def npm_command(node: Path | None) -> list[str]:
     """npm, run by `node` when a cell names its Node (the machine's npm CLI is a script: `<node> npm-cli.js`)."""
-    npm = _tool("npm")
+    npm = tool("npm")
     if node is None:
         return [npm]
     script = Path(npm).resolve()
@@ -356,7 +356,7 @@ def environment(directory: Path, lock: Path, mode: str, seconds: float, node: Pa
         lock_shown = str(lock)
     return {
         "runtime": "node",
-        "node": _version([str(node or _tool("node")), "--version"]),
+        "node": _version([str(node or tool("node")), "--version"]),
         "npm": _version([*npm_command(node), "--version"]),
         "platform": f"{platform.system().lower()}-{platform.machine()}",
         "suite_commit": suite_commit(),
@@ -387,7 +387,7 @@ def run_cell(run: NodeRun, log: IO[str]) -> CellOutcome:
     wanted = {i for i, info in declared.items() if any(f.name == Path(info.file).name for f in files)}
     out = Path(tempfile.mkdtemp(prefix="fanin-node-"))
     command = [
-        str(node or _tool("node")),
+        str(node or tool("node")),
         "--test",
         "--test-concurrency=1",
         f"--test-timeout={PER_PROBE_SECONDS * 1000}",

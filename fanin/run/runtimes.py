@@ -65,6 +65,10 @@ class Runner(Protocol):
         """The cell's installed directory (its venv, its npm ci directory), installed first where it is not."""
         ...
 
+    def interpreter(self, cell: Cell) -> list[str]:
+        """The command that runs a script of this runtime with the cell's interpreter (an audit inspector)."""
+        ...
+
     def run_copy(
         self, cell: Cell, copy: Path, nodes: tuple[str, ...], results: Path, log: IO[str]
     ) -> one_cell.CellOutcome:
@@ -123,6 +127,9 @@ class PythonRunner:
             raise FaninError(f"Python {cell.python} is not installed (looked in pyenv and on PATH)")
         return venvs.ensure(cell.id, python, cell.lock_path, framework=(cell.framework.package, cell.version)).path
 
+    def interpreter(self, cell: Cell) -> list[str]:
+        return [str(self.installed(cell) / "bin" / "python")]
+
     def run_copy(
         self, cell: Cell, copy: Path, nodes: tuple[str, ...], results: Path, log: IO[str]
     ) -> one_cell.CellOutcome:
@@ -170,6 +177,12 @@ class NodeRunner:
         release = cell.setting("node")
         node = node_cell.node_binary(release) if release is not None else None
         return node_cell.ensure(cell.id, cell.lock_path, framework=(cell.framework.package, cell.version), node=node)
+
+    def interpreter(self, cell: Cell) -> list[str]:
+        from fanin.run import node_cell
+
+        release = cell.setting("node")
+        return [str(node_cell.node_binary(release)) if release is not None else node_cell.tool("node")]
 
     def run_copy(
         self, cell: Cell, copy: Path, nodes: tuple[str, ...], results: Path, log: IO[str]
