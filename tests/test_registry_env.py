@@ -96,14 +96,10 @@ def test_env(obs):
 """
 
 
-def test_the_cells_pytest_runs_with_its_registered_env_over_the_callers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The registry's value beats the caller's shell (a user's CREWAI_DISABLE_TELEMETRY=false stays out of a cell);
-    the job's own variables (PYTHONDONTWRITEBYTECODE for the sensitivity copy) still come last."""
-    monkeypatch.setenv("FANIN_T_REGISTERED", "from the shell")
+def _run_dummy(tmp_path: Path, source: str, **run: Any) -> Path:
+    """One dummy probe module run as a cell's pytest (in this interpreter), exit 0; its result set's path."""
     module = tmp_path / "test_dummy.py"
-    module.write_text(textwrap.dedent(_PROBE))
+    module.write_text(textwrap.dedent(source))
     results = tmp_path / "results" / "langgraph-0.0.1.json"
     spec = one_cell.CellRun(
         cell_id="langgraph-0.0.1",
@@ -117,12 +113,26 @@ def test_the_cells_pytest_runs_with_its_registered_env_over_the_callers(
         targets=(str(module),),
         pytest_args=("-o", "timeout=60", "-p", "no:cacheprovider"),
         accept_new=True,
-        env={"FANIN_T_JOB": "job"},
-        registry_env={"FANIN_T_REGISTERED": "registry", "FANIN_T_JOB": "registry"},
+        **run,
     )
     with (tmp_path / "cell.log").open("w") as log:
         outcome = one_cell.run_cell(spec, log)
     assert outcome.code == 0, (tmp_path / "cell.log").read_text()
+    return results
+
+
+def test_the_cells_pytest_runs_with_its_registered_env_over_the_callers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The registry's value beats the caller's shell (a user's CREWAI_DISABLE_TELEMETRY=false stays out of a cell);
+    the job's own variables (PYTHONDONTWRITEBYTECODE for the sensitivity copy) still come last."""
+    monkeypatch.setenv("FANIN_T_REGISTERED", "from the shell")
+    results = _run_dummy(
+        tmp_path,
+        _PROBE,
+        env={"FANIN_T_JOB": "job"},
+        registry_env={"FANIN_T_REGISTERED": "registry", "FANIN_T_JOB": "registry"},
+    )
     observed = json.loads(results.read_text())["observations"]["langgraph/dummy/env"]["value"]
     assert json.loads(observed) == {"FANIN_T_REGISTERED": "registry", "FANIN_T_JOB": "job"}
 
@@ -152,25 +162,7 @@ def test_what_a_framework_writes_in_home_goes_with_the_cells_scratch(
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(caller))
     monkeypatch.setenv("FANIN_SCRATCH_ROOT", str(tmp_path / "scratch"))
-    module = tmp_path / "test_dummy.py"
-    module.write_text(textwrap.dedent(_WRITES_HOME))
-    results = tmp_path / "results" / "langgraph-0.0.1.json"
-    spec = one_cell.CellRun(
-        cell_id="langgraph-0.0.1",
-        framework="langgraph",
-        package="pytest",
-        import_check="json",
-        python=Path(sys.executable),
-        lock=tmp_path / "lock.txt",
-        reference=None,
-        results=results,
-        targets=(str(module),),
-        pytest_args=("-o", "timeout=60", "-p", "no:cacheprovider"),
-        accept_new=True,
-    )
-    with (tmp_path / "cell.log").open("w") as log:
-        outcome = one_cell.run_cell(spec, log)
-    assert outcome.code == 0, (tmp_path / "cell.log").read_text()
+    results = _run_dummy(tmp_path, _WRITES_HOME)
     seen = json.loads(results.read_text())["observations"]["langgraph/dummy/home"]["value"]
     assert Path(seen).is_relative_to(tmp_path / "scratch")
     assert list(caller.iterdir()) == []  # nothing in the caller's home
