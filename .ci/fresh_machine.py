@@ -210,9 +210,26 @@ def _leftovers(one: Pass) -> list[str]:
         for pattern, what in (("fanin-pg-*", "a server directory"), ("fanin-scratch-*", "a cell's scratch")):
             for entry in root.glob(pattern) if root.exists() else ():
                 made = entry.stat()
-                if made.st_uid == one.uid and made.st_mtime >= one.began:  # this pass's, not another run's beside it
-                    found.append(f"{what} left behind: {entry}")
+                if made.st_uid != one.uid or made.st_mtime < one.began or _owner_alive(entry):
+                    continue  # another run's beside the pass (made before it, by another user, or still running)
+                found.append(f"{what} left behind: {entry}")
     return found
+
+
+def _owner_alive(entry: Path) -> bool:
+    """The directory's harness process still runs (its pid is in the name: fanin-scratch-<pid>-…, fanin-pg-<pid>-…).
+    Every command of a pass has ended when this is asked (./noxw waits for every process below it), so a live
+    owner is another run's on the same machine (a CI run beside the tests of another checkout), not a leftover."""
+    pid = entry.name.split("-")[2]
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, as another user's
+    return True
 
 
 def run_pass(
