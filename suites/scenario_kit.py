@@ -164,6 +164,9 @@ class Script:
                     continue
                 if step == "escalate":  # the adapter asks its framework to stop the run (`escalates`)
                     continue
+                if step == "stall":  # a branch that never finishes: its turn handed on, then a gate nobody opens
+                    self.hand_on(name)
+                    await asyncio.Event().wait()
                 (kind, argument), *_ = step.items()
                 if kind == "read":
                     seen[argument] = await _maybe(read(argument))

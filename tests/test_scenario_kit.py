@@ -151,3 +151,77 @@ def test_the_node_kit_hands_on_an_escalating_branchs_turn_only_once_the_framewor
     found = json.loads(done.stdout)
     assert found["escalates"] == [True, False]
     assert found["answer"] == {"observed": {"branch.b": "cancelled", "read.b.k": None}}  # b never took its turn
+
+
+STALLED: dict[str, Any] = {
+    "state": {"k": "init"},
+    "observe": ["returned", "raises"],
+    "branches": [
+        {"name": "a", "do": ["turn", {"write": {"key": "k", "value": "a"}}, {"return": "a"}]},
+        {"name": "b", "do": ["turn", "stall"]},
+    ],
+}
+
+
+def test_a_stalled_branch_hands_on_its_turn_and_the_run_is_seen_never_to_return() -> None:
+    """`stall`: b hands on its turn (a, after it in the order, still writes), then waits on a gate nobody opens;
+    `until_idle` learns from the event loop, never a clock, that a run waiting on it never returns."""
+
+    async def main() -> tuple[Any, dict[str, Any], list[str], dict[str, Any]]:
+        script = scenario_kit.Script(STALLED, ["b", "a"])
+        state = script.state
+        branches = [script.branch(n, state.__getitem__, state.__setitem__) for n in ("a", "b")]
+        result = await script.run(asyncio.gather(*branches))  # a join on both: the framework's run
+        return result, state, list(script.turns.acted), await script.answer(raises=None, final=lambda: state)
+
+    result, state, acted, answer = asyncio.run(main())
+    assert result is None and state == {"k": "a"}  # b handed its turn on, then a wrote
+    assert acted == ["b", "a"]
+    assert answer == {"observed": {"returned": False, "raises": None}}
+
+
+def test_a_stalled_branch_ends_when_the_framework_cancels_it() -> None:
+    """A framework's timeout cancels the stalled branch: it ends `cancelled`, and the run returns."""
+
+    async def main() -> tuple[dict[str, str], dict[str, Any]]:
+        script = scenario_kit.Script(STALLED, ["a", "b"])
+        state = script.state
+        stalled = asyncio.ensure_future(script.branch("b", state.__getitem__, state.__setitem__))
+
+        async def run() -> None:
+            await script.branch("a", state.__getitem__, state.__setitem__)
+            while "b" not in script.turns.acted:  # b took its turn and stalls (loop iterations, never a timer)
+                await asyncio.sleep(0)
+            stalled.cancel()  # a timeout's way
+            await asyncio.gather(stalled, return_exceptions=True)
+
+        await script.run(run())
+        return dict(script.ends), await script.answer(raises=None, final=lambda: state)
+
+    ends, answer = asyncio.run(main())
+    assert ends == {"a": "done", "b": "cancelled"}
+    assert answer == {"observed": {"returned": True, "raises": None}}
+
+
+def test_the_node_kit_stalls_a_branch_after_handing_on_its_turn() -> None:
+    """As the Python kit: b hands on its turn, then waits on a gate nobody opens; untilIdle reads from the event loop
+    that the run never returns, and a branch whose signal aborts while it stalls ends `cancelled`."""
+    kit = (REPO_ROOT / "suites" / "scenario_kit.mjs").as_uri()
+    script = (
+        f"import {{ Script }} from {json.dumps(kit)};\n"
+        f"const script = new Script({json.dumps(STALLED)}, ['b', 'a']); const state = script.state;\n"
+        "const stop = new AbortController(); const read = (k) => state[k]; const write = (k, v) => { state[k] = v; };\n"
+        "const b = script.branch('b', read, write, stop.signal).catch(() => null);\n"
+        "const a = script.branch('a', read, write, new AbortController().signal);\n"
+        "const result = await script.untilIdle(Promise.all([a, b]));\n"
+        "const ends = { ...script.ends }; stop.abort(); await b;\n"
+        "const answer = await script.answer({ raises: null, final: () => state, saw: null, error: null });\n"
+        "console.log(JSON.stringify({ result, state, ends, after: script.ends, answer }));\n"
+    )
+    done = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["result"] is None and found["state"] == {"k": "a"}
+    assert found["ends"] == {"a": "done", "b": "unfinished"}
+    assert found["after"] == {"a": "done", "b": "cancelled"}
+    assert found["answer"] == {"observed": {"returned": False, "raises": None}}

@@ -87,7 +87,7 @@ export const adapter = {
   capabilities: () =>
     declare("adkjs", packageVersion("@google/adk"), {
       select: "a ParallelAgent runs every sub-agent: ADK has no conditional fan-out to a join",
-    }, ["escalate"]),
+    }, ["escalate", "stall"]),
   run,
 };
 

@@ -44,6 +44,7 @@ def capabilities() -> dict[str, Any]:
             "escalate": "a flow method has no way to stop the flow: it returns a value its listeners receive, and the"
             " flow ends once no listener is left to run (a method's path ends as every path does)",
         },
+        also=("stall",),
     )
 
 

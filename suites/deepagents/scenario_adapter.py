@@ -43,6 +43,7 @@ def capabilities() -> dict[str, Any]:
             " (a Command without goto), and the parent's next model turn follows every task call",
             "select": "the fan-out is the model's task calls: the parent's next turn waits for no subagent it did not call",
         },
+        also=("stall",),
     )
 
 

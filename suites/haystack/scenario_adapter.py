@@ -40,6 +40,7 @@ def capabilities() -> dict[str, Any]:
             "escalate": "a component has no way to stop the pipeline: it only returns its outputs, and the run ends"
             " once no component can run (a break point is the caller's, set before the run, and raises)",
         },
+        also=("stall",),
     )
 
 

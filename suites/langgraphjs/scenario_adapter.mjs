@@ -81,7 +81,7 @@ async function run(scenario, order) {
 }
 
 export const adapter = {
-  capabilities: () => declare("langgraphjs", packageVersion("@langchain/langgraph"), {}, ["escalate"]),
+  capabilities: () => declare("langgraphjs", packageVersion("@langchain/langgraph"), {}, ["escalate", "stall"]),
   run,
 };
 

@@ -82,7 +82,7 @@ export const adapter = {
     const cannot = {};
     const reason = await stateReason(await api());
     if (reason) Object.assign(cannot, { read: reason, write: reason, "write.add": reason });
-    return declare("mastra", packageVersion("@mastra/core"), cannot, ["escalate"]);
+    return declare("mastra", packageVersion("@mastra/core"), cannot, ["escalate", "stall"]);
   },
   run,
 };

@@ -32,7 +32,7 @@ def capabilities() -> dict[str, Any]:
             "then": "a branch is one tool call: there is no node after it within the branch",
             "select": "the fan-out is the model's tool calls: the next turn waits for no tool the model did not call",
         },
-        also=("escalate",),
+        also=("escalate", "stall"),
     )
 
 

@@ -30,6 +30,7 @@ def capabilities() -> dict[str, Any]:
             "escalate": "a graph node has no way to stop the graph: a run stops on its limits (max_node_executions,"
             " execution_timeout: status FAILED) or an interrupt, never on a node's request",
         },
+        also=("stall",),
     )
 
 
