@@ -78,7 +78,9 @@ async function run(scenario, order) {
   const authors = script.branches.flatMap((name) => Array.from({ length: script.parts(name) }, (_, part) => agentName(name, part)));
   const fanout = new ParallelAgent({ name: "fanout", subAgents: script.branches.map(child) });
   const root = new SequentialAgent({ name: "scenario", subAgents: [fanout, new Join(authors, joined, script)] });
-  const { error, storedState } = await runTurn(root, { state: script.state });
+  // Through script.run: a run that never returns (`returned`, a stalled branch) is learned from the event loop.
+  const turn = await script.run(runTurn(root, { state: script.state }));
+  const { error, storedState } = turn ?? { error: null, storedState: () => null };
   const raises = error ? (error.name && error.name !== "Error" ? error.name : error.constructor?.name ?? "Error") : null;
   return script.answer({ raises, final: storedState, saw: joined.saw ?? null, error });
 }
