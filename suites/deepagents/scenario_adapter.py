@@ -83,8 +83,7 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     async def hand_on_when_taken(name: str) -> None:
         """The next branch's turn once deepagents has taken this one's result: its subagent run ended, the `task`
         call returned its update (loop and thread pool settled; the siblings wait at their gates meanwhile)."""
-        await scenario_kit.settle_with_threads()
-        script.hand_on(name)
+        await script.hand_on_settled(name)
 
     class Keys(AgentMiddleware):  # type: ignore[misc, valid-type]
         state_schema = State
