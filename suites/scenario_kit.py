@@ -237,12 +237,6 @@ class Script:
         await _settle_alone(threads=True)
         self.turns.done(name)
 
-    async def hand_on_settled(self, name: str) -> None:
-        """`hand_on(name)` once the loop and its thread pool have settled, one settle at a time: an adapter's own
-        settle beside `until_idle`'s would keep both from ever seeing the loop idle (deepagents' task result)."""
-        await _settle_alone(threads=True)
-        self.hand_on(name)
-
     def observed(
         self, ends: dict[str, str], raises: str | None, final: dict[str, Any] | None, saw: Any, carries: list[str]
     ) -> dict[str, Any]:

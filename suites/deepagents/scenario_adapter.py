@@ -83,7 +83,9 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     async def hand_on_when_taken(name: str) -> None:
         """The next branch's turn once deepagents has taken this one's result: its subagent run ended, the `task`
         call returned its update (loop and thread pool settled; the siblings wait at their gates meanwhile)."""
-        await script.hand_on_settled(name)
+        # One settle at a time (the kit's lock), beside until_idle's: two at once would never see the loop idle.
+        await scenario_kit._settle_alone(threads=True)
+        script.hand_on(name)
 
     class Keys(AgentMiddleware):  # type: ignore[misc, valid-type]
         state_schema = State
