@@ -7,6 +7,7 @@ the next branch's turn waits until the adapter says the framework took the last 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import sys
@@ -225,3 +226,27 @@ def test_the_node_kit_stalls_a_branch_after_handing_on_its_turn() -> None:
     assert found["ends"] == {"a": "done", "b": "unfinished"}
     assert found["after"] == {"a": "done", "b": "cancelled"}
     assert found["answer"] == {"observed": {"returned": False, "raises": None}}
+
+
+def test_until_idle_sees_a_run_that_only_polls_while_a_branch_stalls_never_return() -> None:
+    """Strands' graph polls its event queue every 0.1 s while a node runs: a poll that finds nothing, IDLE_POLLS
+    times in a row with the branches no further on, is a run that never returns (without the count, until_idle
+    let the poll fire forever: the bound here turns that into a failure)."""
+
+    async def main() -> tuple[Any, dict[str, Any]]:
+        script = scenario_kit.Script(STALLED, ["a", "b"])
+        state = script.state
+        queue: asyncio.Queue[None] = asyncio.Queue()
+
+        async def framework() -> None:  # a graph that polls its queue for node events as Strands' does
+            nodes = asyncio.gather(*(script.branch(n, state.__getitem__, state.__setitem__) for n in ("a", "b")))
+            while not nodes.done():
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(queue.get(), timeout=0.1)
+            await nodes
+
+        result = await asyncio.wait_for(script.run(framework()), 30)
+        return result, await script.answer(raises=None, final=lambda: state)
+
+    result, answer = asyncio.run(main())
+    assert result is None and answer == {"observed": {"returned": False, "raises": None}}
