@@ -12,7 +12,7 @@ export const PROTOCOL = 1;
 // As fanin.model.scenarios: the base primitives `declare` claims unless an adapter says why it cannot, then the
 // later ones an adapter names itself (`also`), so a scenario needing one it has not named is n/a for it.
 export const BASE_PRIMITIVES = ["turn", "then", "read", "write", "write.add", "raise", "return", "select", "join.all"];
-export const PRIMITIVES = [...BASE_PRIMITIVES, "runs", "escalate", "thread"];
+export const PRIMITIVES = [...BASE_PRIMITIVES, "runs", "escalate", "thread", "stall"];
 // How many settle() rounds (50 event-loop turns each) a run may take without returning before it counts as one
 // that never returns: turns of the loop, never a timer.
 const IDLE_ROUNDS = 20;
@@ -53,6 +53,14 @@ function parts(steps) {
   return found;
 }
 
+// "aborted" once the framework's AbortSignal aborts (never without one): a branch waiting at a gate stops there.
+function aborted(signal) {
+  return new Promise((resolve) => {
+    if (signal?.aborted) resolve("aborted");
+    signal?.addEventListener("abort", () => resolve("aborted"));
+  });
+}
+
 // gates.Turns: every branch waits at its turn until all are in flight, then they go one at a time in `order`.
 export class Turns {
   constructor(order) {
@@ -70,11 +78,7 @@ export class Turns {
     const patience = new Promise((resolve) => {
       timer = setTimeout(() => resolve("patience"), PATIENCE_MS);
     });
-    const aborted = new Promise((resolve) => {
-      if (signal?.aborted) resolve("aborted");
-      signal?.addEventListener("abort", () => resolve("aborted"));
-    });
-    const why = await Promise.race([this.gates[name].wait().then(() => "turn"), patience, aborted]);
+    const why = await Promise.race([this.gates[name].wait().then(() => "turn"), patience, aborted(signal)]);
     clearTimeout(timer);
     if (why === "patience") {
       const missing = this.order.filter((n) => !this.arrived.includes(n));
@@ -188,6 +192,14 @@ export class Script {
           continue;
         }
         if (step === "escalate") continue; // the adapter asks its framework to stop the run (a later primitive)
+        if (step === "stall") {
+          // A branch that never finishes: its turn handed on, then a gate nobody opens (its signal aborting ends it).
+          this.handOn(name);
+          if ((await Promise.race([new Gate().wait(), aborted(signal)])) === "aborted") {
+            this.ends[name] = "cancelled";
+            throw signal.reason ?? new Error("aborted");
+          }
+        }
         const [kind, argument] = Object.entries(step)[0];
         if (kind === "read") seen[argument] = await read(argument);
         else if (kind === "write") yield [argument.key, "add" in argument ? seen[argument.key] + argument.add : argument.value];

@@ -69,6 +69,9 @@ async def _maybe(value: Any) -> Any:
 
 
 POLL = 1.0  # seconds: a timer due sooner is a framework's poll, not a bound (until_idle)
+# Polls in a row after which a run whose branches got no further waits on nothing a poll changes (until_idle):
+# Strands' graph polls its event queue every 0.1 s for as long as a node runs, a stalled one too.
+IDLE_POLLS = 10
 _RELEASES: list[asyncio.Task[None]] = []  # turns released once the loop settles after a failure (one settle at a time)
 
 
@@ -164,6 +167,9 @@ class Script:
                     continue
                 if step == "escalate":  # the adapter asks its framework to stop the run (`escalates`)
                     continue
+                if step == "stall":  # a branch that never finishes: its turn handed on, then a gate nobody opens
+                    self.hand_on(name)
+                    await asyncio.Event().wait()
                 (kind, argument), *_ = step.items()
                 if kind == "read":
                     seen[argument] = await _maybe(read(argument))
@@ -207,6 +213,7 @@ class Script:
         await."""
         task = asyncio.ensure_future(run)
         loop = asyncio.get_running_loop()
+        polls, mark = 0, ""
         while not task.done():
             await settled()
             if task.done() or _RELEASES:
@@ -221,7 +228,11 @@ class Script:
             # between checks): let it fire. Later ones are deadlock breakers (the gate's patience, af_kit's bound).
             soon = [h.when() - loop.time() for h in getattr(loop, "_scheduled", ()) if not h.cancelled()]
             due = min((delay for delay in soon if delay < POLL), default=None)
-            if due is None:
+            # A poll that finds nothing to do, IDLE_POLLS times in a row with the branches no further on (ends,
+            # turns, reads, results, join runs unchanged), is the framework waiting on a branch that never ends.
+            progress = repr((self.ends, self.turns.acted, self.join_runs, self.results, self._seen))
+            polls, mark = (polls + 1 if progress == mark else 0), progress
+            if due is None or polls >= IDLE_POLLS:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
                 self.returned = False

@@ -109,6 +109,10 @@ def _values_of(value: object, key: str) -> list:
     return []
 
 
+# How a value records a run seen not to end: a probe's `run_ended`, a scenario observation's `returned` (per order).
+NEVER_ENDED = ("run_ended", "returned")
+
+
 def legend_violations(observations: dict) -> list[str]:
     """The hazard rules of the legend that can be checked from an observation alone."""
     found = []
@@ -125,11 +129,13 @@ def legend_violations(observations: dict) -> list[str]:
             isinstance(v, dict) and len(v.get("outcomes", [])) > 1 for v in [o.value, *o.value.values()]
         ):
             found.append(f"{oid}: nondeterministic needs the set of outcomes seen (value.*.outcomes, 2 or more)")
-        never_ended = False in _values_of(o.value, "run_ended")
+        never_ended = any(False in _values_of(o.value, key) for key in NEVER_ENDED)
         if o.hazard == "hangs" and not never_ended:
-            found.append(f"{oid}: hangs needs the value to record a run seen not to end (run_ended: false)")
+            found.append(f"{oid}: hangs needs the value to record a run seen not to end (run_ended or returned: false)")
         if never_ended and o.outcome == "ok" and o.hazard not in ("hangs", "silent", "nondeterministic"):
-            found.append(f"{oid}: a run that never ended (run_ended: false) is hangs (or worse), not {o.hazard}")
+            found.append(
+                f"{oid}: a run that never ended (run_ended or returned: false) is hangs (or worse), not {o.hazard}"
+            )
         lost = o.value.get("lost") if isinstance(o.value, dict) else None
         if lost and o.outcome == "ok" and o.hazard not in ("silent", "nondeterministic"):
             found.append(f"{oid}: writes were lost ({lost}) with no error: silent, not {o.hazard}")
@@ -157,6 +163,19 @@ def test_the_legend_check_catches_a_wrong_hazard() -> None:
     }
     # lost-but-safe breaks two rules; hang-raised breaks one (raised, so loud): a hang must not raise
     assert len(legend_violations(wrong)) == 8
+
+
+def test_the_legend_check_reads_a_scenarios_returned_as_a_run_that_never_ended() -> None:
+    """A scenario observation records `returned: false` per order, not `run_ended`: hangs is right for it, and a
+    scenario that never returned graded safe is wrong."""
+    from fanin.model.results import Observation
+
+    def scenario(hazard: str) -> Observation:
+        orders = {"a,b": {"returned": False, "raises": None, "join.runs": 0}}
+        return Observation("ok", {"orders": orders, "grades": {"a,b": hazard}}, "l", "d", hazard)
+
+    assert legend_violations({"x/scenario/stalled-branch": scenario("hangs")}) == []
+    assert len(legend_violations({"x/scenario/stalled-branch": scenario("safe")})) == 1
 
 
 @pytest.mark.parametrize("cell", CELLS)

@@ -7,6 +7,7 @@ the next branch's turn waits until the adapter says the framework took the last 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import sys
@@ -175,6 +176,72 @@ def test_the_node_kits_again_starts_the_next_run_fresh_and_keeps_an_earlier_runs
         "const fresh = { ends: { ...script.ends }, joinRuns: script.joinRuns, acted: [...script.turns.acted] };\n"
         "await both(); const answer = await script.answer({ raises: null, final: () => state, saw: null, error: null });\n"
         "console.log(JSON.stringify({ runs: script.runs, same: script.sameThread, first, fresh, answer }));\n"
+
+
+STALLED: dict[str, Any] = {
+    "state": {"k": "init"},
+    "observe": ["returned", "raises"],
+    "branches": [
+        {"name": "a", "do": ["turn", {"write": {"key": "k", "value": "a"}}, {"return": "a"}]},
+        {"name": "b", "do": ["turn", "stall"]},
+    ],
+}
+
+
+def test_a_stalled_branch_hands_on_its_turn_and_the_run_is_seen_never_to_return() -> None:
+    """`stall`: b hands on its turn (a, after it in the order, still writes), then waits on a gate nobody opens;
+    `until_idle` learns from the event loop, never a clock, that a run waiting on it never returns."""
+
+    async def main() -> tuple[Any, dict[str, Any], list[str], dict[str, Any]]:
+        script = scenario_kit.Script(STALLED, ["b", "a"])
+        state = script.state
+        branches = [script.branch(n, state.__getitem__, state.__setitem__) for n in ("a", "b")]
+        result = await script.run(asyncio.gather(*branches))  # a join on both: the framework's run
+        return result, state, list(script.turns.acted), await script.answer(raises=None, final=lambda: state)
+
+    result, state, acted, answer = asyncio.run(main())
+    assert result is None and state == {"k": "a"}  # b handed its turn on, then a wrote
+    assert acted == ["b", "a"]
+    assert answer == {"observed": {"returned": False, "raises": None}}
+
+
+def test_a_stalled_branch_ends_when_the_framework_cancels_it() -> None:
+    """A framework's timeout cancels the stalled branch: it ends `cancelled`, and the run returns."""
+
+    async def main() -> tuple[dict[str, str], dict[str, Any]]:
+        script = scenario_kit.Script(STALLED, ["a", "b"])
+        state = script.state
+        stalled = asyncio.ensure_future(script.branch("b", state.__getitem__, state.__setitem__))
+
+        async def run() -> None:
+            await script.branch("a", state.__getitem__, state.__setitem__)
+            while "b" not in script.turns.acted:  # b took its turn and stalls (loop iterations, never a timer)
+                await asyncio.sleep(0)
+            stalled.cancel()  # a timeout's way
+            await asyncio.gather(stalled, return_exceptions=True)
+
+        await script.run(run())
+        return dict(script.ends), await script.answer(raises=None, final=lambda: state)
+
+    ends, answer = asyncio.run(main())
+    assert ends == {"a": "done", "b": "cancelled"}
+    assert answer == {"observed": {"returned": True, "raises": None}}
+
+
+def test_the_node_kit_stalls_a_branch_after_handing_on_its_turn() -> None:
+    """As the Python kit: b hands on its turn, then waits on a gate nobody opens; untilIdle reads from the event loop
+    that the run never returns, and a branch whose signal aborts while it stalls ends `cancelled`."""
+    kit = (REPO_ROOT / "suites" / "scenario_kit.mjs").as_uri()
+    script = (
+        f"import {{ Script }} from {json.dumps(kit)};\n"
+        f"const script = new Script({json.dumps(STALLED)}, ['b', 'a']); const state = script.state;\n"
+        "const stop = new AbortController(); const read = (k) => state[k]; const write = (k, v) => { state[k] = v; };\n"
+        "const b = script.branch('b', read, write, stop.signal).catch(() => null);\n"
+        "const a = script.branch('a', read, write, new AbortController().signal);\n"
+        "const result = await script.untilIdle(Promise.all([a, b]));\n"
+        "const ends = { ...script.ends }; stop.abort(); await b;\n"
+        "const answer = await script.answer({ raises: null, final: () => state, saw: null, error: null });\n"
+        "console.log(JSON.stringify({ result, state, ends, after: script.ends, answer }));\n"
     )
     done = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -182,3 +249,33 @@ def test_the_node_kits_again_starts_the_next_run_fresh_and_keeps_an_earlier_runs
     assert found["runs"] == 2 and found["same"] is True and found["first"] == {"a": "done", "b": "done"}
     assert found["fresh"] == {"ends": {"a": "unfinished", "b": "unfinished"}, "joinRuns": 0, "acted": []}
     assert found["answer"] == {"vacuous": "run 1's branches were never in flight together"}
+
+
+    assert found["result"] is None and found["state"] == {"k": "a"}
+    assert found["ends"] == {"a": "done", "b": "unfinished"}
+    assert found["after"] == {"a": "done", "b": "cancelled"}
+    assert found["answer"] == {"observed": {"returned": False, "raises": None}}
+
+
+def test_until_idle_sees_a_run_that_only_polls_while_a_branch_stalls_never_return() -> None:
+    """Strands' graph polls its event queue every 0.1 s while a node runs: a poll that finds nothing, IDLE_POLLS
+    times in a row with the branches no further on, is a run that never returns (without the count, until_idle
+    let the poll fire forever: the bound here turns that into a failure)."""
+
+    async def main() -> tuple[Any, dict[str, Any]]:
+        script = scenario_kit.Script(STALLED, ["a", "b"])
+        state = script.state
+        queue: asyncio.Queue[None] = asyncio.Queue()
+
+        async def framework() -> None:  # a graph that polls its queue for node events as Strands' does
+            nodes = asyncio.gather(*(script.branch(n, state.__getitem__, state.__setitem__) for n in ("a", "b")))
+            while not nodes.done():
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(queue.get(), timeout=0.1)
+            await nodes
+
+        result = await asyncio.wait_for(script.run(framework()), 30)
+        return result, await script.answer(raises=None, final=lambda: state)
+
+    result, answer = asyncio.run(main())
+    assert result is None and answer == {"observed": {"returned": False, "raises": None}}

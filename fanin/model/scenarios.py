@@ -41,7 +41,10 @@ KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 TURN = "turn"  # wait for this branch's turn in the forced order (every branch is in flight first)
 THEN = "then"  # the steps after it run in the branch's next node, once the node before it has ended
 ESCALATE = "escalate"  # the branch's last step: it asks the framework to stop the whole run (ADK's escalate, an end)
-MARKS = (TURN, THEN, ESCALATE)  # the steps that are a bare word, not a table
+# The branch's last step, after its turn: it hands on its turn, then awaits a gate nobody opens (a branch that never
+# finishes, never a sleep): does the run hang, and does a timeout of the framework's end it?
+STALL = "stall"
+MARKS = (TURN, THEN, ESCALATE, STALL)  # the steps that are a bare word, not a table
 STEPS = ("read", "write", "raise", "return")
 JOINS = ("all",)
 SELECT = "select"  # a conditional fan-out: only the branches not marked `selected = false` start
@@ -65,7 +68,7 @@ BASE_PRIMITIVES = (
     SELECT,
     *(f"join.{kind}" for kind in JOINS),
 )
-PRIMITIVES = (*BASE_PRIMITIVES, RUNS, ESCALATE, THREAD)
+PRIMITIVES = (*BASE_PRIMITIVES, RUNS, ESCALATE, THREAD, STALL)
 # Fields an adapter reports: the caller's exception class (or null), the branches whose failures that
 # exception is or carries, whether the run returned to its caller (false: it still waited once nothing
 # was left to run), a state key after the run (null when the framework gives the caller no state), what
@@ -296,6 +299,8 @@ def validate(data: Any, where: str) -> dict[str, Any]:
             chosen.append(name)
         if ESCALATE in steps and steps.index(ESCALATE) != len(steps) - 1:
             raise _fail(where, f"branch {name}: {ESCALATE!r} is its last step (the stop it asks for ends it)")
+        if STALL in steps and (steps.index(STALL) != len(steps) - 1 or TURN not in steps[: steps.index(STALL)]):
+            raise _fail(where, f"branch {name}: {STALL!r} is its last step, after its {TURN!r} (it hands the turn on)")
         nodes = parts(steps)
         if not all(nodes):
             raise _fail(

@@ -230,6 +230,10 @@ def _step() -> dict[str, Any]:
                 "const": scenarios.ESCALATE,
                 "description": "the branch's last step: ask the framework to stop the whole run",
             },
+            {
+                "const": scenarios.STALL,
+                "description": "the branch's last step, after its turn: hand the turn on, then wait on a gate nobody opens",
+            },
             *(
                 {"type": "object", "required": [kind], "properties": {kind: body}, "additionalProperties": False}
                 for kind, body in one.items()

@@ -88,7 +88,7 @@ def capabilities() -> dict[str, Any]:
         {
             "select": "a ParallelAgent runs every sub-agent: there is no conditional fan-out to leave a branch out",
         },
-        also=("escalate", "runs", "thread"),
+        also=("escalate", "runs", "thread", "stall"),
     )
 
 

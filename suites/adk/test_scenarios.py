@@ -67,3 +67,8 @@ def test_join_initial_shared(obs: Observer) -> None:
 @scenario_probe("adk/scenario/two-runs-one-thread")
 def test_two_runs_one_thread(obs: Observer) -> None:
     observe(obs, ADAPTER)
+
+
+@scenario_probe("adk/scenario/stalled-branch")
+def test_stalled_branch(obs: Observer) -> None:
+    observe(obs, ADAPTER)

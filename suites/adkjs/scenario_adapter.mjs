@@ -115,7 +115,7 @@ export const adapter = {
   capabilities: () =>
     declare("adkjs", packageVersion("@google/adk"), {
       select: "a ParallelAgent runs every sub-agent: ADK has no conditional fan-out to a join",
-    }, ["escalate", "runs", "thread"]),
+    }, ["escalate", "runs", "thread", "stall"]),
   run,
 };
 

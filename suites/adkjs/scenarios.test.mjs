@@ -52,3 +52,7 @@ probe({"id": "adkjs/scenario/join-initial-shared"}, async function joinInitialSh
 probe({"id": "adkjs/scenario/two-runs-one-thread"}, async function twoRunsOneThread(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "adkjs/scenario/stalled-branch"}, async function stalledBranch(obs) {
+  await observe(obs, adapter);
+});

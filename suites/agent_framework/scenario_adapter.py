@@ -34,7 +34,7 @@ def capabilities() -> dict[str, Any]:
             "escalate": "an executor has no way to stop the workflow: its WorkflowContext sends messages, yields"
             " outputs, adds events, requests info and keeps state, and a run ends only once no message is pending",
         },
-        also=("runs",),
+        also=("runs", "stall"),
     )
 
 

@@ -50,7 +50,7 @@ def capabilities() -> dict[str, Any]:
             " flow ends once no listener is left to run (a method's path ends as every path does)",
             **_no_persistence(),
         },
-        also=("runs", "thread"),
+        also=("runs", "thread", "stall"),
     )
 
 

@@ -45,7 +45,7 @@ def capabilities() -> dict[str, Any]:
             " (a Command without goto), and the parent's next model turn follows every task call",
             "select": "the fan-out is the model's task calls: the parent's next turn waits for no subagent it did not call",
         },
-        also=("runs", "thread"),
+        also=("runs", "thread", "stall"),
     )
 
 
@@ -85,7 +85,8 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     async def hand_on_when_taken(name: str) -> None:
         """The next branch's turn once deepagents has taken this one's result: its subagent run ended, the `task`
         call returned its update (loop and thread pool settled; the siblings wait at their gates meanwhile)."""
-        await scenario_kit.settle_with_threads()
+        # One settle at a time (the kit's lock), beside until_idle's: two at once would never see the loop idle.
+        await scenario_kit._settle_alone(threads=True)
         script.hand_on(name)
 
     class Keys(AgentMiddleware):  # type: ignore[misc, valid-type]

@@ -42,7 +42,7 @@ def capabilities() -> dict[str, Any]:
             " once no component can run (a break point is the caller's, set before the run, and raises)",
             "thread": _no_store(),
         },
-        also=("runs", "thread"),
+        also=("runs", "thread", "stall"),
     )
 
 

@@ -30,7 +30,7 @@ RETURNS = "fanin_returns"  # the channel the branches' `return` values are appen
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("langgraph", version("langgraph"), also=("runs", "thread", "escalate"))
+    return scenario_kit.declare("langgraph", version("langgraph"), also=("runs", "thread", "escalate", "stall"))
 
 
 def _command() -> Any:

@@ -93,7 +93,7 @@ async function run(scenario, order) {
 }
 
 export const adapter = {
-  capabilities: () => declare("langgraphjs", packageVersion("@langchain/langgraph"), {}, ["runs", "thread", "escalate"]),
+  capabilities: () => declare("langgraphjs", packageVersion("@langchain/langgraph"), {}, ["runs", "thread", "escalate", "stall"]),
   run,
 };
 

@@ -52,3 +52,7 @@ probe({"id": "langgraphjs/scenario/join-initial-shared"}, async function joinIni
 probe({"id": "langgraphjs/scenario/two-runs-one-thread"}, async function twoRunsOneThread(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "langgraphjs/scenario/stalled-branch"}, async function stalledBranch(obs) {
+  await observe(obs, adapter);
+});

@@ -96,7 +96,7 @@ export const adapter = {
     cannot.thread =
       "a workflow has no stored thread a new run joins: run.start() takes its state from initialState alone, and a" +
       " stored run goes on only by resume() of a suspended step (Memory threads belong to agents, not workflows)";
-    return declare("mastra", packageVersion("@mastra/core"), cannot, ["escalate", "runs", "thread"]);
+    return declare("mastra", packageVersion("@mastra/core"), cannot, ["escalate", "runs", "thread", "stall"]);
   },
   run,
 };

@@ -52,3 +52,7 @@ probe({"id": "mastra/scenario/join-initial-shared"}, async function joinInitialS
 probe({"id": "mastra/scenario/two-runs-one-thread"}, async function twoRunsOneThread(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "mastra/scenario/stalled-branch"}, async function stalledBranch(obs) {
+  await observe(obs, adapter);
+});

@@ -35,7 +35,7 @@ def capabilities() -> dict[str, Any]:
             "select": "the fan-out is the model's tool calls: the next turn waits for no tool the model did not call",
             **_no_session(),
         },
-        also=("escalate", "runs", "thread"),
+        also=("escalate", "runs", "thread", "stall"),
     )
 
 

@@ -31,7 +31,7 @@ class _Refuse:
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("pydantic_graph", version("pydantic-graph"), also=("escalate", "runs"))
+    return scenario_kit.declare("pydantic_graph", version("pydantic-graph"), also=("escalate", "runs", "stall"))
 
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:

@@ -36,7 +36,7 @@ def capabilities() -> dict[str, Any]:
         cannot["thread"] = (
             "GraphBuilder has no set_session_manager: a graph stores nothing between runs (no session to run on)"
         )
-    return scenario_kit.declare("strands", version("strands-agents"), cannot, also=("runs", "thread"))
+    return scenario_kit.declare("strands", version("strands-agents"), cannot, also=("runs", "thread", "stall"))
 
 
 def _touches_state(scenario: dict[str, Any]) -> bool:
