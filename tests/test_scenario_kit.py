@@ -176,6 +176,13 @@ def test_the_node_kits_again_starts_the_next_run_fresh_and_keeps_an_earlier_runs
         "const fresh = { ends: { ...script.ends }, joinRuns: script.joinRuns, acted: [...script.turns.acted] };\n"
         "await both(); const answer = await script.answer({ raises: null, final: () => state, saw: null, error: null });\n"
         "console.log(JSON.stringify({ runs: script.runs, same: script.sameThread, first, fresh, answer }));\n"
+    )
+    done = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["runs"] == 2 and found["same"] is True and found["first"] == {"a": "done", "b": "done"}
+    assert found["fresh"] == {"ends": {"a": "unfinished", "b": "unfinished"}, "joinRuns": 0, "acted": []}
+    assert found["answer"] == {"vacuous": "run 1's branches were never in flight together"}
 
 
 STALLED: dict[str, Any] = {
@@ -246,11 +253,6 @@ def test_the_node_kit_stalls_a_branch_after_handing_on_its_turn() -> None:
     done = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
-    assert found["runs"] == 2 and found["same"] is True and found["first"] == {"a": "done", "b": "done"}
-    assert found["fresh"] == {"ends": {"a": "unfinished", "b": "unfinished"}, "joinRuns": 0, "acted": []}
-    assert found["answer"] == {"vacuous": "run 1's branches were never in flight together"}
-
-
     assert found["result"] is None and found["state"] == {"k": "a"}
     assert found["ends"] == {"a": "done", "b": "unfinished"}
     assert found["after"] == {"a": "done", "b": "cancelled"}
