@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import audit_reading
-from audit_reading import AttributeStateReader, Reading
+from audit_reading import Reading
+from audit_state import AttributeStateReader
 
 Condition = tuple[str, tuple[Any, ...]] | str  # ("or"|"and", children) or a leaf: a method name or a route label
 _DICT_METHODS = frozenset({"get", "update", "setdefault", "pop", "keys", "values", "items", "copy", "model_dump"})
@@ -207,7 +208,9 @@ class _Shape:
             method = self.methods.get(condition)
             if method is not None and method.kind == "start":
                 return False  # it runs at kickoff, before anything else has
-            inner = method.condition if method is not None else ("or", tuple(sorted(self.routers_of.get(condition, ()))))
+            inner = (
+                method.condition if method is not None else ("or", tuple(sorted(self.routers_of.get(condition, ()))))
+            )
             if inner is None or inner == ("or", ()):
                 return False
             return self.follows(inner, other, seen | {condition})
@@ -399,7 +402,11 @@ def inspect(target: Any, given: Any = None) -> dict[str, Any] | None:
         "framework": "crewai",
         "kind": cls.__name__,
         "methods": {
-            m.name: {"kind": m.kind, "listens_to": _shown(m.condition) if m.condition else None, "routes": list(m.routes)}
+            m.name: {
+                "kind": m.kind,
+                "listens_to": _shown(m.condition) if m.condition else None,
+                "routes": list(m.routes),
+            }
             for m in sorted(methods.values(), key=lambda m: m.name)
         },
         "parallel": [list(p) for p in shape.together()],

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import audit_reading
-from audit_reading import AttributeStateReader, Reading
+from audit_reading import Reading
+from audit_state import AttributeStateReader
 
 _IN_PLACE_REDUCERS = ("reduce_list_append", "reduce_list_extend", "reduce_dict_update")
 _ORDERED_REDUCERS = ("reduce_list_append", "reduce_list_extend")
@@ -369,7 +370,9 @@ def _raise_findings(forks: list[_Fork], readings: dict[str, list[Reading]]) -> l
         raising = {
             s: [
                 f"{file}:{line}"
-                for file, line in sorted({(audit_reading.shown_file(r.file), n) for r in readings.get(s, []) for n in r.raises})
+                for file, line in sorted(
+                    {(audit_reading.shown_file(r.file), n) for r in readings.get(s, []) for n in r.raises}
+                )
             ]
             for s in sorted(steps)
         }
