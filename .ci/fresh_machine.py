@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import pwd
+import runpy
 import shutil
 import signal
 import subprocess
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+_ALIVE = runpy.run_path(str(ROOT / "fanin" / "run" / "memory.py"))["_alive"]  # fanin.run.memory: standard library only
 USER = "fanin-fresh"  # the unprivileged account the second pass runs as
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 DEFAULT_CELLS = ("langgraph-1.2.24", "langgraphjs-1.7.3")  # a PostgreSQL cell on the default Python, a Node cell
@@ -221,15 +223,7 @@ def _owner_alive(entry: Path) -> bool:
     Every command of a pass has ended when this is asked (./noxw waits for every process below it), so a live
     owner is another run's on the same machine (a CI run beside the tests of another checkout), not a leftover."""
     pid = entry.name.split("-")[2]
-    if not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # it exists, as another user's
-    return True
+    return pid.isdigit() and _ALIVE(int(pid))
 
 
 def run_pass(
