@@ -100,7 +100,7 @@ def test_the_crewai_kit_sets_the_registrys_switches_before_crewai_imports(tmp_pa
     flow.mkdir(parents=True)
     (tmp_path / "crewai" / "__init__.py").write_text(_CREWAI_STAND_IN)
     (flow / "__init__.py").write_text("")
-    (flow / "flow.py").write_text("Flow = object\nand_ = listen = or_ = start = lambda *a, **k: None\n")
+    (flow / "flow.py").write_text("Flow = object\nand_ = listen = or_ = router = start = lambda *a, **k: None\n")
     env = {k: v for k, v in os.environ.items() if k not in dict(wanted)}
     env["FANIN_T_WANTED"] = json.dumps(dict(wanted))
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(SUITES / "crewai"), str(SUITES), str(REPO_ROOT)])
