@@ -23,7 +23,7 @@ from google.adk.agents import BaseAgent
 
 from fanin.probe import Claim, Observer, probe
 
-MAX_RUNS = 60  # stopping rule of the repeated scenario (see `repeated`)
+MAX_RUNS = 240  # stopping rule of the repeated scenario (see `repeated`)
 SIBLINGS = 7  # released siblings in the repeated scenario: eight tasks done together
 
 
@@ -154,9 +154,10 @@ async def test_child_exception_released_sibling(obs: Observer) -> None:
     if not one["released"]:
         obs.vacuous(f"b was not waiting when a ran (arrived: {one['siblings']})")
     # Repeated with seven siblings: eight tasks done in one step. Stopping rule: run until two outcomes are
-    # seen, or MAX_RUNS runs with one; by the rule of three another outcome's rate is then below 3/60 = 5%
+    # seen, or MAX_RUNS runs with one; by the rule of three another outcome's rate is then below 3/240 = 1.25%
     # (95% confidence). Where the merge iterates a set of done tasks, the raiser comes last (every event
-    # kept) in about 1 run in 8: 60 runs without a second outcome then happen with probability < 1e-3.
+    # kept) in about 1 run in 8 when idle and far less often on a loaded machine: a fresh-clone CI run beside
+    # another saw 60 runs of one outcome on 1.5.0, so the rule was widened from 60 to 240 runs.
     seen: dict[str, int] = {}
     while sum(seen.values()) < MAX_RUNS and len(seen) < 2:
         many = await coincide(SIBLINGS)
@@ -186,7 +187,7 @@ async def test_child_exception_released_sibling(obs: Observer) -> None:
         "varies": varies,
         "outcomes": sorted(seen),
         "max_runs": MAX_RUNS,
-        "stopping_rule": "until two outcomes are seen, else 60 runs: another outcome's rate < 5% (95% confidence)",
+        "stopping_rule": "until two outcomes are seen, else 240 runs: another outcome's rate < 1.25% (95% confidence)",
     }
     counts = ", ".join(f"{k} ×{v}" for k, v in sorted(seen.items()))
     if varies:
