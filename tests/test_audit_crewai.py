@@ -15,6 +15,7 @@ import tomllib
 from typing import Any
 
 import pytest
+from audit_helpers import findings_of, matches
 
 from fanin.model import matrix
 from fanin.model.source import REPO_ROOT
@@ -41,12 +42,7 @@ def audits() -> dict[str, list[audit.Audit]]:
 
 @pytest.fixture(scope="module")
 def audited(audits: dict[str, list[audit.Audit]]) -> dict[str, list[Any]]:
-    return {name: [f for a in found for f in a.findings] for name, found in audits.items()}
-
-
-def _matches(hazard: dict[str, Any], finding: Any) -> bool:
-    where = "; ".join(finding.where)
-    return bool(set(hazard["probes"]) & set(finding.probes)) and all(t in where for t in hazard.get("where", []))
+    return findings_of(audits)
 
 
 def test_the_crewai_corpus_has_flows_with_and_without_a_hazard() -> None:
@@ -57,8 +53,8 @@ def test_every_crewai_hazard_is_found_and_nothing_else_is_silent_or_loud(audited
     for name, truth in EXPECTED.items():
         loud = [f for f in audited[name] if f.hazard in ("silent", "loud")]
         for hazard in truth["hazards"]:
-            assert any(_matches(hazard, f) for f in loud), (name, hazard, audited[name])
-        false = [f for f in loud if not any(_matches(h, f) for h in truth["hazards"])]
+            assert any(matches(hazard, f) for f in loud), (name, hazard, audited[name])
+        false = [f for f in loud if not any(matches(h, f) for h in truth["hazards"])]
         assert not false, (name, false)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from audit_helpers import findings_of, matches
 
 from fanin.model import exits, matrix
 from fanin.model.errors import FaninError
@@ -46,12 +47,7 @@ def audits() -> dict[str, list[audit.Audit]]:
 
 @pytest.fixture(scope="module")
 def audited(audits: dict[str, list[audit.Audit]]) -> dict[str, list[Any]]:
-    return {name: [f for a in found for f in a.findings] for name, found in audits.items()}
-
-
-def _matches(hazard: dict[str, Any], finding: Any) -> bool:
-    where = "; ".join(finding.where)
-    return bool(set(hazard["probes"]) & set(finding.probes)) and all(t in where for t in hazard.get("where", []))
+    return findings_of(audits)
 
 
 def test_the_mastra_corpus_has_workflows_with_and_without_a_hazard() -> None:
@@ -64,9 +60,9 @@ def test_precision_and_recall_on_the_mastra_corpus(audited: dict[str, list[Any]]
     for name, truth in EXPECTED.items():
         loud = [f for f in audited[name] if f.hazard in ("silent", "loud")]
         present += len(truth["hazards"])
-        found += sum(any(_matches(h, f) for f in loud) for h in truth["hazards"])
+        found += sum(any(matches(h, f) for f in loud) for h in truth["hazards"])
         findings += len(loud)
-        true += sum(any(_matches(h, f) for h in truth["hazards"]) for f in loud)
+        true += sum(any(matches(h, f) for h in truth["hazards"]) for f in loud)
     precision, recall = (true / findings if findings else 1.0), (found / present if present else 1.0)
     print(
         f"\nmastra audit corpus: precision {precision:.2f} ({true}/{findings}), recall {recall:.2f} ({found}/{present})"
