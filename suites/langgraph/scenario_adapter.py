@@ -49,7 +49,8 @@ def state_of(script: scenario_kit.Script) -> Any:
     """The graph's state: every scenario key a plain channel, and the appending channel of the branches' returns."""
     fields: dict[str, Any] = {key: Any for key in script.state}
     fields[RETURNS] = Annotated[list, operator.add]
-    return TypedDict("State", fields)  # type: ignore[misc]
+    state: Any = TypedDict("State", fields)  # type: ignore[misc]
+    return state
 
 
 def build(script: scenario_kit.Script, joined: dict[str, Any]) -> Any:
