@@ -104,9 +104,10 @@ def grade(cases: dict[str, dict]) -> tuple[str, str]:
     if all(len(case["pending"]) > 1 for case in cases.values()):
         reached = {first: case["answered"] for first, case in cases.items()}
         if all(answered == [first] for first, answered in reached.items()):
-            return "scalar accepted, goes to the first to ask", "silent"
-        named = "; ".join(f"{first} first: {', '.join(answered) or 'none'}" for first, answered in reached.items())
-        return f"scalar accepted ({named})", "silent"
+            return "scalar accepted, first asker gets it", "silent"
+        if len({tuple(answered) for answered in reached.values()}) == 1:
+            return f"scalar accepted, goes to {', '.join(next(iter(reached.values()))) or 'none'}", "silent"
+        return "scalar accepted, not the first asker", "silent"
     return "one interrupt pending; resumed", "safe"
 
 
