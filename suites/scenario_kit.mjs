@@ -2,7 +2,8 @@
 // `Script` runs a scenario's branch steps inside a framework's branches with the forced order, `handle`
 // and `serve` speak the messages (one JSON object a line), `observe` is a scenario probe's body.
 // An adapter only builds and observes; the harness grades (fanin.model.scenarios, from node_cell).
-import { readFileSync } from "node:fs";
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { dirname, join } from "node:path";
@@ -12,7 +13,7 @@ export const PROTOCOL = 1;
 // As fanin.model.scenarios: the base primitives `declare` claims unless an adapter says why it cannot, then the
 // later ones an adapter names itself (`also`), so a scenario needing one it has not named is n/a for it.
 export const BASE_PRIMITIVES = ["turn", "then", "read", "write", "write.add", "raise", "return", "select", "join.all"];
-export const PRIMITIVES = [...BASE_PRIMITIVES, "runs", "escalate", "thread", "stall"];
+export const PRIMITIVES = [...BASE_PRIMITIVES, "runs", "escalate", "thread", "stall", "together"];
 // How many settle() rounds (50 event-loop turns each) a run may take without returning before it counts as one
 // that never returns: turns of the loop, never a timer.
 const IDLE_ROUNDS = 20;
@@ -114,6 +115,30 @@ export class Script {
     this.returned = null; // set by untilIdle: did the run return to its caller?
     this.seen = Object.fromEntries(this.branches.map((name) => [name, {}]));
     this.vacuous = null; // an earlier run's (`again`): the gate could not force that run's order
+    this.runNumber = 0; // `together`: which run this view of the script is (1, 2...), 0 for the script itself
+  }
+
+  // Whether the runs are in flight at once on the one stored thread (`together = true`), each through its own store
+  // object on one backing store (two workers, one database), one gate over every run's branches.
+  get together() {
+    return this.scenario.together === true;
+  }
+
+  // Run `number` (1 for the first) of a `together` scenario, as scenario_kit.py's of_run: a view whose branches take
+  // the turns `<number>.<branch>` of the one shared gate, with its own ends, reads and join count.
+  ofRun(number) {
+    const view = Object.assign(Object.create(Script.prototype), this);
+    view.runNumber = number;
+    view.ends = Object.fromEntries(this.branches.map((name) => [name, "unfinished"]));
+    view.seen = Object.fromEntries(this.branches.map((name) => [name, {}]));
+    view.joinRuns = 0;
+    view.returned = null;
+    return view;
+  }
+
+  // The gate's name for branch `name`: its own, or `<run>.<branch>` in a view of one run (`ofRun`).
+  turn(name) {
+    return this.runNumber ? `${this.runNumber}.${name}` : name;
   }
 
   // How many times the adapter runs the graph it built once (`runs`, 1 unless the scenario says).
@@ -185,7 +210,7 @@ export class Script {
     try {
       for (const step of steps) {
         if (step === "turn") {
-          if ((await this.turns.wait(name, signal)) === "aborted") {
+          if ((await this.turns.wait(this.turn(name), signal)) === "aborted") {
             this.ends[name] = "cancelled";
             throw signal.reason ?? new Error("aborted");
           }
@@ -212,10 +237,10 @@ export class Script {
       return returned;
     } finally {
       const stops = this.ends[name] === "raised" || (this.ends[name] === "done" && !later && this.escalates(name));
-      if (stops && this.turns.order.at(-1) !== name) {
+      if (stops && this.turns.order.at(-1) !== this.turn(name)) {
         // The next branch's turn comes once the framework has reacted to the failure or the stop the branch
         // asked for (the loop settled): a sibling it cancels is cancelled at its gate, one it waits for goes on.
-        this.releases.push(settle().then(() => this.turns.done(name)));
+        this.releases.push(settle().then(() => this.turns.done(this.turn(name))));
       } else if (!(later && this.ends[name] === "done") && (holdsTurn || this.ends[name] !== "unfinished")) {
         this.handOn(name);
       }
@@ -255,7 +280,7 @@ export class Script {
 
   // The next branch's turn (once per branch).
   handOn(name) {
-    if (!this.turns.acted.includes(name)) this.turns.done(name);
+    if (!this.turns.acted.includes(this.turn(name))) this.turns.done(this.turn(name));
   }
 
   observed(ends, raises, final, saw, carries) {
@@ -289,6 +314,23 @@ export class Script {
     if (vacuous) return { vacuous };
     return { observed: this.observed(ends, raises, await final(), saw, carried(error)) };
   }
+}
+
+// A directory of its own for a run's store files (`together`: the one SQLite file every store object opens), where
+// the harness puts a cell's scratch (fanin.run.memory: FANIN_SCRATCH_ROOT, else /dev/shm, else the temporary
+// directory), named so the harness sweeps it if the process dies; `remove()` when the run is over.
+export function storeDir() {
+  let root = process.env.FANIN_SCRATCH_ROOT;
+  if (!root) {
+    try {
+      accessSync("/dev/shm", constants.W_OK | constants.X_OK);
+      root = "/dev/shm";
+    } catch {
+      root = tmpdir();
+    }
+  }
+  const path = mkdtempSync(join(root, `fanin-scratch-${process.pid}-scenario-`));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 
 // A Node adapter's answer to start: every base primitive but those it names with the reason it cannot, and the

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import inspect
 import json
 import sys
@@ -28,7 +29,8 @@ from typing import IO, Any
 
 import gates
 
-from fanin.model.scenarios import BASE_PRIMITIVES, PRIMITIVES, parts
+from fanin.model.scenarios import BASE_PRIMITIVES, PRIMITIVES, parts, turn_key
+from fanin.run.memory import scratch
 
 PROTOCOL = 1
 
@@ -91,6 +93,7 @@ class Script:
         self.join_runs = 0  # the adapter counts each run of its join (`join.runs`)
         self._seen: dict[str, dict[str, Any]] = {name: {} for name in self.branches}
         self._vacuous: str | None = None  # an earlier run's (`again`): the gate could not force that run's order
+        self.run_number = 0  # `together`: which run this view of the script is (1, 2...), 0 for the script itself
 
     @property
     def runs(self) -> int:
@@ -101,6 +104,34 @@ class Script:
     def same_thread(self) -> bool:
         """Whether every run goes on one stored thread or session (`thread = "same"`), not a new one each."""
         return self.scenario.get("thread") == "same"
+
+    @property
+    def together(self) -> bool:
+        """Whether the runs are in flight at once on the one stored thread (`together = true`), each through its own
+        store object on one backing store (two workers, one database), one gate over every run's branches."""
+        return bool(self.scenario.get("together"))
+
+    def of_run(self, number: int) -> Script:
+        """Run `number` (1 for the first) of a `together` scenario: a view of this script whose branches take the
+        turns `<number>.<branch>` of the one shared gate, with its own ends, reads, results and join count. The
+        adapter builds one graph per view (each branch calls the view's `branch` or `walk`) and starts every run at
+        once; the answer is the script's own (`answer`), raises and the store read back after both runs."""
+        view = copy.copy(self)
+        view.run_number = number
+        view.ends = dict.fromkeys(self.branches, "unfinished")
+        view.results, view.join_runs, view.returned = {}, 0, None
+        view._seen = {name: {} for name in self.branches}
+        return view
+
+    def _turn(self, name: str) -> str:
+        """The gate's name for branch `name`: its own, or `<run>.<branch>` in a view of one run (`of_run`)."""
+        return turn_key(self.run_number, name) if self.run_number else name
+
+    @staticmethod
+    def store_dir() -> contextlib.AbstractContextManager[Any]:
+        """A directory of its own for the run's store files (`together`: the one SQLite file or folder every store
+        object opens), where the harness puts a cell's scratch (fanin.run.memory), removed when the block ends."""
+        return scratch("scenario")
 
     async def again(self) -> None:
         """The next run of the same built graph (`runs`), with a fresh input (`state`): once the previous run has
@@ -163,7 +194,7 @@ class Script:
         try:
             for step in steps:
                 if step == "turn":
-                    await self.turns.wait(name)
+                    await self.turns.wait(self._turn(name))
                     continue
                 if step == "escalate":  # the adapter asks its framework to stop the run (`escalates`)
                     continue
@@ -188,19 +219,19 @@ class Script:
             raise
         finally:
             stops = self.ends[name] == "raised" or (self.ends[name] == "done" and not later and self.escalates(name))
-            if stops and self.turns.order[-1] != name:
+            if stops and self.turns.order[-1] != self._turn(name):
                 # The next branch's turn comes once the framework has reacted to the failure or the stop the
                 # branch asked for (the loop settled): a sibling it cancels is cancelled at its gate, one it
                 # waits for goes on.
                 _RELEASES.append(asyncio.get_running_loop().create_task(self._release_settled(name)))
-            elif name not in self.turns.acted and (holds_turn or self.ends[name] != "unfinished"):
+            elif self._turn(name) not in self.turns.acted and (holds_turn or self.ends[name] != "unfinished"):
                 if not (later and self.ends[name] == "done"):
-                    self.turns.done(name)  # the next branch's turn comes however this one ended
+                    self.turns.done(self._turn(name))  # the next branch's turn comes however this one ended
 
     def hand_on(self, name: str) -> None:
         """The next branch's turn (once per branch): for `walk(..., later=True)`, once the framework took its end."""
-        if name not in self.turns.acted:
-            self.turns.done(name)
+        if self._turn(name) not in self.turns.acted:
+            self.turns.done(self._turn(name))
 
     async def run(self, run: Awaitable[Any]) -> Any:
         """The framework's run awaited: through `until_idle` when the scenario observes `returned`, plainly otherwise."""
@@ -243,7 +274,7 @@ class Script:
 
     async def _release_settled(self, name: str) -> None:
         await _settle_alone(threads=True)
-        self.turns.done(name)
+        self.turns.done(self._turn(name))
 
     def observed(
         self, ends: dict[str, str], raises: str | None, final: dict[str, Any] | None, saw: Any, carries: list[str]

@@ -281,3 +281,76 @@ def test_until_idle_sees_a_run_that_only_polls_while_a_branch_stalls_never_retur
 
     result, answer = asyncio.run(main())
     assert result is None and answer == {"observed": {"returned": False, "raises": None}}
+
+
+TOGETHER: dict[str, Any] = {
+    "runs": 2,
+    "thread": "same",
+    "together": True,
+    "state": {"k": 0},
+    "observe": ["raises", "final.k"],
+    "branches": [
+        {"name": "a", "do": [{"read": "k"}, "turn", {"write": {"key": "k", "add": 1}}]},
+        {"name": "b", "do": ["turn"]},
+    ],
+}
+INTERLEAVED = ["1.a", "2.a", "1.b", "2.b"]
+
+
+def test_together_views_share_one_gate_keyed_run_dot_branch() -> None:
+    """`of_run`: each run's branches take the turns `<run>.<branch>` of one gate, so the forced order interleaves
+    the two runs; each view keeps its own ends and reads, and the gate opens only once all four wait."""
+
+    async def main() -> tuple[list[str], dict[str, Any], list[dict[str, str]], list[Any]]:
+        script = scenario_kit.Script(TOGETHER, INTERLEAVED)
+        views = [script.of_run(1), script.of_run(2)]
+        stored = {"k": 0}
+        log: list[Any] = []
+
+        def write(number: int) -> Any:
+            def put(key: str, value: Any) -> None:
+                log.append((number, key, value))
+                stored[key] = value
+
+            return put
+
+        await asyncio.gather(
+            *(view.branch(name, stored.__getitem__, write(view.run_number)) for view in views for name in ("a", "b"))
+        )
+        answer = await script.answer(raises=None, final=lambda: dict(stored))
+        return script.turns.acted, answer, [dict(view.ends) for view in views], log
+
+    acted, answer, ends, log = asyncio.run(main())
+    assert acted == INTERLEAVED
+    assert log == [(1, "k", 1), (2, "k", 1)]  # both read k = 0 before either wrote: the write of run 1 is lost
+    assert answer == {"observed": {"raises": None, "final.k": 1}}
+    assert ends == [{"a": "done", "b": "done"}, {"a": "done", "b": "done"}]
+
+
+def test_the_store_dir_is_removed_when_the_block_ends() -> None:
+    with scenario_kit.Script.store_dir() as folder:
+        (folder / "one.sqlite").write_text("x")
+        assert folder.is_dir()
+    assert not folder.exists()
+
+
+def test_the_node_kits_together_views_share_one_gate_keyed_run_dot_branch() -> None:
+    """As the Python kit's `of_run`: the Node kit's `ofRun` views take the turns `<run>.<branch>` of one gate."""
+    kit = (REPO_ROOT / "suites" / "scenario_kit.mjs").as_uri()
+    script = (
+        f"import {{ Script, storeDir }} from {json.dumps(kit)};\n"
+        f"const script = new Script({json.dumps(TOGETHER)}, {json.dumps(INTERLEAVED)}); const state = script.state;\n"
+        "const read = (k) => state[k]; const write = (k, v) => { state[k] = v; };\n"
+        "const views = [script.ofRun(1), script.ofRun(2)];\n"
+        "await Promise.all(views.flatMap((v) => ['a', 'b'].map((n) => v.branch(n, read, write))));\n"
+        "const answer = await script.answer({ raises: null, final: () => state, saw: null, error: null });\n"
+        "const dir = storeDir(); dir.remove();\n"
+        "console.log(JSON.stringify({ acted: script.turns.acted, answer, ends: views.map((v) => v.ends),"
+        " together: script.together, scratch: dir.path.includes('fanin-scratch-') }));\n"
+    )
+    done = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["acted"] == INTERLEAVED and found["together"] is True and found["scratch"] is True
+    assert found["answer"] == {"observed": {"raises": None, "final.k": 1}}
+    assert found["ends"] == [{"a": "done", "b": "done"}, {"a": "done", "b": "done"}]

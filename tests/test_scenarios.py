@@ -386,6 +386,30 @@ def test_runs_on_one_thread_need_the_later_primitive_thread() -> None:
     assert found.value == {"reason": "the toy adapter does not express thread"}
 
 
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ({"together": True}, "with runs"),
+        ({"runs": 2, "thread": "same", "together": "yes"}, "with runs"),
+        ({"runs": 2, "thread": "same", "together": True}, "every <run>.<branch>"),
+    ],
+)
+def test_runs_together_need_one_thread_and_orders_of_run_dot_branch(extra: dict[str, Any], said: str) -> None:
+    """`together = true` runs the runs at once on one stored thread: without `thread = "same"`, or with orders that
+    do not name each run's branches `<run>.<branch>`, it is refused."""
+    data = {**copy.deepcopy(_scenario("fan-in-order").data), **extra}
+    with pytest.raises(ScenarioError, match=said):
+        scenarios.validate(data, "together")
+
+
+def test_two_runs_together_needs_the_later_primitive_together() -> None:
+    together = _scenario("two-runs-together")
+    assert together.primitives()[-3:] == ["runs", "thread", "together"]
+    assert all(sorted(o) == ["1.a", "1.b", "2.a", "2.b"] for o in together.orders)
+    found = scenarios.observation(together, scenario_kit.declare("toy", "1.0", also=("runs", "thread")), {})
+    assert found.value == {"reason": "the toy adapter does not express together"}
+
+
 def test_an_adapter_names_only_later_primitives_and_both_kits_agree_on_the_base() -> None:
     with pytest.raises(ValueError, match="after the base ones"):
         scenario_kit.declare("toy", "1.0", also=("read",))

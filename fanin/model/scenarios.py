@@ -52,6 +52,11 @@ RUNS = "runs"  # `runs = 2`: the same built graph run that many times; the field
 # `thread = "same"` (with `runs`): every run on one stored thread or session (a checkpointer's thread, a session
 # service's session), each given its input the framework's way for a thread that already exists
 THREAD = "thread"
+# `together = true` (with `runs` and `thread = "same"`): the runs are in flight at once on the one stored thread, each
+# through its own store object opened on the same backing store (two workers, one database); the orders name each
+# run's branches `<run>.<branch>` (`1.a`, `2.a`), so one gate interleaves them, and `final` is read back by a third
+# store object once both runs have ended
+TOGETHER = "together"
 # What an adapter declares in `supports`: one name per step kind, `write.add`, `select`, and each join.
 # BASE_PRIMITIVES are what every adapter expressed when the protocol began: a kit's `declare` claims them
 # unless the adapter names why it cannot. Every primitive after them an adapter names itself (`declare(...,
@@ -68,7 +73,7 @@ BASE_PRIMITIVES = (
     SELECT,
     *(f"join.{kind}" for kind in JOINS),
 )
-PRIMITIVES = (*BASE_PRIMITIVES, RUNS, ESCALATE, THREAD, STALL)
+PRIMITIVES = (*BASE_PRIMITIVES, RUNS, ESCALATE, THREAD, STALL, TOGETHER)
 # Fields an adapter reports: the caller's exception class (or null), the branches whose failures that
 # exception is or carries, whether the run returned to its caller (false: it still waited once nothing
 # was left to run), a state key after the run (null when the framework gives the caller no state), what
@@ -90,8 +95,22 @@ LANGUAGES = ("python", "javascript")
 # The tests a grading rule applies to one observed field.
 TESTS = ("null", "equals", "one_of", "contains_all", "lacks_any", "is_order", "is_declared")
 SAME_AS = "same_as"  # a framework's own probes that observe exactly this scenario: the source for that framework
-_TOP = ("id", "question", "source", "state", "orders", "observe", "branches", "join", "grade", RUNS, THREAD, SAME_AS)
-_REQUIRED = tuple(key for key in _TOP if key not in (RUNS, THREAD, SAME_AS))
+_TOP = (
+    "id",
+    "question",
+    "source",
+    "state",
+    "orders",
+    "observe",
+    "branches",
+    "join",
+    "grade",
+    RUNS,
+    THREAD,
+    TOGETHER,
+    SAME_AS,
+)
+_REQUIRED = tuple(key for key in _TOP if key not in (RUNS, THREAD, TOGETHER, SAME_AS))
 PROBE_ID = re.compile(r"^[a-z0-9_]+/[a-z0-9-]+/[a-z0-9-]+$")
 _LABEL_LIMIT = 40
 RUNS_LIMIT = 3
@@ -155,12 +174,19 @@ def order_key(order: list[str]) -> str:
     return ",".join(order)
 
 
+def turn_key(run: int, branch: str) -> str:
+    """The name a `together` scenario's order gives branch `branch` of run `run` (1 for the first): `1.a`."""
+    return f"{run}.{branch}"
+
+
 def primitives_of(data: dict[str, Any]) -> list[str]:
     found = {f"join.{data['join']['kind']}"}
     if data.get(RUNS, 1) > 1:
         found.add(RUNS)
     if THREAD in data:
         found.add(THREAD)
+    if data.get(TOGETHER):
+        found.add(TOGETHER)
     if not all(branch.get("selected", True) for branch in data["branches"]):
         found.add(SELECT)
     for branch in data["branches"]:
@@ -258,6 +284,12 @@ def validate(data: Any, where: str) -> dict[str, Any]:
             where,
             f'thread = "same" puts every one of the scenario\'s runs on one stored thread (with runs), got {data[THREAD]!r}',
         )
+    if TOGETHER in data and (data[TOGETHER] is not True or data.get(THREAD) != "same"):
+        raise _fail(
+            where,
+            f'together = true runs the scenario\'s runs at once on one stored thread (with runs, thread = "same"), '
+            f"got {data[TOGETHER]!r}",
+        )
     if not isinstance(data["id"], str) or not SLUG.match(data["id"]):
         raise _fail(where, f"id {data['id']!r} is lower-case words joined by dashes")
     for text in ("question", "source"):
@@ -314,9 +346,13 @@ def validate(data: Any, where: str) -> dict[str, Any]:
     orders = data["orders"]
     if not isinstance(orders, list) or len(orders) < 2:
         raise _fail(where, "a scenario forces two or more finish orders")
+    if data.get(TOGETHER):  # one gate over both runs: each run's branches named `<run>.<branch>`
+        chosen = [turn_key(number, name) for number in range(1, data[RUNS] + 1) for name in chosen]
     for order in orders:
         if not isinstance(order, list) or sorted(order) != sorted(chosen):
-            raise _fail(where, f"an order names every selected branch once, got {order!r}")
+            raise _fail(
+                where, f"an order names every selected branch once (together: every <run>.<branch>), got {order!r}"
+            )
     if len({order_key(o) for o in orders}) != len(orders):
         raise _fail(where, "an order is forced twice")
     join = data["join"]

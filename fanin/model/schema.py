@@ -45,6 +45,7 @@ _OUTCOME = {
 }
 _HAZARD = {"enum": list(HAZARDS)}
 _VERSION = {"type": "string", "minLength": 1}
+TURN_NAME = r"^([0-9]+\.)?" + scenarios.SLUG.pattern[1:]  # an order's entry: a branch, or `<run>.<branch>` (together)
 
 
 def _observation() -> dict[str, Any]:
@@ -270,6 +271,10 @@ def scenario() -> dict[str, Any]:
             "id": slug,
             "runs": {"enum": list(range(2, scenarios.RUNS_LIMIT + 1))},
             "thread": {"enum": ["same"], "description": "with runs: every run on one stored thread or session"},
+            "together": {
+                "enum": [True],
+                "description": "with runs and thread: the runs at once, each through its own store object on one store",
+            },
             "same_as": {"type": "array", "items": {"type": "string", "pattern": scenarios.PROBE_ID.pattern}},
             "question": {"type": "string", "minLength": 1},
             "source": {"type": "string", "pattern": "^https://"},
@@ -279,7 +284,12 @@ def scenario() -> dict[str, Any]:
                 "propertyNames": {"pattern": scenarios.KEY.pattern},
                 "additionalProperties": {"type": ["string", "integer", "boolean"]},
             },
-            "orders": {"type": "array", "minItems": 2, "items": {"type": "array", "items": slug}},
+            "orders": {
+                "type": "array",
+                "minItems": 2,
+                # a branch's name, or (together) `<run>.<branch>`
+                "items": {"type": "array", "items": {"type": "string", "pattern": TURN_NAME}},
+            },
             "observe": {
                 "type": "array",
                 "minItems": 1,

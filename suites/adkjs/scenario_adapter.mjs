@@ -10,6 +10,7 @@
 // agent tree runs again on a new session seeded with the scenario's state; with `thread`, again on the first run's
 // session, its input a new user message (ADK gives a run no other), as the Python adapter does.
 // Run as a program from a directory where @google/adk is installed: `node scenario_adapter.mjs`.
+import * as adk from "@google/adk";
 import { BaseAgent, InMemorySessionService, ParallelAgent, Runner, SequentialAgent, createEvent, createEventActions } from "@google/adk";
 import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
 import { APP, USER, deltaEvent } from "./kit.mjs";
@@ -111,10 +112,21 @@ async function turn(runner, sessionId) {
   }
 }
 
+// Why two runs at once cannot each open a session service on one database, read from @google/adk's exports (none
+// where it exports a DatabaseSessionService).
+function noSharedStore() {
+  if ("DatabaseSessionService" in adk) return {};
+  const services = Object.keys(adk).filter((name) => name.endsWith("SessionService")).sort();
+  return {
+    together: `@google/adk exports no DatabaseSessionService (its session services: ${services.join(", ")}): none opens a local database two service objects could share (InMemorySessionService keeps sessions in the object)`,
+  };
+}
+
 export const adapter = {
   capabilities: () =>
     declare("adkjs", packageVersion("@google/adk"), {
       select: "a ParallelAgent runs every sub-agent: ADK has no conditional fan-out to a join",
+      ...noSharedStore(),
     }, ["escalate", "runs", "thread", "stall"]),
   run,
 };

@@ -56,3 +56,7 @@ probe({"id": "adkjs/scenario/two-runs-one-thread"}, async function twoRunsOneThr
 probe({"id": "adkjs/scenario/stalled-branch"}, async function stalledBranch(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "adkjs/scenario/two-runs-together"}, async function twoRunsTogether(obs) {
+  await observe(obs, adapter);
+});

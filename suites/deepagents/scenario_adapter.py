@@ -44,9 +44,22 @@ def capabilities() -> dict[str, Any]:
             "escalate": "a subagent's run ends only itself: deepagents' `task` tool hands the parent a state update"
             " (a Command without goto), and the parent's next model turn follows every task call",
             "select": "the fan-out is the model's task calls: the parent's next turn waits for no subagent it did not call",
+            **_no_shared_store(),
         },
         also=("runs", "thread", "stall"),
     )
+
+
+def _no_shared_store() -> dict[str, str]:
+    """Why two runs cannot each open a store object on one database here (none where a SQLite saver imports)."""
+    try:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: F401
+    except ImportError as exc:
+        return {
+            "together": "deepagents ships no store of its own (create_deep_agent takes LangGraph's checkpointer) and"
+            f" this cell has no SQLite checkpointer to open twice on one file: {exc}"
+        }
+    return {}
 
 
 def _api() -> tuple[Any, Any, Any, Any, Any]:

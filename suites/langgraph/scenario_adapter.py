@@ -11,6 +11,8 @@ MemorySaver, so `final` is what `aget_state` shows after the run, raised or not 
 `thread`, on the first run's thread, its input the scenario's keys and an empty list of returns (reducer: appended).
 A branch that asks to stop the run (`escalate`) ends its last node with `Command(goto=END)`, LangGraph's way
 for a node to route to the end, and has no edge to the join (the join waits on the other branches only).
+With `together`, two runs at once on one thread, each graph on its own AsyncSqliteSaver on one SQLite file
+(suites/langgraph/scenario_together.py).
 
 Run as a program: `PYTHONPATH=suites:. python suites/langgraph/scenario_adapter.py`.
 """
@@ -22,6 +24,7 @@ from importlib.metadata import version
 from typing import Annotated, Any
 
 import scenario_kit
+import scenario_together
 from langgraph.checkpoint.memory import MemorySaver
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
@@ -30,7 +33,7 @@ RETURNS = "fanin_returns"  # the channel the branches' `return` values are appen
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("langgraph", version("langgraph"), also=("runs", "thread", "escalate", "stall"))
+    return scenario_kit.declare("langgraph", version("langgraph"), also=("runs", "thread", "escalate", "stall", "together"))
 
 
 def _command() -> Any:
@@ -42,14 +45,17 @@ def _command() -> Any:
     return Command
 
 
-async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
-    script = scenario_kit.Script(scenario, order)
-    command: Any = _command() if any(script.escalates(name) for name in script.branches) else None
-    initial = script.state
-    fields: dict[str, Any] = {key: Any for key in initial}
+def state_of(script: scenario_kit.Script) -> Any:
+    """The graph's state: every scenario key a plain channel, and the appending channel of the branches' returns."""
+    fields: dict[str, Any] = {key: Any for key in script.state}
     fields[RETURNS] = Annotated[list, operator.add]
-    State = TypedDict("State", fields)  # type: ignore[misc]
-    joined: dict[str, Any] = {}
+    state: Any = TypedDict("State", fields)  # type: ignore[misc]
+    return state
+
+
+def build(script: scenario_kit.Script, joined: dict[str, Any]) -> Any:
+    """The scenario's StateGraph, uncompiled: its branches run `script`'s steps, its join records into `joined`."""
+    command: Any = _command() if any(script.escalates(name) for name in script.branches) else None
 
     def node_of(name: str, part: int) -> Any:
         async def node(state: dict[str, Any]) -> Any:
@@ -72,7 +78,7 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         joined["saw"] = list(state[RETURNS])
         return {}
 
-    builder = StateGraph(State)
+    builder = StateGraph(state_of(script))
     lasts, firsts = [], {}
     for name in script.branches:
         nodes = [script.node(name, part) for part in range(script.parts(name))]
@@ -92,7 +98,16 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     builder.add_node("join", join)
     builder.add_edge(lasts, "join")
     builder.add_edge("join", END)
-    graph = builder.compile(checkpointer=MemorySaver())
+    return builder
+
+
+async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
+    script = scenario_kit.Script(scenario, order)
+    if script.together:  # two runs at once, each on its own checkpointer on one SQLite file
+        return await scenario_together.run(script, build, state_of(script))
+    initial = script.state
+    joined: dict[str, Any] = {}
+    graph = build(script, joined).compile(checkpointer=MemorySaver())
     for number in range(script.runs):  # `runs`: the compiled graph run again, a fresh input on a new thread
         thread = 1 if script.same_thread else number + 1  # `thread`: every run on the first run's thread
         if number:

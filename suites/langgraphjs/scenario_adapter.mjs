@@ -13,7 +13,19 @@
 // run's thread, its input the scenario's keys and an empty list of returns (reducer: appended), as in Python.
 // Run as a program from a directory where @langchain/langgraph is installed: `node scenario_adapter.mjs`.
 import { Annotation, Command, END, MemorySaver, START, StateGraph } from "@langchain/langgraph";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
+
+// Why two runs at once cannot each open a store object on one database here (none where a SQLite checkpointer is
+// installed): @langchain/langgraph itself ships MemorySaver only, whose checkpoints live in the one object.
+function noSharedStore() {
+  const sqlite = "@langchain/langgraph-checkpoint-sqlite";
+  if (existsSync(join(process.cwd(), "node_modules", sqlite, "package.json"))) return {};
+  return {
+    together: `${sqlite} is not installed in this cell, and @langchain/langgraph ships MemorySaver only, whose checkpoints live in the one object: a second saver opens no shared store`,
+  };
+}
 
 // The channel the branches' `return` values are appended to, for the join to read.
 const RETURNS = "fanin_returns";
@@ -93,7 +105,7 @@ async function run(scenario, order) {
 }
 
 export const adapter = {
-  capabilities: () => declare("langgraphjs", packageVersion("@langchain/langgraph"), {}, ["runs", "thread", "escalate", "stall"]),
+  capabilities: () => declare("langgraphjs", packageVersion("@langchain/langgraph"), noSharedStore(), ["runs", "thread", "escalate", "stall"]),
   run,
 };
 

@@ -56,3 +56,7 @@ probe({"id": "langgraphjs/scenario/two-runs-one-thread"}, async function twoRuns
 probe({"id": "langgraphjs/scenario/stalled-branch"}, async function stalledBranch(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "langgraphjs/scenario/two-runs-together"}, async function twoRunsTogether(obs) {
+  await observe(obs, adapter);
+});

@@ -56,3 +56,7 @@ probe({"id": "mastra/scenario/two-runs-one-thread"}, async function twoRunsOneTh
 probe({"id": "mastra/scenario/stalled-branch"}, async function stalledBranch(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "mastra/scenario/two-runs-together"}, async function twoRunsTogether(obs) {
+  await observe(obs, adapter);
+});

@@ -34,6 +34,7 @@ def capabilities() -> dict[str, Any]:
             "then": "a branch is one tool call: there is no node after it within the branch",
             "select": "the fan-out is the model's tool calls: the next turn waits for no tool the model did not call",
             **_no_session(),
+            "together": _no_stored_state(),
         },
         also=("escalate", "runs", "thread", "stall"),
     )
@@ -52,6 +53,21 @@ def _no_session() -> dict[str, str]:
     except ImportError:
         return {"thread": "agents has no SQLiteSession: no session store ships with the SDK"}
     return {}
+
+
+def _no_stored_state() -> str:
+    """Why two runs on one stored session share no key to read-modify-write, read from this release's session."""
+    reason = _no_session().get("thread")
+    if reason:
+        return reason
+    from agents import SQLiteSession
+
+    methods = sorted(m for m, v in vars(SQLiteSession).items() if callable(v) and not m.startswith("_"))
+    return (
+        f"a session stores conversation items only (SQLiteSession's methods: {', '.join(methods)}): a branch's keys"
+        " are the context object the caller passes to Runner.run, which no session stores, so two workers on one"
+        " session share no key"
+    )
 
 
 def _session() -> Any:

@@ -72,3 +72,8 @@ def test_two_runs_one_thread(obs: Observer) -> None:
 @scenario_probe("openai_agents/scenario/stalled-branch")
 def test_stalled_branch(obs: Observer) -> None:
     observe(obs, ADAPTER)
+
+
+@scenario_probe("openai_agents/scenario/two-runs-together")
+def test_two_runs_together(obs: Observer) -> None:
+    observe(obs, ADAPTER)

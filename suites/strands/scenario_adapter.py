@@ -36,7 +36,26 @@ def capabilities() -> dict[str, Any]:
         cannot["thread"] = (
             "GraphBuilder has no set_session_manager: a graph stores nothing between runs (no session to run on)"
         )
+    cannot["together"] = cannot.get("thread") or _no_stored_keys()
     return scenario_kit.declare("strands", version("strands-agents"), cannot, also=("runs", "thread", "stall"))
+
+
+def _no_stored_keys() -> str:
+    """Why two runs on one session directory share no key to read-modify-write, read from this release's Graph."""
+    import inspect
+
+    from strands.multiagent.graph import Graph
+
+    saved = getattr(Graph, "serialize_state", None)
+    if saved is None:
+        return "Graph has no serialize_state: the session manager stores no graph state a second worker could read"
+    if "invocation_state" in inspect.getsource(saved):
+        return "Graph.serialize_state names invocation_state: the adapter does not open two session managers yet"
+    return (
+        "a node's keys are the invocation_state dict the caller passes to invoke_async, and the session manager"
+        " persists Graph.serialize_state(), which leaves it out (its source names no invocation_state): two workers"
+        " on one session directory share no key"
+    )
 
 
 def _touches_state(scenario: dict[str, Any]) -> bool:

@@ -74,3 +74,8 @@ def test_two_runs_one_thread(obs: Observer) -> None:
 @scenario_probe("strands/scenario/stalled-branch")
 def test_stalled_branch(obs: Observer) -> None:
     observe_seeded(obs, scenario_adapter.__file__)
+
+
+@scenario_probe("strands/scenario/two-runs-together")
+def test_two_runs_together(obs: Observer) -> None:
+    observe_seeded(obs, scenario_adapter.__file__)
