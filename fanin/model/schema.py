@@ -231,6 +231,10 @@ def _step() -> dict[str, Any]:
                 "description": "the branch's last step: ask the framework to stop the whole run",
             },
             {
+                "const": scenarios.PAUSE,
+                "description": "ask for human input the framework's way: the run stops there (resume answers it)",
+            },
+            {
                 "const": scenarios.STALL,
                 "description": "the branch's last step, after its turn: hand the turn on, then wait on a gate nobody opens",
             },
@@ -238,6 +242,13 @@ def _step() -> dict[str, Any]:
                 {"type": "object", "required": [kind], "properties": {kind: body}, "additionalProperties": False}
                 for kind, body in one.items()
             ),
+            {
+                "type": "object",
+                "required": ["raise", "once"],
+                "properties": {"raise": one["raise"], "once": {"const": True}},
+                "additionalProperties": False,
+                "description": "raise the first time the branch reaches this step only (it succeeds when re-run)",
+            },
         ]
     }
 
@@ -270,6 +281,7 @@ def scenario() -> dict[str, Any]:
             "id": slug,
             "runs": {"enum": list(range(2, scenarios.RUNS_LIMIT + 1))},
             "thread": {"enum": ["same"], "description": "with runs: every run on one stored thread or session"},
+            "resume": {"const": True, "description": "the stopped run (paused or failed) resumed once from the store"},
             "same_as": {"type": "array", "items": {"type": "string", "pattern": scenarios.PROBE_ID.pattern}},
             "question": {"type": "string", "minLength": 1},
             "source": {"type": "string", "pattern": "^https://"},
@@ -286,7 +298,7 @@ def scenario() -> dict[str, Any]:
                 "items": {
                     "type": "string",
                     "pattern": r"^(raises|raises\.from|returned|join\.saw|join\.runs|final\.[a-z][a-z0-9_]*"
-                    r"|branch\.[a-z0-9-]+|read\.[a-z0-9-]+\.[a-z][a-z0-9_]*)$",
+                    r"|branch\.[a-z0-9-]+|ran\.[a-z0-9-]+|read\.[a-z0-9-]+\.[a-z][a-z0-9_]*)$",
                 },
             },
             "branches": {

@@ -56,3 +56,11 @@ probe({"id": "adkjs/scenario/two-runs-one-thread"}, async function twoRunsOneThr
 probe({"id": "adkjs/scenario/stalled-branch"}, async function stalledBranch(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "adkjs/scenario/pause-resume"}, async function pauseResume(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "adkjs/scenario/fail-resume"}, async function failResume(obs) {
+  await observe(obs, adapter);
+});

@@ -56,3 +56,11 @@ probe({"id": "langgraphjs/scenario/two-runs-one-thread"}, async function twoRuns
 probe({"id": "langgraphjs/scenario/stalled-branch"}, async function stalledBranch(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "langgraphjs/scenario/pause-resume"}, async function pauseResume(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "langgraphjs/scenario/fail-resume"}, async function failResume(obs) {
+  await observe(obs, adapter);
+});

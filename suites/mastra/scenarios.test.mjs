@@ -56,3 +56,11 @@ probe({"id": "mastra/scenario/two-runs-one-thread"}, async function twoRunsOneTh
 probe({"id": "mastra/scenario/stalled-branch"}, async function stalledBranch(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "mastra/scenario/pause-resume"}, async function pauseResume(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "mastra/scenario/fail-resume"}, async function failResume(obs) {
+  await observe(obs, adapter);
+});

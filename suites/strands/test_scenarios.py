@@ -74,3 +74,13 @@ def test_two_runs_one_thread(obs: Observer) -> None:
 @scenario_probe("strands/scenario/stalled-branch")
 def test_stalled_branch(obs: Observer) -> None:
     observe_seeded(obs, scenario_adapter.__file__)
+
+
+@scenario_probe("strands/scenario/pause-resume")
+def test_pause_resume(obs: Observer) -> None:
+    observe_seeded(obs, scenario_adapter.__file__)
+
+
+@scenario_probe("strands/scenario/fail-resume")
+def test_fail_resume(obs: Observer) -> None:
+    observe_seeded(obs, scenario_adapter.__file__)
