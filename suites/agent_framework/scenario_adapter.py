@@ -33,9 +33,29 @@ def capabilities() -> dict[str, Any]:
         {
             "escalate": "an executor has no way to stop the workflow: its WorkflowContext sends messages, yields"
             " outputs, adds events, requests info and keeps state, and a run ends only once no message is pending",
+            "thread": _no_thread(),
         },
-        also=("runs", "stall"),
+        also=("runs", "thread", "stall"),
     )
+
+
+def _no_thread() -> str:
+    """Why two runs cannot go on one stored thread, read from the installed Workflow.run's own rule."""
+    import inspect
+
+    from agent_framework import Workflow
+
+    try:
+        Workflow._validate_run_params("input", None, "checkpoint")
+    except ValueError as exc:
+        return (
+            "a Workflow has no stored thread to give a new input to: run(message) starts afresh and"
+            f" run(checkpoint_id) only resumes a stored run; with both, run raises ValueError: {exc}"
+        )
+    except AttributeError:
+        pass
+    taken = ", ".join(name for name in inspect.signature(Workflow.run).parameters if name != "self")
+    return f"Workflow.run takes ({taken}): no thread or session, only checkpoints of a run in progress"
 
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:

@@ -26,6 +26,16 @@ def pending_values(graph: Any, config: dict) -> list:
     return sorted(str(i.value) for task in graph.get_state(config).tasks for i in task.interrupts)
 
 
+def one_of(pending: list, still: list) -> tuple[list, list]:
+    """Where the first run kept only one of the two interrupts (0.2), that one named as one of them (in both
+    lists): which it keeps is thread timing even with the askers gated (a re-run of one cell kept the first
+    asker's, the next the second's: whether the runner takes the first GraphInterrupt before the second
+    thread raises), so it is not data."""
+    if len(pending) != 1:
+        return pending, still
+    return ["one of left, right"], ["one of left, right" if name == pending[0] else name for name in still]
+
+
 ORDERS = (("left", "right"), ("right", "left"))  # which of the two calls interrupt() first, in every run
 
 
@@ -85,10 +95,12 @@ def scalar_resume(obs: Observer, first: str) -> dict:
     returned = resumed.get("returned")
     still = pending_values(graph, config)
     final = graph.get_state(config).values.get("answers") or []
+    pending, still = one_of(pending, still)
+    answered = sorted(set(pending) - set(still)) if returned is not None else []
     return {
         "pending": pending,
         "resume": "returned" if returned is not None else {"raises": resumed["raises"]},
-        "answered": sorted(set(pending) - set(still)) if returned is not None else [],
+        "answered": answered,
         "still_pending": still,
         "answers": sorted(final),
     }
@@ -104,9 +116,10 @@ def grade(cases: dict[str, dict]) -> tuple[str, str]:
     if all(len(case["pending"]) > 1 for case in cases.values()):
         reached = {first: case["answered"] for first, case in cases.items()}
         if all(answered == [first] for first, answered in reached.items()):
-            return "scalar accepted, goes to the first to ask", "silent"
-        named = "; ".join(f"{first} first: {', '.join(answered) or 'none'}" for first, answered in reached.items())
-        return f"scalar accepted ({named})", "silent"
+            return "scalar accepted, first asker gets it", "silent"
+        if len({tuple(answered) for answered in reached.values()}) == 1:
+            return f"scalar accepted, goes to {', '.join(next(iter(reached.values()))) or 'none'}", "silent"
+        return "scalar accepted, not the first asker", "silent"
     return "one interrupt pending; resumed", "safe"
 
 

@@ -15,6 +15,7 @@ Run as a program: `PYTHONPATH=suites:. python suites/pydantic_graph/scenario_ada
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import field, make_dataclass
 from importlib.metadata import version
 from typing import Any
@@ -31,7 +32,31 @@ class _Refuse:
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("pydantic_graph", version("pydantic-graph"), also=("escalate", "runs", "stall"))
+    return scenario_kit.declare(
+        "pydantic_graph",
+        version("pydantic-graph"),
+        {"thread": _no_thread()},
+        also=("escalate", "runs", "thread", "stall"),
+    )
+
+
+def _no_thread() -> str:
+    """Why two runs cannot go on one stored thread, read from the installed parallel Graph's `run`."""
+    import inspect
+    import sys
+
+    try:
+        pg = pg_kit.api(_Refuse())
+    except scenario_kit.NotExpressible as exc:
+        return str(exc)
+    graph = sys.modules[pg.GraphBuilder.__module__].Graph
+    taken = ", ".join(name for name in inspect.signature(graph.run).parameters if name != "self")
+    stored = importlib.util.find_spec("pydantic_graph.persistence") is not None
+    return f"{pg.module}'s Graph.run takes only ({taken}): nothing is stored between runs to go on" + (
+        " (pydantic_graph.persistence belongs to the sequential BaseNode Graph, which has no parallel branches)"
+        if stored
+        else ""
+    )
 
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
@@ -77,8 +102,14 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         fan_out,
         *(g.edge_from(one).to(two) for chain in chains for one, two in zip(chain, chain[1:])),
         # A branch that asks to stop the run (`escalate`) is edged to the end node, pydantic-graph's way to end it.
-        *(g.edge_from(chain[-1]).to(g.end_node) for name, chain in zip(script.branches, chains) if script.escalates(name)),
-        g.edge_from(*(chain[-1] for name, chain in zip(script.branches, chains) if not script.escalates(name))).to(collect),
+        *(
+            g.edge_from(chain[-1]).to(g.end_node)
+            for name, chain in zip(script.branches, chains)
+            if script.escalates(name)
+        ),
+        g.edge_from(*(chain[-1] for name, chain in zip(script.branches, chains) if not script.escalates(name))).to(
+            collect
+        ),
         g.edge_from(collect).to(joined),
         g.edge_from(joined).to(g.end_node),
     )
