@@ -459,7 +459,7 @@ def test_pause_and_resume_are_later_primitives_from_the_steps_and_the_field() ->
         "reason": "the toy adapter does not express pause, resume"
     }
     seen = {"raises": None, "ran.a": 1, "ran.b": "once", "final.k": "b", "join.saw": ["a", "b"], "join.runs": 1}
-    with pytest.raises(ScenarioError, match="ran.b counts"):
+    with pytest.raises(ScenarioError, match=r"ran\.b counts"):
         scenarios.observation(failed, CAPABLE, _answers(failed, seen, seen))
 
 
