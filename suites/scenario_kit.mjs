@@ -13,7 +13,9 @@ export const PROTOCOL = 1;
 // As fanin.model.scenarios: the base primitives `declare` claims unless an adapter says why it cannot, then the
 // later ones an adapter names itself (`also`), so a scenario needing one it has not named is n/a for it.
 export const BASE_PRIMITIVES = ["turn", "then", "read", "write", "write.add", "raise", "return", "select", "join.all"];
-export const PRIMITIVES = [...BASE_PRIMITIVES, "runs", "escalate", "thread", "stall", "together"];
+export const PRIMITIVES = [...BASE_PRIMITIVES, "runs", "escalate", "thread", "stall", "together", "pause", "resume"];
+// What an adapter's resume answers a paused branch (`resume`), the same in every framework.
+export const ANSWER = "approved";
 // How many settle() rounds (50 event-loop turns each) a run may take without returning before it counts as one
 // that never returns: turns of the loop, never a timer.
 const IDLE_ROUNDS = 20;
@@ -115,6 +117,11 @@ export class Script {
     this.returned = null; // set by untilIdle: did the run return to its caller?
     this.seen = Object.fromEntries(this.branches.map((name) => [name, {}]));
     this.vacuous = null; // an earlier run's (`again`): the gate could not force that run's order
+    this.ran = Object.fromEntries(this.branches.map((name) => [name, 0])); // runs to its end, over every run
+    this.resuming = false; // `resume`: the stopped run is being resumed (no order is forced in it)
+    this.answers = {}; // what each paused branch was answered on resume
+    this.paused = new Set(); // branches whose pause stopped them (the framework's interrupt thrown)
+    this.raisedOnce = new Set(); // `once` raises already thrown: never again
     this.runNumber = 0; // `together`: which run this view of the script is (1, 2...), 0 for the script itself
   }
 
@@ -139,6 +146,23 @@ export class Script {
   // The gate's name for branch `name`: its own, or `<run>.<branch>` in a view of one run (`ofRun`).
   turn(name) {
     return this.runNumber ? `${this.runNumber}.${name}` : name;
+  }
+
+  // Whether the adapter resumes the stopped run once from the framework's store (`resume = true`).
+  get resumes() {
+    return this.scenario.resume === true;
+  }
+
+  // Before the adapter resumes the stopped run, as scenario_kit.py's resume(): the first run has settled; in the
+  // resumed run no turn waits, a `once` raise passes; `join.runs` and `ran.<branch>` count over both runs.
+  async resume() {
+    await Promise.all(this.releases);
+    await settle();
+    this.vacuous = this.vacuous ?? this.turns.vacuous;
+    this.resuming = true;
+    this.ends = Object.fromEntries(this.branches.map((name) => [name, "unfinished"]));
+    this.releases = [];
+    this.returned = null;
   }
 
   // How many times the adapter runs the graph it built once (`runs`, 1 unless the scenario says).
@@ -186,8 +210,10 @@ export class Script {
     return JSON.parse(JSON.stringify(this.scenario.state));
   }
 
-  async branch(name, read, write, signal, part = 0) {
-    const steps = this.walk(name, read, signal, false, part);
+  // `pause(name)` asks for human input the framework's way (a `pause` step): it returns the answer once resumed,
+  // or throws the framework's interrupt.
+  async branch(name, read, write, signal, part = 0, pause = null) {
+    const steps = this.walk(name, read, signal, false, part, pause);
     for (;;) {
       const { value, done } = await steps.next();
       if (done) return value;
@@ -201,14 +227,25 @@ export class Script {
   // once the framework has taken what it returned (ADK: the event yielded with it was consumed).
   // `part` is which node of a branch split by `then` this is: the branch is done when its last part ends, and
   // the next branch's turn comes when the part holding this one's turn ends.
-  async *walk(name, read, signal, later = false, part = 0) {
+  async *walk(name, read, signal, later = false, part = 0, pause = null) {
     const seen = this.seen[name];
     let returned = null;
     const steps = this.steps[name][part];
     const holdsTurn = steps.includes("turn");
     const last = part === this.parts(name) - 1;
     try {
-      for (const step of steps) {
+      for (const [index, step] of steps.entries()) {
+        if (step === "turn" && this.resuming) continue; // the order was forced in the first run
+        if (step === "pause") {
+          if (pause === null) throw new Error(`branch ${name} pauses: the adapter gives branch/walk a pause`);
+          try {
+            this.answers[name] = await pause(name);
+          } catch (error) {
+            this.paused.add(name); // the framework's interrupt: the run stops here, to be resumed
+            throw error;
+          }
+          continue;
+        }
         if (step === "turn") {
           if ((await this.turns.wait(this.turn(name), signal)) === "aborted") {
             this.ends[name] = "cancelled";
@@ -225,7 +262,11 @@ export class Script {
             throw signal.reason ?? new Error("aborted");
           }
         }
-        const [kind, argument] = Object.entries(step)[0];
+        const [kind, argument] = Object.entries(step).find(([key]) => key !== "once");
+        if (kind === "raise" && step.once) {
+          if (this.raisedOnce.has(`${name}:${part}:${index}`)) continue; // raised the first time; the re-run goes on
+          this.raisedOnce.add(`${name}:${part}:${index}`);
+        }
         if (kind === "read") seen[argument] = await read(argument);
         else if (kind === "write") yield [argument.key, "add" in argument ? seen[argument.key] + argument.add : argument.value];
         else if (kind === "raise") {
@@ -233,10 +274,16 @@ export class Script {
           throw new BranchFailed(argument, name);
         } else if (kind === "return") returned = argument;
       }
-      if (last) this.ends[name] = "done";
+      if (last) {
+        this.ends[name] = "done";
+        this.ran[name] += 1;
+      }
       return returned;
     } finally {
-      const stops = this.ends[name] === "raised" || (this.ends[name] === "done" && !later && this.escalates(name));
+      const stops =
+        this.ends[name] === "raised" ||
+        (this.ends[name] === "unfinished" && this.paused.has(name)) ||
+        (this.ends[name] === "done" && !later && this.escalates(name));
       if (stops && this.turns.order.at(-1) !== this.turn(name)) {
         // The next branch's turn comes once the framework has reacted to the failure or the stop the branch
         // asked for (the loop settled): a sibling it cancels is cancelled at its gate, one it waits for goes on.
@@ -298,6 +345,7 @@ export class Script {
       }
       else if (head === "final") found[field] = final === null || final === undefined ? null : (final[key] ?? null);
       else if (head === "branch") found[field] = ends[key];
+      else if (head === "ran") found[field] = this.ran[key];
       else if (head === "read") found[field] = this.seen[rest[0]][rest.slice(1).join(".")] ?? null;
     }
     return found;

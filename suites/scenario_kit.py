@@ -29,7 +29,7 @@ from typing import IO, Any
 
 import gates
 
-from fanin.model.scenarios import BASE_PRIMITIVES, PRIMITIVES, parts, turn_key
+from fanin.model.scenarios import BASE_PRIMITIVES, PRIMITIVES, parts, step_kind, turn_key
 from fanin.run.memory import scratch
 
 PROTOCOL = 1
@@ -64,6 +64,10 @@ class NotExpressible(Exception):
 
 Reader = Callable[[str], Any]  # a key's value as the branch sees it (may return an awaitable)
 Writer = Callable[[str, Any], Any]  # set a key as the framework lets a branch (may return an awaitable)
+# A `pause` step: ask for human input the framework's way for branch `name` (an interrupt raised, a request
+# awaited); returns the answer once resumed (may return an awaitable; may raise the framework's interrupt).
+Pauser = Callable[[str], Any]
+ANSWER = "approved"  # what an adapter's resume answers a paused branch (`resume`), the same in every framework
 
 
 async def _maybe(value: Any) -> Any:
@@ -94,6 +98,11 @@ class Script:
         self._seen: dict[str, dict[str, Any]] = {name: {} for name in self.branches}
         self._vacuous: str | None = None  # an earlier run's (`again`): the gate could not force that run's order
         self.run_number = 0  # `together`: which run this view of the script is (1, 2...), 0 for the script itself
+        self.ran = dict.fromkeys(self.branches, 0)  # how many times each branch ran to its end, over every run
+        self.resuming = False  # `resume`: the stopped run is being resumed (no order is forced in it)
+        self.answers: dict[str, Any] = {}  # what each paused branch was answered on resume
+        self.paused: set[str] = set()  # branches whose pause stopped them (the framework's interrupt raised)
+        self._raised_once: set[tuple[str, int, int]] = set()  # `once` raises already raised: never again
 
     @property
     def runs(self) -> int:
@@ -133,6 +142,21 @@ class Script:
         object opens), where the harness puts a cell's scratch (fanin.run.memory), removed when the block ends."""
         return scratch("scenario")
 
+    @property
+    def resumes(self) -> bool:
+        """Whether the adapter resumes the stopped run once from the framework's store (`resume = true`)."""
+        return self.scenario.get("resume") is True
+
+    async def resume(self) -> None:
+        """Before the adapter resumes the stopped run (`resume`): the first run has settled; in the resumed run no
+        turn waits (the order was forced in the first), a `once` raise passes, and the fields observe this run but
+        `join.runs` and `ran.<branch>`, which count over both (the adapter keeps its join's record too)."""
+        await settled(threads=True)
+        self._vacuous = self._vacuous or self.turns.vacuous
+        self.resuming = True
+        self.ends = dict.fromkeys(self.branches, "unfinished")
+        self.returned = None
+
     async def again(self) -> None:
         """The next run of the same built graph (`runs`), with a fresh input (`state`): once the previous run has
         settled, a new gate in the same order and fresh ends, results, reads and join count, so the fields observe
@@ -166,11 +190,13 @@ class Script:
         """The keys and values before the run (a fresh copy each time)."""
         return json.loads(json.dumps(self.scenario["state"]))
 
-    async def branch(self, name: str, read: Reader, write: Writer, part: int = 0) -> Any:
+    async def branch(
+        self, name: str, read: Reader, write: Writer, part: int = 0, pause: Pauser | None = None
+    ) -> Any:
         """Run the steps of part `part` of branch `name` (one node of it; a branch without `then` is one part);
         returns what its `return` step hands to the join (None without one). The branch is done when its last
         part ends; the next branch's turn comes when the part holding this one's turn ends."""
-        async with contextlib.aclosing(self.walk(name, read, part=part)) as steps:
+        async with contextlib.aclosing(self.walk(name, read, part=part, pause=pause)) as steps:
             async for key, value in steps:
                 try:
                     await _maybe(write(key, value))
@@ -180,28 +206,42 @@ class Script:
         return self.results.get(name)
 
     async def walk(
-        self, name: str, read: Reader, later: bool = False, part: int = 0
+        self, name: str, read: Reader, later: bool = False, part: int = 0, pause: Pauser | None = None
     ) -> AsyncGenerator[tuple[str, Any], None]:
         """Part `part` of branch `name` as an async generator of its writes, `(key, value)`; what its `return`
         step hands to the join is `results[name]` once the generator ends. For a framework whose branches write
         by yielding (ADK's events), `branch` for the rest. With `later`, a branch that ends normally hands on
         its turn only when the adapter calls `hand_on(name)`: once the framework has taken what it returned
-        (ADK: the event yielded with it was consumed)."""
+        (ADK: the event yielded with it was consumed). `pause` asks for human input the framework's way."""
         seen = self._seen[name]
         self.results.setdefault(name, None)
         steps = self.steps[name][part]
         holds_turn = "turn" in steps
         try:
-            for step in steps:
+            for index, step in enumerate(steps):
                 if step == "turn":
-                    await self.turns.wait(self._turn(name))
+                    if not self.resuming:
+                        await self.turns.wait(self._turn(name))
+                    continue
+                if step == "pause":
+                    if pause is None:
+                        raise RuntimeError(f"branch {name} pauses: the adapter gives branch/walk a pause")
+                    try:
+                        self.answers[name] = await _maybe(pause(name))
+                    except Exception:  # the framework's interrupt: the run stops here, to be resumed
+                        self.paused.add(name)
+                        raise
                     continue
                 if step == "escalate":  # the adapter asks its framework to stop the run (`escalates`)
                     continue
                 if step == "stall":  # a branch that never finishes: its turn handed on, then a gate nobody opens
                     self.hand_on(name)
                     await asyncio.Event().wait()
-                (kind, argument), *_ = step.items()
+                kind, argument = step_kind(step)
+                if kind == "raise" and step.get("once"):
+                    if (name, part, index) in self._raised_once:
+                        continue  # raised the first time; the branch re-run goes on
+                    self._raised_once.add((name, part, index))
                 if kind == "read":
                     seen[argument] = await _maybe(read(argument))
                 elif kind == "write":
@@ -214,11 +254,16 @@ class Script:
                     self.results[name] = argument
             if part == self.parts(name) - 1:
                 self.ends[name] = "done"
+                self.ran[name] += 1
         except asyncio.CancelledError:
             self.ends[name] = "cancelled"
             raise
         finally:
-            stops = self.ends[name] == "raised" or (self.ends[name] == "done" and not later and self.escalates(name))
+            stops = (
+                self.ends[name] == "raised"
+                or (self.ends[name] == "unfinished" and name in self.paused)
+                or (self.ends[name] == "done" and not later and self.escalates(name))
+            )
             if stops and self.turns.order[-1] != self._turn(name):
                 # The next branch's turn comes once the framework has reacted to the failure or the stop the
                 # branch asked for (the loop settled): a sibling it cancels is cancelled at its gate, one it
@@ -299,6 +344,8 @@ class Script:
                 found[name] = None if final is None else final.get(rest)
             elif head == "branch":
                 found[name] = ends[rest]
+            elif head == "ran":
+                found[name] = self.ran[rest]
             elif head == "read":
                 branch, _, key = rest.partition(".")
                 found[name] = self._seen[branch].get(key)

@@ -354,3 +354,88 @@ def test_the_node_kits_together_views_share_one_gate_keyed_run_dot_branch() -> N
     assert found["acted"] == INTERLEAVED and found["together"] is True and found["scratch"] is True
     assert found["answer"] == {"observed": {"raises": None, "final.k": 1}}
     assert found["ends"] == [{"a": "done", "b": "done"}, {"a": "done", "b": "done"}]
+
+
+RESUMED: dict[str, Any] = {
+    "state": {"k": "init"},
+    "resume": True,
+    "observe": ["raises", "ran.a", "ran.b", "ran.c", "final.k"],
+    "branches": [
+        {"name": "a", "do": ["turn", "pause", {"return": "a"}]},
+        {"name": "b", "do": ["turn", {"write": {"key": "k", "value": "b"}}, {"return": "b"}]},
+        {"name": "c", "do": ["turn", {"raise": "c failed", "once": True}, {"return": "c"}]},
+    ],
+}
+
+
+class Interrupt(Exception):
+    """A framework's interrupt, as LangGraph's interrupt() raises it on the first run."""
+
+
+def test_a_pause_stops_its_branch_a_once_raise_passes_on_resume_and_ran_counts_over_both_runs() -> None:
+    """`pause` calls the adapter's pauser (raising the framework's interrupt in the first run, answering on resume);
+    a paused branch hands on its turn once the loop settled, as a failure does; on `resume` no turn waits, the
+    `once` raise passes, and `ran.<branch>` counts the runs to a branch's end over both runs."""
+
+    async def main() -> tuple[list[str], list[Any], dict[str, Any], dict[str, Any]]:
+        script = scenario_kit.Script(RESUMED, ["a", "b", "c"])
+        state = script.state
+        answered = iter([Interrupt("paused"), "yes"])
+
+        def pause(name: str) -> Any:
+            answer = next(answered)
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+
+        def branch(name: str) -> Any:
+            return script.branch(name, state.__getitem__, state.__setitem__, pause=pause)
+
+        first = await asyncio.gather(*(branch(n) for n in ("a", "b", "c")), return_exceptions=True)
+        acted = list(script.turns.acted)
+        assert script.resumes
+        await script.resume()
+        second = await asyncio.gather(branch("a"), branch("c"))  # the framework re-runs what did not finish
+        answer = await script.answer(raises=None, final=lambda: state)
+        return (
+            acted,
+            [type(r).__name__ if isinstance(r, Exception) else r for r in [*first, *second]],
+            script.answers,
+            answer,
+        )
+
+    acted, results, answers, answer = asyncio.run(main())
+    assert acted == ["a", "b", "c"]  # a's pause handed its turn on: b went on
+    assert results == ["Interrupt", "b", "BranchFailed", "a", "c"]
+    assert answers == {"a": "yes"}
+    assert answer == {"observed": {"raises": None, "ran.a": 1, "ran.b": 1, "ran.c": 1, "final.k": "b"}}
+
+
+def test_the_node_kit_pauses_passes_a_once_raise_on_resume_and_counts_runs() -> None:
+    """As the Python kit does: the Node kit's pause, resume, `once` raise and `ran.<branch>`."""
+    program = (
+        "import { Script } from './scenario_kit.mjs';\n"
+        f"const script = new Script({json.dumps(RESUMED)}, ['a', 'b', 'c']);\n"
+        "const state = script.state;\n"
+        "let asked = 0;\n"
+        "const pause = async () => { if (asked++ === 0) throw new Error('interrupt'); return 'yes'; };\n"
+        "const branch = (n) => script.branch(n, (k) => state[k], (k, v) => { state[k] = v; }, undefined, 0, pause);\n"
+        "const first = await Promise.allSettled(['a', 'b', 'c'].map(branch));\n"
+        "const acted = [...script.turns.acted];\n"
+        "await script.resume();\n"
+        "const second = await Promise.all([branch('a'), branch('c')]);\n"
+        "const answer = await script.answer({ raises: null, final: () => state });\n"
+        "console.log(JSON.stringify({ first: first.map((r) => r.status), acted, second, answers: script.answers, answer }));\n"
+    )
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", program],
+        cwd=REPO_ROOT / "suites",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    found = json.loads(done.stdout)
+    assert found["first"] == ["rejected", "fulfilled", "rejected"] and found["acted"] == ["a", "b", "c"]
+    assert found["second"] == ["a", "c"] and found["answers"] == {"a": "yes"}
+    assert found["answer"] == {"observed": {"raises": None, "ran.a": 1, "ran.b": 1, "ran.c": 1, "final.k": "b"}}

@@ -450,3 +450,50 @@ def test_escalate_is_a_later_primitive_and_a_branchs_last_step() -> None:
     data["branches"][0]["do"] = ["escalate", "turn"]
     with pytest.raises(ScenarioError, match="'escalate' is its last step"):
         scenarios.validate(data, "x")
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda d: d.update(resume="yes"), "resume = true"),
+        (lambda d: d.update(runs=2), "not with runs"),
+        (lambda d: d["branches"][0]["do"].__setitem__(1, {"raise": "a failed", "once": 1}), "once is true"),
+        (lambda d: d["branches"][0]["do"].__setitem__(1, {"raise": "a failed", "twice": True}), "a step is one of"),
+        (lambda d: d.update(observe=[*d["observe"], "ran.z"]), "cannot observe 'ran.z'"),
+    ],
+)
+def test_a_broken_resume_is_refused_by_the_loader_and_the_schema(change: Any, said: str) -> None:
+    """`resume = true` (alone, without runs), a raise's `once = true` and `ran.<branch>` of a branch that exists."""
+    data = copy.deepcopy(_scenario("fail-resume").data)
+    change(data)
+    with pytest.raises(ScenarioError, match=said):
+        scenarios.validate(data, "x.toml")
+    if said != "not with runs" and not said.startswith("cannot observe"):
+        assert list(SCHEMA.iter_errors(data))
+
+
+def test_pause_and_resume_are_later_primitives_from_the_steps_and_the_field() -> None:
+    """pause-resume needs `pause` (its step) and `resume` (its field); fail-resume `resume` and a plain `raise`. An
+    adapter that names neither is n/a for both, "does not express", and a ran count that is no integer is refused."""
+    paused, failed = _scenario("pause-resume"), _scenario("fail-resume")
+    assert paused.primitives()[-2:] == ["pause", "resume"]
+    assert "pause" not in failed.primitives() and {"raise", "resume"} <= set(failed.primitives())
+    older = scenario_kit.declare("toy", "1.0", also=("runs",))
+    assert scenarios.observation(paused, older, {}).value == {
+        "reason": "the toy adapter does not express pause, resume"
+    }
+    seen = {"raises": None, "ran.a": 1, "ran.b": "once", "final.k": "b", "join.saw": ["a", "b"], "join.runs": 1}
+    with pytest.raises(ScenarioError, match=r"ran\.b counts"):
+        scenarios.observation(failed, CAPABLE, _answers(failed, seen, seen))
+
+
+def test_a_resume_that_reruns_the_finished_sibling_or_loses_the_join_is_silent() -> None:
+    """The legend: the sibling run again (its side effects repeated) or the join never run after the resume is
+    silent; kept, not re-run and joined once is safe; a refused resume is loud."""
+    failed = _scenario("fail-resume")
+    safe = {"raises": None, "ran.a": 1, "ran.b": 1, "final.k": "b", "join.saw": ["a", "b"], "join.runs": 1}
+    assert scenarios.grade(failed, ["a", "b"], safe) == ("safe", "kept, not re-run; the join saw both")
+    assert scenarios.grade(failed, ["b", "a"], {**safe, "ran.b": 2})[0] == "silent"
+    lost = {**safe, "join.saw": None, "join.runs": 0}
+    assert scenarios.grade(failed, ["b", "a"], lost) == ("silent", "the join never ran")
+    assert scenarios.grade(failed, ["b", "a"], {**safe, "raises": "ValueError"}) == ("loud", "raises")

@@ -44,7 +44,10 @@ ESCALATE = "escalate"  # the branch's last step: it asks the framework to stop t
 # The branch's last step, after its turn: it hands on its turn, then awaits a gate nobody opens (a branch that never
 # finishes, never a sleep): does the run hang, and does a timeout of the framework's end it?
 STALL = "stall"
-MARKS = (TURN, THEN, ESCALATE, STALL)  # the steps that are a bare word, not a table
+# The branch asks for human input the framework's way (an interrupt, a request for input, a suspend): the run stops
+# there, and a scenario with `resume` resumes it once with an answer (a later primitive, as `resume` is).
+PAUSE = "pause"
+MARKS = (TURN, THEN, ESCALATE, STALL, PAUSE)  # the steps that are a bare word, not a table
 STEPS = ("read", "write", "raise", "return")
 JOINS = ("all",)
 SELECT = "select"  # a conditional fan-out: only the branches not marked `selected = false` start
@@ -57,6 +60,11 @@ THREAD = "thread"
 # run's branches `<run>.<branch>` (`1.a`, `2.a`), so one gate interleaves them, and `final` is read back by a third
 # store object once both runs have ended
 TOGETHER = "together"
+# `resume = true`: once the first run stopped (a branch paused, or raised), the adapter resumes it from the
+# framework's store its own way, once (an answer for a pause); a `{ raise = ..., once = true }` step raises only the
+# first time its branch reaches it, so the branch succeeds when re-run. The fields observe the resumed run, and
+# `join.saw`, `join.runs` and `ran.<branch>` count over both.
+RESUME = "resume"
 # What an adapter declares in `supports`: one name per step kind, `write.add`, `select`, and each join.
 # BASE_PRIMITIVES are what every adapter expressed when the protocol began: a kit's `declare` claims them
 # unless the adapter names why it cannot. Every primitive after them an adapter names itself (`declare(...,
@@ -73,13 +81,15 @@ BASE_PRIMITIVES = (
     SELECT,
     *(f"join.{kind}" for kind in JOINS),
 )
-PRIMITIVES = (*BASE_PRIMITIVES, RUNS, ESCALATE, THREAD, STALL, TOGETHER)
+PRIMITIVES = (*BASE_PRIMITIVES, RUNS, ESCALATE, THREAD, STALL, TOGETHER, PAUSE, RESUME)
 # Fields an adapter reports: the caller's exception class (or null), the branches whose failures that
 # exception is or carries, whether the run returned to its caller (false: it still waited once nothing
 # was left to run), a state key after the run (null when the framework gives the caller no state), what
 # the join received in arrival order, how many times the join ran, a branch's end.
 # (In a scenario of several `runs`, each field observes the last run.) `read.<branch>.<key>`: what the
 # branch's last read of the key returned, as the framework showed it (what a branch sees of its siblings).
+# `ran.<branch>`: how many times the branch ran to its end over all the scenario's runs (a resume that runs again a
+# sibling which had finished counts 2: its side effects repeated).
 FIELDS = (
     "raises",
     "raises.from",
@@ -89,6 +99,7 @@ FIELDS = (
     "join.runs",
     "branch.<name>",
     "read.<branch>.<key>",
+    "ran.<branch>",
 )
 BRANCH_ENDS = ("done", "raised", "cancelled", "unfinished")
 LANGUAGES = ("python", "javascript")
@@ -108,9 +119,10 @@ _TOP = (
     RUNS,
     THREAD,
     TOGETHER,
+    RESUME,
     SAME_AS,
 )
-_REQUIRED = tuple(key for key in _TOP if key not in (RUNS, THREAD, TOGETHER, SAME_AS))
+_REQUIRED = tuple(key for key in _TOP if key not in (RUNS, THREAD, TOGETHER, RESUME, SAME_AS))
 PROBE_ID = re.compile(r"^[a-z0-9_]+/[a-z0-9-]+/[a-z0-9-]+$")
 _LABEL_LIMIT = 40
 RUNS_LIMIT = 3
@@ -187,6 +199,8 @@ def primitives_of(data: dict[str, Any]) -> list[str]:
         found.add(THREAD)
     if data.get(TOGETHER):
         found.add(TOGETHER)
+    if data.get(RESUME):
+        found.add(RESUME)
     if not all(branch.get("selected", True) for branch in data["branches"]):
         found.add(SELECT)
     for branch in data["branches"]:
@@ -194,9 +208,14 @@ def primitives_of(data: dict[str, Any]) -> list[str]:
             if step in MARKS:
                 found.add(step)
                 continue
-            (kind, argument), *_ = step.items()
+            kind, argument = step_kind(step)
             found.add("write.add" if kind == "write" and "add" in argument else kind)
     return sorted(found, key=PRIMITIVES.index)
+
+
+def step_kind(step: dict[str, Any]) -> tuple[str, Any]:
+    """A table step's kind and argument (`{ raise = "m", once = true }` is a raise; `once` qualifies it)."""
+    return next((kind, argument) for kind, argument in step.items() if kind != "once")
 
 
 # --- loading and validation -------------------------------------------------
@@ -220,11 +239,16 @@ def parts(steps: list[Any]) -> list[list[Any]]:
 def _check_step(where: str, step: Any, keys: set[str]) -> None:
     if step in MARKS:
         return
-    if not isinstance(step, dict) or len(step) != 1 or next(iter(step)) not in STEPS:
+    once = isinstance(step, dict) and "raise" in step and set(step) == {"raise", "once"}
+    if once and step["once"] is not True:
+        raise _fail(
+            where, f"a raise's once is true (it raises the first time its branch reaches it), got {step['once']!r}"
+        )
+    if not isinstance(step, dict) or (len(step) != 1 and not once) or step_kind(step)[0] not in STEPS:
         raise _fail(
             where, f"a step is one of {', '.join(map(repr, MARKS))} or {{{', '.join(STEPS)} = ...}}, got {step!r}"
         )
-    kind, argument = next(iter(step.items()))
+    kind, argument = step_kind(step)
     if kind == "read" and argument not in keys:
         raise _fail(where, f"reads {argument!r}, which is not a key of [state]")
     if kind == "write":
@@ -246,7 +270,7 @@ def _check_field(where: str, name: str, keys: set[str], branches: list[str], rea
         return
     if head == "final" and rest in keys:
         return
-    if head == "branch" and rest in branches:
+    if head in ("branch", "ran") and rest in branches:
         return
     raise _fail(
         where,
@@ -290,6 +314,8 @@ def validate(data: Any, where: str) -> dict[str, Any]:
             f'together = true runs the scenario\'s runs at once on one stored thread (with runs, thread = "same"), '
             f"got {data[TOGETHER]!r}",
         )
+    if RESUME in data and (data[RESUME] is not True or RUNS in data):
+        raise _fail(where, f"resume = true resumes the stopped run once (not with runs), got {data[RESUME]!r}")
     if not isinstance(data["id"], str) or not SLUG.match(data["id"]):
         raise _fail(where, f"id {data['id']!r} is lower-case words joined by dashes")
     for text in ("question", "source"):
@@ -500,6 +526,8 @@ def check_reply(reply: Any, scenario: Scenario) -> dict[str, Any]:
             raise ScenarioError(f"{name} is one of {', '.join(BRANCH_ENDS)}, got {value!r}")
         if name == "returned" and not isinstance(value, bool):
             raise ScenarioError(f"returned is true or false, got {value!r}")
+        if name.startswith("ran.") and not (type(value) is int and value >= 0):
+            raise ScenarioError(f"{name} counts the branch's runs to its end (an integer, 0 or more), got {value!r}")
         if name == "join.runs" and not (type(value) is int and value >= 0):
             raise ScenarioError(f"join.runs counts the join's runs (an integer, 0 or more), got {value!r}")
         if name == "raises.from" and not (isinstance(value, list) and set(value) <= set(scenario.branches)):

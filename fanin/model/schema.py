@@ -232,6 +232,10 @@ def _step() -> dict[str, Any]:
                 "description": "the branch's last step: ask the framework to stop the whole run",
             },
             {
+                "const": scenarios.PAUSE,
+                "description": "ask for human input the framework's way: the run stops there (resume answers it)",
+            },
+            {
                 "const": scenarios.STALL,
                 "description": "the branch's last step, after its turn: hand the turn on, then wait on a gate nobody opens",
             },
@@ -239,6 +243,13 @@ def _step() -> dict[str, Any]:
                 {"type": "object", "required": [kind], "properties": {kind: body}, "additionalProperties": False}
                 for kind, body in one.items()
             ),
+            {
+                "type": "object",
+                "required": ["raise", "once"],
+                "properties": {"raise": one["raise"], "once": {"const": True}},
+                "additionalProperties": False,
+                "description": "raise the first time the branch reaches this step only (it succeeds when re-run)",
+            },
         ]
     }
 
@@ -275,6 +286,7 @@ def scenario() -> dict[str, Any]:
                 "enum": [True],
                 "description": "with runs and thread: the runs at once, each through its own store object on one store",
             },
+            "resume": {"const": True, "description": "the stopped run (paused or failed) resumed once from the store"},
             "same_as": {"type": "array", "items": {"type": "string", "pattern": scenarios.PROBE_ID.pattern}},
             "question": {"type": "string", "minLength": 1},
             "source": {"type": "string", "pattern": "^https://"},
@@ -296,7 +308,7 @@ def scenario() -> dict[str, Any]:
                 "items": {
                     "type": "string",
                     "pattern": r"^(raises|raises\.from|returned|join\.saw|join\.runs|final\.[a-z][a-z0-9_]*"
-                    r"|branch\.[a-z0-9-]+|read\.[a-z0-9-]+\.[a-z][a-z0-9_]*)$",
+                    r"|branch\.[a-z0-9-]+|ran\.[a-z0-9-]+|read\.[a-z0-9-]+\.[a-z][a-z0-9_]*)$",
                 },
             },
             "branches": {

@@ -60,3 +60,11 @@ probe({"id": "adkjs/scenario/stalled-branch"}, async function stalledBranch(obs)
 probe({"id": "adkjs/scenario/two-runs-together"}, async function twoRunsTogether(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "adkjs/scenario/pause-resume"}, async function pauseResume(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "adkjs/scenario/fail-resume"}, async function failResume(obs) {
+  await observe(obs, adapter);
+});

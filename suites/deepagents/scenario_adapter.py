@@ -16,7 +16,9 @@ raised or not. A branch of two parts (`then`) runs its first part in the middlew
 second in `abefore_model`: two nodes of the subagent's graph, one after the other (a branch of more parts than
 that is n/a). The parent's second model call, the join, counts its runs (`join.runs`). With `runs`, the one
 agent runs again with a fresh input on a thread of its own; with `thread`, on the first run's thread (its input
-a new user message and the scenario's keys), the join then given the whole conversation the parent holds.
+a new user message and the scenario's keys), the join then given the whole conversation the parent holds. With
+`resume` (scenario_resume.py), a branch pauses with LangGraph's `interrupt()` in its middleware, and the parent
+is resumed on its thread: `Command(resume=...)` after a pause, `None` after a failure.
 
 Run as a program: `PYTHONPATH=suites:. python suites/deepagents/scenario_adapter.py`.
 """
@@ -31,6 +33,7 @@ from typing import Any
 
 import da_kit
 import scenario_kit
+import scenario_resume
 
 HOOKS = ("abefore_agent", "abefore_model")  # the subagent middleware's nodes a branch's parts run in, in order
 NOTHING = ""  # the final message of a branch without a `return` step: nothing handed to the join
@@ -41,12 +44,13 @@ def capabilities() -> dict[str, Any]:
         "deepagents",
         version("deepagents"),
         {
+            **scenario_resume.cannot(),
             "escalate": "a subagent's run ends only itself: deepagents' `task` tool hands the parent a state update"
             " (a Command without goto), and the parent's next model turn follows every task call",
             "select": "the fan-out is the model's task calls: the parent's next turn waits for no subagent it did not call",
             **_no_shared_store(),
         },
-        also=("runs", "thread", "stall"),
+        also=("runs", "thread", "stall", "pause", "resume"),
     )
 
 
@@ -120,7 +124,8 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
                 update: dict[str, Any] = {}
                 if index >= script.parts(name):
                     return update
-                steps = script.walk(name, read=lambda key: update.get(key, state.get(key)), later=True, part=index)
+                read = lambda key: update.get(key, state.get(key))  # noqa: E731
+                steps = script.walk(name, read=read, later=True, part=index, pause=scenario_resume.pause)
                 async with contextlib.aclosing(steps):
                     async for key, value in steps:
                         update[key] = value
@@ -174,6 +179,13 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         raises, error = None, None
         try:
             await script.run(agent.ainvoke({"messages": [HumanMessage("go")], **initial}, config))
+        except Exception as exc:
+            raises, error = type(exc).__name__, exc
+    if script.resumes:  # `resume`: the stopped run resumed once on its thread, LangGraph's way
+        await script.resume()
+        raises, error = None, None
+        try:
+            await script.run(agent.ainvoke(scenario_resume.resume_input(script), config))
         except Exception as exc:
             raises, error = type(exc).__name__, exc
     snapshot: list[Any] = []

@@ -77,3 +77,13 @@ def test_stalled_branch(obs: Observer) -> None:
 @scenario_probe("haystack/scenario/two-runs-together")
 def test_two_runs_together(obs: Observer) -> None:
     observe(obs, ADAPTER)
+
+
+@scenario_probe("haystack/scenario/pause-resume")
+def test_pause_resume(obs: Observer) -> None:
+    observe(obs, ADAPTER)
+
+
+@scenario_probe("haystack/scenario/fail-resume")
+def test_fail_resume(obs: Observer) -> None:
+    observe(obs, ADAPTER)

@@ -9,6 +9,8 @@ value goes to an appending channel (`operator.add`) the join reads, `join.saw`. 
 MemorySaver, so `final` is what `aget_state` shows after the run, raised or not (null when it refuses). With
 `runs`, the one compiled graph runs again with a fresh input on a thread of its own (a new conversation); with
 `thread`, on the first run's thread, its input the scenario's keys and an empty list of returns (reducer: appended).
+With `resume` (scenario_resume.py), the stopped run is resumed on its thread: `Command(resume=...)` after an
+`interrupt()` (`pause`), `None` after a failure.
 A branch that asks to stop the run (`escalate`) ends its last node with `Command(goto=END)`, LangGraph's way
 for a node to route to the end, and has no edge to the join (the join waits on the other branches only).
 With `together`, two runs at once on one thread, each graph on its own AsyncSqliteSaver on one SQLite file
@@ -24,6 +26,7 @@ from importlib.metadata import version
 from typing import Annotated, Any
 
 import scenario_kit
+import scenario_resume
 import scenario_together
 from langgraph.checkpoint.memory import MemorySaver
 from langgraph.graph import END, START, StateGraph
@@ -33,7 +36,9 @@ RETURNS = "fanin_returns"  # the channel the branches' `return` values are appen
 
 
 def capabilities() -> dict[str, Any]:
-    return scenario_kit.declare("langgraph", version("langgraph"), also=("runs", "thread", "escalate", "stall", "together"))
+    cannot = scenario_resume.cannot()
+    also = ("runs", "thread", "escalate", "stall", "together", "pause", "resume")
+    return scenario_kit.declare("langgraph", version("langgraph"), cannot, also=also)
 
 
 def _command() -> Any:
@@ -64,7 +69,9 @@ def build(script: scenario_kit.Script, joined: dict[str, Any]) -> Any:
             def write(key: str, value: Any) -> None:
                 update[key] = value
 
-            returned = await script.branch(name, read=lambda key: update.get(key, state[key]), write=write, part=part)
+            returned = await script.branch(
+                name, read=lambda key: update.get(key, state[key]), write=write, part=part, pause=scenario_resume.pause
+            )
             if returned is not None:
                 update[RETURNS] = [returned]
             if part == script.parts(name) - 1 and script.escalates(name):
@@ -117,6 +124,13 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         raises, error = None, None
         try:
             await script.run(graph.ainvoke({**initial, RETURNS: []}, config))
+        except Exception as exc:
+            raises, error = type(exc).__name__, exc
+    if script.resumes:  # `resume`: the stopped run resumed once on its thread, LangGraph's way
+        await script.resume()
+        raises, error = None, None
+        try:
+            await script.run(graph.ainvoke(scenario_resume.resume_input(script), config))
         except Exception as exc:
             raises, error = type(exc).__name__, exc
     snapshot: list[Any] = []

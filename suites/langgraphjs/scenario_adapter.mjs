@@ -11,11 +11,14 @@
 // end, and has no edge to the join (the join waits on the other branches only). With `runs`, the one compiled
 // graph runs again with a fresh input on a thread of its own (a new conversation); with `thread`, on the first
 // run's thread, its input the scenario's keys and an empty list of returns (reducer: appended), as in Python.
+// With `resume` (scenario_resume.mjs), the stopped run is resumed on its thread: `Command({ resume })` after an
+// `interrupt()` (`pause`), null after a failure.
 // Run as a program from a directory where @langchain/langgraph is installed: `node scenario_adapter.mjs`.
 import { Annotation, Command, END, MemorySaver, START, StateGraph } from "@langchain/langgraph";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
+import * as resuming from "./scenario_resume.mjs";
 
 // Why two runs at once cannot each open a store object on one database here (none where a SQLite checkpointer is
 // installed): @langchain/langgraph itself ships MemorySaver only, whose checkpoints live in the one object.
@@ -43,7 +46,7 @@ async function run(scenario, order) {
     const write = (key, value) => {
       update[key] = value;
     };
-    const returned = await script.branch(name, read, write, config?.signal, part);
+    const returned = await script.branch(name, read, write, config?.signal, part, resuming.pause);
     if (returned !== null) update[RETURNS] = [returned];
     if (part === script.parts(name) - 1 && script.escalates(name)) return new Command({ update, goto: END });
     return update;
@@ -89,6 +92,18 @@ async function run(scenario, order) {
       raises = error?.name && error.name !== "Error" ? error.name : error?.constructor?.name ?? "Error";
     }
   }
+  if (script.resumes) {
+    // `resume`: the stopped run resumed once on its thread, LangGraph.js's way.
+    await script.resume();
+    raises = null;
+    caught = null;
+    try {
+      await script.run(graph.invoke(resuming.resumeInput(script), config));
+    } catch (error) {
+      caught = error;
+      raises = error?.name && error.name !== "Error" ? error.name : error?.constructor?.name ?? "Error";
+    }
+  }
   // The state the caller can read after the run; null when getState itself refuses (it raises again what
   // the failed step's writes raised).
   const final = async () => {
@@ -105,7 +120,10 @@ async function run(scenario, order) {
 }
 
 export const adapter = {
-  capabilities: () => declare("langgraphjs", packageVersion("@langchain/langgraph"), noSharedStore(), ["runs", "thread", "escalate", "stall"]),
+  capabilities: () =>
+    declare("langgraphjs", packageVersion("@langchain/langgraph"), { ...noSharedStore(), ...resuming.cannot() }, [
+      ...["runs", "thread", "escalate", "stall", "pause", "resume"],
+    ]),
   run,
 };
 

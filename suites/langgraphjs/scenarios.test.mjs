@@ -60,3 +60,11 @@ probe({"id": "langgraphjs/scenario/stalled-branch"}, async function stalledBranc
 probe({"id": "langgraphjs/scenario/two-runs-together"}, async function twoRunsTogether(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "langgraphjs/scenario/pause-resume"}, async function pauseResume(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "langgraphjs/scenario/fail-resume"}, async function failResume(obs) {
+  await observe(obs, adapter);
+});

@@ -9,10 +9,13 @@
 // asks to stop the run (`escalate`) returns `bail(output)` from its last step, Mastra's way for a step to end the
 // workflow early with success (a release whose execute has no bail answers n/a).
 // With `runs`, the one committed workflow is started again: a new run (createRun), a fresh initial state.
+// With `resume` (scenario_resume.mjs), a branch pauses with suspend(), and the workflow, registered on a Mastra with
+// an InMemoryStore, is resumed once with run.resume({ step, resumeData }).
 // Releases without workflow state (before 0.20.2) cannot express a read or a write: n/a with the reason.
 // Run as a program from a directory where @mastra/core is installed: `node scenario_adapter.mjs`.
 import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
 import { start, stateReason, step, workflow, workflows, writer } from "./kit.mjs";
+import * as resuming from "./scenario_resume.mjs";
 
 const obs = {
   async need(module, ...names) {
@@ -39,7 +42,13 @@ async function run(scenario, order) {
   const part = (name, index) =>
     step(mastra, stepId(name, index), async (args) => {
       const { read, write } = writer(args);
-      const returned = await script.branch(name, read, write, args.abortSignal, index);
+      let returned;
+      try {
+        returned = await script.branch(name, read, write, args.abortSignal, index, resuming.pauser(args));
+      } catch (error) {
+        if (error instanceof resuming.Suspend) return args.suspend({ branch: name });
+        throw error;
+      }
       if (index === script.parts(name) - 1 && script.escalates(name)) {
         if (typeof args.bail !== "function") noBail = "a step's execute is handed no bail(): a step cannot end the run";
         else return args.bail(returned ?? {});
@@ -73,6 +82,21 @@ async function run(scenario, order) {
     (selecting ? w.branch(steps.map((s) => [async () => script.selected.includes(returns.get(s.id)), s])) : w.parallel(steps)).then(join),
   );
   let result;
+  if (script.resumes) {
+    // `resume`: the run started on a Mastra with an in-memory store, then resumed once from its snapshot.
+    const { workflow: stored, reason } = await resuming.registered(wf);
+    if (reason) return { not_applicable: reason };
+    const first = stored.createRunAsync ? await stored.createRunAsync() : await stored.createRun();
+    await script.run(first.start({ inputData: {}, initialState: script.state, outputOptions: { includeState: true } }));
+    await script.resume();
+    try {
+      result = await script.run(resuming.resume(first, script, stepId));
+    } catch (error) {
+      result = { status: "failed", error }; // resume() refused: the caller sees what it threw
+    }
+    const failed = result?.status === "failed" ? result.error : null;
+    return script.answer({ raises: errorName(failed), final: () => result?.state ?? null, saw, error: failed });
+  }
   for (let number = 0; number < script.runs; number++) {
     // `runs`: the one committed workflow started again, a new run with a fresh initial state.
     if (number) {
@@ -96,7 +120,7 @@ export const adapter = {
     cannot.thread =
       "a workflow has no stored thread a new run joins: run.start() takes its state from initialState alone, and a" +
       " stored run goes on only by resume() of a suspended step (Memory threads belong to agents, not workflows)";
-    return declare("mastra", packageVersion("@mastra/core"), cannot, ["escalate", "runs", "thread", "stall"]);
+    return declare("mastra", packageVersion("@mastra/core"), cannot, ["escalate", "runs", "thread", "stall", "pause", "resume"]);
   },
   run,
 };

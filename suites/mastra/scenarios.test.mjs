@@ -60,3 +60,11 @@ probe({"id": "mastra/scenario/stalled-branch"}, async function stalledBranch(obs
 probe({"id": "mastra/scenario/two-runs-together"}, async function twoRunsTogether(obs) {
   await observe(obs, adapter);
 });
+
+probe({"id": "mastra/scenario/pause-resume"}, async function pauseResume(obs) {
+  await observe(obs, adapter);
+});
+
+probe({"id": "mastra/scenario/fail-resume"}, async function failResume(obs) {
+  await observe(obs, adapter);
+});

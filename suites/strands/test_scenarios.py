@@ -78,4 +78,14 @@ def test_stalled_branch(obs: Observer) -> None:
 
 @scenario_probe("strands/scenario/two-runs-together")
 def test_two_runs_together(obs: Observer) -> None:
+    observe(obs, ADAPTER)
+
+
+@scenario_probe("strands/scenario/pause-resume")
+def test_pause_resume(obs: Observer) -> None:
+    observe_seeded(obs, scenario_adapter.__file__)
+
+
+@scenario_probe("strands/scenario/fail-resume")
+def test_fail_resume(obs: Observer) -> None:
     observe_seeded(obs, scenario_adapter.__file__)
