@@ -78,7 +78,8 @@ def test_stalled_branch(obs: Observer) -> None:
 
 @scenario_probe("strands/scenario/two-runs-together")
 def test_two_runs_together(obs: Observer) -> None:
-    observe(obs, ADAPTER)
+    observe_seeded(obs, scenario_adapter.__file__)
+
 
 
 @scenario_probe("strands/scenario/pause-resume")
