@@ -81,7 +81,6 @@ def test_two_runs_together(obs: Observer) -> None:
     observe_seeded(obs, scenario_adapter.__file__)
 
 
-
 @scenario_probe("strands/scenario/pause-resume")
 def test_pause_resume(obs: Observer) -> None:
     observe_seeded(obs, scenario_adapter.__file__)
