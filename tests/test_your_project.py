@@ -362,9 +362,15 @@ def test_probe_here_in_a_plain_app_environment_at_a_reference_version_exits_0(tm
     gaps = data["environment"]["not_installed"]
     # Only backend variants, never a probe's default, unless the probe is about persistence itself
     # (every backend it declares needs a store: a process killed and restarted, two processes, one thread).
-    from fanin.model import catalog
+    from fanin.model import catalog, scenarios
 
     store_only = {pid for pid, _, values in catalog.backends() if "memory" not in values}
+    # and a scenario whose runs share a database by definition (`together`: two store objects on one file)
+    store_only |= {
+        f"{cell.framework.key}/scenario/{sid}"
+        for sid, found in scenarios.catalogue().items()
+        if found.data.get(scenarios.TOGETHER)
+    }
     assert gaps and all("[" in oid or oid in store_only for oid in gaps), sorted(gaps)
     assert {c for names in gaps.values() for c in names} <= set(FW.companions)
     assert "noxw" not in results.with_suffix(".log").read_text(encoding="utf-8")  # no advice a pip user cannot follow
