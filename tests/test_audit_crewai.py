@@ -12,6 +12,7 @@ crewai flow is recognised at all: every test here fails.
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -109,3 +110,17 @@ def test_a_router_whose_routes_cannot_be_read_makes_the_audit_incomplete(tmp_pat
     (found,) = audit.evaluate(f"{flow}:Routed", MATRIX, audit.python_of(MATRIX.newest("crewai")))
     assert any("pick (routes it returns" in reason for reason in found.incomplete), found.incomplete
     assert audit.exit_code([found], ["silent", "loud"]) == audit.INCOMPLETE
+
+
+def test_auditing_a_crewai_flow_writes_nothing_into_the_users_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Importing crewai makes ~/.config/crewai and storage under ~/.local/share: the inspector's own HOME takes them."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    python = audit.python_of(MATRIX.newest("crewai"))
+    (found,) = audit.evaluate(f"{CORPUS / 'cw_research_and_join'}.py:ResearchFlow", MATRIX, python)
+    assert found.framework == "crewai" and found.facts and not list(home.iterdir())

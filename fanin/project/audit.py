@@ -23,6 +23,7 @@ import json
 import os
 import re
 import signal
+import site
 import subprocess
 import sys
 import tempfile
@@ -39,7 +40,7 @@ from fanin.model.matrix import MITIGATIONS, Cell, Framework, Matrix
 from fanin.model.results import HAZARDS, Observation, ResultSet
 from fanin.model.source import SUITES
 from fanin.project import audit_inspect, here
-from fanin.run import isolation
+from fanin.run import isolation, memory
 from fanin.run.identity import load_reference
 
 # How a finding was established (audit contract v2), in the words the Markdown uses.
@@ -181,6 +182,13 @@ def _command(
     return isolation.wrap(command)  # the dry run runs the user's graph: in the cells' network namespace
 
 
+def _own_home(folder: Path) -> dict[str, str]:
+    """The inspector's HOME and XDG directories, in its scratch: what a framework writes there on import (CrewAI's
+    settings under ~/.config, its storage under ~/.local/share) goes with the audit, never into the user's home.
+    The user's own site-packages stay where HOME put them (a `pip install --user` framework still imports)."""
+    return {**memory.home(folder), "PYTHONUSERBASE": os.environ.get("PYTHONUSERBASE") or site.getuserbase()}
+
+
 def _run_inspector(command: list[str], env: dict[str, str], folder: Path, bound: float) -> tuple[int, str]:
     """Run the inspector to its end, never longer than `bound`, and leave nothing it started running.
 
@@ -195,7 +203,7 @@ def _run_inspector(command: list[str], env: dict[str, str], folder: Path, bound:
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
-            env=env,
+            env={**env, **_own_home(folder)},
             start_new_session=True,
             preexec_fn=lifetime.die_with_parent(),
         )
