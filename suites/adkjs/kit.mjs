@@ -356,3 +356,9 @@ export async function fanOutOrder(adk, sibFirst, endAtRequest) {
 
 export const FAN_OUT_ORDERS = { "sib finishes after the request": false, "sib finishes before the request": true };
 export const HITL_NEEDS = ["Workflow", "FunctionNode", "JoinNode", "RequestInput", "START", "REQUEST_INPUT_FUNCTION_CALL_NAME"];
+
+// A run's exception as the scenarios report it: its own name, or its class's where it is a plain Error; null for none.
+export function errorName(error) {
+  if (!error) return null;
+  return error.name && error.name !== "Error" ? error.name : error.constructor?.name ?? "Error";
+}

@@ -10,10 +10,10 @@
 // agent tree runs again on a new session seeded with the scenario's state; with `thread`, again on the first run's
 // session, its input a new user message (ADK gives a run no other), as the Python adapter does.
 // Run as a program from a directory where @google/adk is installed: `node scenario_adapter.mjs`.
-import * as adk from "@google/adk";
 import { BaseAgent, InMemorySessionService, ParallelAgent, Runner, SequentialAgent, createEvent, createEventActions } from "@google/adk";
 import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
-import { APP, USER, deltaEvent } from "./kit.mjs";
+import { APP, USER, deltaEvent, errorName } from "./kit.mjs";
+import { noSharedStore } from "./scenario_together.mjs";
 
 // A ParallelAgent child that runs the branch's steps: each write is an event with one state delta.
 class Branch extends BaseAgent {
@@ -69,8 +69,8 @@ class Join extends BaseAgent {
   }
 }
 
-async function run(scenario, order) {
-  const script = new Script(scenario, order);
+// The agent tree for `script`: the fan-out, then the join, which records what it saw in `joined`.
+function tree(script) {
   const joined = {};
   const agentName = (name, part) => (part === 0 ? name : `${name}_${part + 1}`);
   const child = (name) => {
@@ -81,6 +81,12 @@ async function run(scenario, order) {
   const authors = script.branches.flatMap((name) => Array.from({ length: script.parts(name) }, (_, part) => agentName(name, part)));
   const fanout = new ParallelAgent({ name: "fanout", subAgents: script.branches.map(child) });
   const root = new SequentialAgent({ name: "scenario", subAgents: [fanout, new Join(authors, joined, script)] });
+  return { root, joined };
+}
+
+async function run(scenario, order) {
+  const script = new Script(scenario, order);
+  const { root, joined } = tree(script);
   const sessionService = new InMemorySessionService();
   const runner = new Runner({ appName: APP, agent: root, sessionService });
   let sessionId;
@@ -95,7 +101,7 @@ async function run(scenario, order) {
     if (!number || !script.sameThread) await sessionService.createSession({ appName: APP, userId: USER, sessionId, state: script.state });
     error = await script.run(turn(runner, sessionId));
   }
-  const raises = error ? (error.name && error.name !== "Error" ? error.name : error.constructor?.name ?? "Error") : null;
+  const raises = errorName(error);
   const final = async () => ({ ...((await sessionService.getSession({ appName: APP, userId: USER, sessionId }))?.state ?? {}) });
   return script.answer({ raises, final, saw: joined.saw ?? null, error });
 }
@@ -112,22 +118,12 @@ async function turn(runner, sessionId) {
   }
 }
 
-// Why two runs at once cannot each open a session service on one database, read from @google/adk's exports (none
-// where it exports a DatabaseSessionService).
-function noSharedStore() {
-  if ("DatabaseSessionService" in adk) return {};
-  const services = Object.keys(adk).filter((name) => name.endsWith("SessionService")).sort();
-  return {
-    together: `@google/adk exports no DatabaseSessionService (its session services: ${services.join(", ")}): none opens a local database two service objects could share (InMemorySessionService keeps sessions in the object)`,
-  };
-}
-
 export const adapter = {
   capabilities: () =>
     declare("adkjs", packageVersion("@google/adk"), {
       select: "a ParallelAgent runs every sub-agent: ADK has no conditional fan-out to a join",
       ...noSharedStore(),
-    }, ["escalate", "runs", "thread", "stall"]),
+    }, ["escalate", "runs", "thread", "stall", "together"]),
   run,
 };
 

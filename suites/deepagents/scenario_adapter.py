@@ -17,7 +17,7 @@ second in `abefore_model`: two nodes of the subagent's graph, one after the othe
 that is n/a). The parent's second model call, the join, counts its runs (`join.runs`). With `runs`, the one
 agent runs again with a fresh input on a thread of its own; with `thread`, on the first run's thread (its input
 a new user message and the scenario's keys), the join then given the whole conversation the parent holds. With
-`resume` (scenario_resume.py), a branch pauses with LangGraph's `interrupt()` in its middleware, and the parent
+`resume` (lg_resume.py), a branch pauses with LangGraph's `interrupt()` in its middleware, and the parent
 is resumed on its thread: `Command(resume=...)` after a pause, `None` after a failure.
 
 Run as a program: `PYTHONPATH=suites:. python suites/deepagents/scenario_adapter.py`.
@@ -33,7 +33,7 @@ from typing import Any
 
 import da_kit
 import scenario_kit
-import scenario_resume
+import lg_resume
 
 HOOKS = ("abefore_agent", "abefore_model")  # the subagent middleware's nodes a branch's parts run in, in order
 NOTHING = ""  # the final message of a branch without a `return` step: nothing handed to the join
@@ -44,7 +44,7 @@ def capabilities() -> dict[str, Any]:
         "deepagents",
         version("deepagents"),
         {
-            **scenario_resume.cannot(),
+            **lg_resume.cannot(),
             "escalate": "a subagent's run ends only itself: deepagents' `task` tool hands the parent a state update"
             " (a Command without goto), and the parent's next model turn follows every task call",
             "select": "the fan-out is the model's task calls: the parent's next turn waits for no subagent it did not call",
@@ -125,7 +125,7 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
                 if index >= script.parts(name):
                     return update
                 read = lambda key: update.get(key, state.get(key))  # noqa: E731
-                steps = script.walk(name, read=read, later=True, part=index, pause=scenario_resume.pause)
+                steps = script.walk(name, read=read, later=True, part=index, pause=lg_resume.pause)
                 async with contextlib.aclosing(steps):
                     async for key, value in steps:
                         update[key] = value
@@ -185,7 +185,7 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         await script.resume()
         raises, error = None, None
         try:
-            await script.run(agent.ainvoke(scenario_resume.resume_input(script), config))
+            await script.run(agent.ainvoke(lg_resume.resume_input(script), config))
         except Exception as exc:
             raises, error = type(exc).__name__, exc
     snapshot: list[Any] = []

@@ -9,7 +9,7 @@ value goes to an appending channel (`operator.add`) the join reads, `join.saw`. 
 MemorySaver, so `final` is what `aget_state` shows after the run, raised or not (null when it refuses). With
 `runs`, the one compiled graph runs again with a fresh input on a thread of its own (a new conversation); with
 `thread`, on the first run's thread, its input the scenario's keys and an empty list of returns (reducer: appended).
-With `resume` (scenario_resume.py), the stopped run is resumed on its thread: `Command(resume=...)` after an
+With `resume` (lg_resume.py), the stopped run is resumed on its thread: `Command(resume=...)` after an
 `interrupt()` (`pause`), `None` after a failure.
 A branch that asks to stop the run (`escalate`) ends its last node with `Command(goto=END)`, LangGraph's way
 for a node to route to the end, and has no edge to the join (the join waits on the other branches only).
@@ -26,7 +26,7 @@ from importlib.metadata import version
 from typing import Annotated, Any
 
 import scenario_kit
-import scenario_resume
+import lg_resume
 import scenario_together
 from langgraph.checkpoint.memory import MemorySaver
 from langgraph.graph import END, START, StateGraph
@@ -36,7 +36,7 @@ RETURNS = "fanin_returns"  # the channel the branches' `return` values are appen
 
 
 def capabilities() -> dict[str, Any]:
-    cannot = scenario_resume.cannot()
+    cannot = lg_resume.cannot()
     also = ("runs", "thread", "escalate", "stall", "together", "pause", "resume")
     return scenario_kit.declare("langgraph", version("langgraph"), cannot, also=also)
 
@@ -70,7 +70,7 @@ def build(script: scenario_kit.Script, joined: dict[str, Any]) -> Any:
                 update[key] = value
 
             returned = await script.branch(
-                name, read=lambda key: update.get(key, state[key]), write=write, part=part, pause=scenario_resume.pause
+                name, read=lambda key: update.get(key, state[key]), write=write, part=part, pause=lg_resume.pause
             )
             if returned is not None:
                 update[RETURNS] = [returned]
@@ -130,7 +130,7 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         await script.resume()
         raises, error = None, None
         try:
-            await script.run(graph.ainvoke(scenario_resume.resume_input(script), config))
+            await script.run(graph.ainvoke(lg_resume.resume_input(script), config))
         except Exception as exc:
             raises, error = type(exc).__name__, exc
     snapshot: list[Any] = []

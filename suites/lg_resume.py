@@ -1,8 +1,9 @@
-"""LangGraph's `pause` and `resume` for its scenario adapter (docs/ADAPTERS.md): a branch pauses with
-`interrupt()` (langgraph.types, which raises GraphInterrupt in the node the first time and returns the resume
-value when the node runs again), and the stopped run is resumed on its checkpointer's thread the way the docs
-say: `ainvoke(Command(resume=answer), config)` after a pause, `ainvoke(None, config)` after a failure (the
-last checkpoint's pending tasks run again; writes of tasks that finished are kept as pending writes)."""
+"""LangGraph's `pause` and `resume` for the scenario adapters of LangGraph and of deepagents, which runs on it
+(docs/ADAPTERS.md): a branch pauses with `interrupt()` (langgraph.types, which raises GraphInterrupt in the node the
+first time and returns the resume value when the node runs again; deepagents calls it in a subagent's middleware,
+inside the parent's `task` call), and the stopped run is resumed on its checkpointer's thread the way the docs say:
+`ainvoke(Command(resume=answer), config)` after a pause, `ainvoke(None, config)` after a failure (the last
+checkpoint's pending tasks run again; writes of tasks that finished are kept as pending writes)."""
 
 from __future__ import annotations
 
