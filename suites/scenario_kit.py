@@ -318,7 +318,7 @@ class Script:
         return task.result()
 
     async def _release_settled(self, name: str) -> None:
-        await _settle_alone(threads=True)
+        await settle_alone(threads=True)
         self.turns.done(self._turn(name))
 
     def observed(
@@ -383,7 +383,7 @@ def _pool_busy(loop: asyncio.AbstractEventLoop) -> bool:
 _SETTLING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
 
 
-async def _settle_alone(threads: bool = False) -> None:
+async def settle_alone(threads: bool = False) -> None:
     """gates.settle (with `threads`, settle_with_threads), one at a time in a loop: two at once keep each other
     runnable, so neither ever sees the loop idle (a second failure's release, made while the answer settles, waits
     here: a sibling raising after the run returned, in a framework that cancels nothing)."""
@@ -399,7 +399,7 @@ async def settled(threads: bool = False) -> None:
     while True:
         while _RELEASES:
             await _RELEASES.pop()
-        await _settle_alone(threads)
+        await settle_alone(threads)
         if not _RELEASES:  # a failure while it settled holds a turn again
             return
 

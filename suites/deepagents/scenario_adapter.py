@@ -103,7 +103,7 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         """The next branch's turn once deepagents has taken this one's result: its subagent run ended, the `task`
         call returned its update (loop and thread pool settled; the siblings wait at their gates meanwhile)."""
         # One settle at a time (the kit's lock), beside until_idle's: two at once would never see the loop idle.
-        await scenario_kit._settle_alone(threads=True)
+        await scenario_kit.settle_alone(threads=True)
         script.hand_on(name)
 
     class Keys(AgentMiddleware):  # type: ignore[misc, valid-type]

@@ -12,7 +12,9 @@ order (each a dict update), what the join hands on; null when the join never ran
 The run is `AsyncPipeline.run_async` (2.x) or `Pipeline.run_async` (3.x), where branches run at once and
 the gate can force their order; sync `Pipeline.run` runs them one by one (haystack/sync-async/join-order),
 so a version without an async runner answers n/a. With `runs`, the one pipeline runs again on a fresh input; a
-pipeline has no stored state to put two runs on (`thread`: n/a, its reason read from run_async's signature).
+pipeline has no stored state to put two runs on (`thread`, `together`: n/a, the reason read from run_async's
+signature), and a component no way to pause for input, nor the async runner a snapshot to resume a stopped run
+from (`pause`, `resume`: n/a; the sync runner's break points and snapshots run branches one by one).
 
 Run as a program: `PYTHONPATH=suites:. python suites/haystack/scenario_adapter.py`.
 """
@@ -40,25 +42,41 @@ def capabilities() -> dict[str, Any]:
         {
             "escalate": "a component has no way to stop the pipeline: it only returns its outputs, and the run ends"
             " once no component can run (a break point is the caller's, set before the run, and raises)",
-            "thread": _no_store(),
+            **_nothing_stored(),
         },
-        also=("runs", "thread", "stall"),
+        also=("runs", "thread", "stall", "together", "pause", "resume"),
     )
 
 
-def _no_store() -> str:
-    """Why two runs cannot share a stored state, read from the installed runner's signature."""
+def _nothing_stored() -> dict[str, str]:
+    """Why two runs cannot share a stored state, a branch cannot pause for input, nor a stopped run be resumed,
+    read from the installed runners' signatures."""
     import inspect
+
+    from haystack import Pipeline
 
     try:
         runner = hs_kit.async_runner(_Refuse())
     except scenario_kit.NotExpressible as exc:
-        return str(exc)
+        return dict.fromkeys(("thread", "together", "pause", "resume"), str(exc))
     taken = ", ".join(p for p in inspect.signature(runner.run_async).parameters if p != "self")
-    return (
+    unstored = (
         f"{runner.__name__}.run_async takes only ({taken}): a pipeline stores no state or conversation between runs"
         " (a PipelineSnapshot, where one exists, resumes a run stopped at a break point, in the sync runner)"
     )
+    return {
+        "thread": unstored,
+        "together": unstored,
+        "pause": "a component cannot ask for input mid-run: it only returns its outputs, and the run ends once no"
+        " component can run",
+        "resume": f"{runner.__name__}.run_async takes only ({taken}): no snapshot of a stopped run to resume from"
+        + (
+            " (Pipeline.run's pipeline_snapshot resumes only the sync runner, which runs parallel branches one after"
+            " another, so no order can be forced)"
+            if "pipeline_snapshot" in inspect.signature(Pipeline.run).parameters
+            else ""
+        ),
+    }
 
 
 @component

@@ -6,7 +6,8 @@ last steps' return values as the join received them, and a step after it counts 
 one mutable state object (a dataclass of the scenario's keys): `read` and `write` are attribute
 reads and assignments on `ctx.state`, which every step shares. A conditional fan-out (`select`) is a
 decision whose taken branch broadcasts to the selected steps. With `runs`, the graph is built once and run
-again on a fresh state object, so what the second run's join holds of the first is the join's own. After a run, raised or not, the
+again on a fresh state object, so what the second run's join holds of the first is the join's own. Nothing of
+a run is stored (`thread`, `together`, `pause`, `resume`: n/a, the reasons read from the parallel Graph's `run`). After a run, raised or not, the
 caller still holds that object: it is the `final` state. Versions without the parallel API answer
 n/a with pg_kit's reason.
 
@@ -35,28 +36,36 @@ def capabilities() -> dict[str, Any]:
     return scenario_kit.declare(
         "pydantic_graph",
         version("pydantic-graph"),
-        {"thread": _no_thread()},
-        also=("escalate", "runs", "thread", "stall"),
+        _nothing_stored(),
+        also=("escalate", "runs", "thread", "stall", "together", "pause", "resume"),
     )
 
 
-def _no_thread() -> str:
-    """Why two runs cannot go on one stored thread, read from the installed parallel Graph's `run`."""
+def _nothing_stored() -> dict[str, str]:
+    """Why two runs cannot go on one stored thread, a step cannot pause for input, nor a stopped run be resumed,
+    read from the installed parallel Graph's `run`."""
     import inspect
     import sys
 
     try:
         pg = pg_kit.api(_Refuse())
     except scenario_kit.NotExpressible as exc:
-        return str(exc)
+        return dict.fromkeys(("thread", "together", "pause", "resume"), str(exc))
     graph = sys.modules[pg.GraphBuilder.__module__].Graph
     taken = ", ".join(name for name in inspect.signature(graph.run).parameters if name != "self")
-    stored = importlib.util.find_spec("pydantic_graph.persistence") is not None
-    return f"{pg.module}'s Graph.run takes only ({taken}): nothing is stored between runs to go on" + (
+    sequential = (
         " (pydantic_graph.persistence belongs to the sequential BaseNode Graph, which has no parallel branches)"
-        if stored
+        if importlib.util.find_spec("pydantic_graph.persistence") is not None
         else ""
     )
+    unstored = f"{pg.module}'s Graph.run takes only ({taken}): nothing is stored between runs to go on{sequential}"
+    return {
+        "thread": unstored,
+        "together": unstored,
+        "pause": "a step has no way to ask for input mid-run: it returns its output or raises, which ends the run",
+        "resume": f"{pg.module}'s Graph.run takes only ({taken}): nothing of a stopped run is stored to resume from"
+        + sequential,
+    }
 
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
