@@ -8,11 +8,14 @@
 // run abandons stays `unfinished`. A branch that asks to stop the run (`escalate`) ends with an event whose actions
 // escalate (`createEventActions({ escalate: true })`), ADK's way, as the Python adapter does. With `runs`, the one
 // agent tree runs again on a new session seeded with the scenario's state; with `thread`, again on the first run's
-// session, its input a new user message (ADK gives a run no other), as the Python adapter does.
+// session, its input a new user message (ADK gives a run no other), as the Python adapter does. With `resume`, a
+// branch pauses with a long-running function call and the run is resumed on its session by the answer to it, or
+// after a failure by a new message (scenario_resume.mjs).
 // Run as a program from a directory where @google/adk is installed: `node scenario_adapter.mjs`.
 import { BaseAgent, InMemorySessionService, ParallelAgent, Runner, SequentialAgent, createEvent, createEventActions } from "@google/adk";
 import { Script, declare, isMain, packageVersion, serve } from "../scenario_kit.mjs";
 import { APP, USER, deltaEvent, errorName } from "./kit.mjs";
+import { PauseHere, pauseEvent, pauser, resumability, resumeMessage } from "./scenario_resume.mjs";
 import { noSharedStore } from "./scenario_together.mjs";
 
 // A ParallelAgent child that runs the branch's steps: each write is an event with one state delta.
@@ -24,9 +27,18 @@ class Branch extends BaseAgent {
   async *runAsyncImpl(ctx) {
     const own = {};
     const read = (key) => (key in own ? own[key] : ctx.session?.state?.[key] ?? null);
-    const steps = this.script.walk(this.branch, read, undefined, true, this.part);
+    const steps = this.script.walk(this.branch, read, undefined, true, this.part, this.script.resumes ? pauser(ctx) : null);
     for (;;) {
-      const { value, done } = await steps.next();
+      let next;
+      try {
+        next = await steps.next();
+      } catch (error) {
+        if (!(error instanceof PauseHere)) throw error;
+        // A pause: the branch's long-running call, and its turn ends there (the kit has marked it paused).
+        yield pauseEvent(this, ctx, this.branch);
+        return;
+      }
+      const { value, done } = next;
       if (done) {
         if (value !== null) {
           const content = { role: "model", parts: [{ text: JSON.stringify(value) }] };
@@ -88,7 +100,9 @@ async function run(scenario, order) {
   const script = new Script(scenario, order);
   const { root, joined } = tree(script);
   const sessionService = new InMemorySessionService();
-  const runner = new Runner({ appName: APP, agent: root, sessionService });
+  // `resume`: a resumable runner where the release has one (scenario_resume.mjs); every other scenario as before.
+  const resumable = script.resumes ? { resumabilityConfig: resumability() } : {};
+  const runner = new Runner({ appName: APP, agent: root, sessionService, ...resumable });
   let sessionId;
   let error = null;
   for (let number = 0; number < script.runs; number++) {
@@ -101,16 +115,20 @@ async function run(scenario, order) {
     if (!number || !script.sameThread) await sessionService.createSession({ appName: APP, userId: USER, sessionId, state: script.state });
     error = await script.run(turn(runner, sessionId));
   }
+  if (script.resumes) {
+    // The stopped run resumed once on its session: the paused branch answered, or, after a failure, a new message.
+    await script.resume();
+    error = await script.run(turn(runner, sessionId, resumeMessage(script)));
+  }
   const raises = errorName(error);
   const final = async () => ({ ...((await sessionService.getSession({ appName: APP, userId: USER, sessionId }))?.state ?? {}) });
   return script.answer({ raises, final, saw: joined.saw ?? null, error });
 }
 
-// One run of the agent tree on session `sessionId`, its input a user message (ADK gives a run no other): resolves
-// to what the run threw, or null.
-async function turn(runner, sessionId) {
+// One run of the agent tree on session `sessionId`, its input a user message (ADK gives a run no other; the runner
+// picks the agent it goes to): resolves to what the run threw, or null.
+async function turn(runner, sessionId, newMessage = { role: "user", parts: [{ text: "go" }] }) {
   try {
-    const newMessage = { role: "user", parts: [{ text: "go" }] };
     for await (const _ of runner.runAsync({ userId: USER, sessionId, newMessage }));
     return null;
   } catch (caught) {
@@ -123,7 +141,7 @@ export const adapter = {
     declare("adkjs", packageVersion("@google/adk"), {
       select: "a ParallelAgent runs every sub-agent: ADK has no conditional fan-out to a join",
       ...noSharedStore(),
-    }, ["escalate", "runs", "thread", "stall", "together"]),
+    }, ["escalate", "runs", "thread", "stall", "together", "pause", "resume"]),
   run,
 };
 

@@ -120,7 +120,9 @@ export const adapter = {
     cannot.thread =
       "a workflow has no stored thread a new run joins: run.start() takes its state from initialState alone, and a" +
       " stored run goes on only by resume() of a suspended step (Memory threads belong to agents, not workflows)";
-    return declare("mastra", packageVersion("@mastra/core"), cannot, ["escalate", "runs", "thread", "stall", "pause", "resume"]);
+    // Two runs at once on one stored thread need that thread first: each run's state is its own initialState.
+    cannot.together = cannot.thread;
+    return declare("mastra", packageVersion("@mastra/core"), cannot, ["escalate", "runs", "thread", "stall", "together", "pause", "resume"]);
   },
   run,
 };
