@@ -39,7 +39,8 @@ def cannot() -> dict[str, str]:
     try:
         from crewai.flow.async_feedback import HumanFeedbackPending, PendingFeedbackContext  # noqa: F401
     except ImportError as exc:
-        return {"pause": f"a flow method has no way to ask for human input and stop the run: {exc}"}
+        reason = "no HumanFeedbackPending, a flow method's signal that stops the run for human input to resume it with"
+        return {"pause": f"{reason}: {exc}"}
     from crewai.flow.flow import Flow
 
     missing = [name for name in ("from_pending", "resume_async") if not hasattr(Flow, name)]
