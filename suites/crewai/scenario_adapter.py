@@ -13,6 +13,13 @@ The run is `kickoff_async` on the adapter's loop; a conditional fan-out (a route
 `runs`, the one flow object is kicked off again (its start method writes the scenario's state afresh); with
 `thread`, the flow class is `@persist`ed to a SQLite file (SQLiteFlowPersistence) and the second kickoff is
 given the first run's state id (`inputs={"id": ...}`), CrewAI's way to run on a stored state.
+With `pause`, `resume` and `together` (scenario_resume.py), the flow is `@persist`ed to a SQLite file: a branch
+pauses by raising `HumanFeedbackPending` (1.8.0 on; the older cells name the missing module in `cannot`), resumed on
+a new flow object by `Flow.from_pending(id, persistence)` and `resume_async(answer)`, which triggers the paused
+method's listeners, never the method again: a paused branch's steps once answered are such a listener, the join's
+input; a failed run is resumed on a new flow object by `kickoff_async(inputs={"id": ...})`, which restores the
+stored state and runs the flow from its start (the start method seeds nothing then). `together` is two flow
+classes, each `@persist`ed to its own SQLiteFlowPersistence on one file, kicked off at once on one state id.
 
 From the releases whose failed run signals `FlowFailedEvent` before it re-raises (`Flow._emit_flow_failed`,
 1.15.13 on), that signal awaits worker threads (`asyncio.to_thread` of the event bus's flush, then the event's
@@ -35,6 +42,7 @@ from typing import Any
 
 import cw_kit  # telemetry off before crewai imports
 import scenario_kit
+import scenario_resume
 from cw_kit import Flow, and_, listen, start
 
 _BRANCH = "fanin_branch"  # marks a branch's value among the flow's method outputs
@@ -49,8 +57,9 @@ def capabilities() -> dict[str, Any]:
             "escalate": "a flow method has no way to stop the flow: it returns a value its listeners receive, and the"
             " flow ends once no listener is left to run (a method's path ends as every path does)",
             **_no_persistence(),
+            **scenario_resume.cannot(),
         },
-        also=("runs", "thread", "stall"),
+        also=("runs", "thread", "stall", "together", "pause", "resume"),
     )
 
 
@@ -59,34 +68,46 @@ def _no_persistence() -> dict[str, str]:
     try:
         from crewai.flow.persistence import SQLiteFlowPersistence, persist  # noqa: F401
     except ImportError as exc:
-        return {"thread": f"no crewai.flow.persistence's persist and SQLiteFlowPersistence: {exc}"}
+        reason = f"no crewai.flow.persistence's persist and SQLiteFlowPersistence: {exc}"
+        return {"thread": reason, "together": reason, "resume": reason}
     return {}
 
 
-def _node(script: scenario_kit.Script, name: str, part: int) -> Any:
-    """One node of branch `name`: its steps on the flow's shared state; its last node returns the branch's value."""
+def _node(script: scenario_kit.Script, name: str, part: int, answered: bool = False) -> Any:
+    """One node of branch `name`: its steps on the flow's shared state; its last node returns the branch's value.
+    A part that pauses raises CrewAI's pending-feedback signal; its `answered` twin, a listener of it, walks the
+    part again once the resumed run hands it the feedback (scenario_resume)."""
+    pauses = "pause" in script.steps[name][part]
+    method = script.node(name, part).replace(".", "_")
 
     async def node(self: Any, *_trigger: Any) -> Any:
+        pause = None
+        if pauses:
+            pause = scenario_resume.answered(self) if answered else scenario_resume.pauser(self, method)
         try:
-            returned = await script.branch(name, read=self.state.__getitem__, write=self.state.__setitem__, part=part)
+            returned = await script.branch(
+                name, read=self.state.__getitem__, write=self.state.__setitem__, part=part, pause=pause
+            )
         finally:
             if all(end != "unfinished" for end in script.ends.values()):
                 _ENDED.set()
-        if part < script.parts(name) - 1:
+        if part < script.parts(name) - 1 or (pauses and not answered):
             return None
         return {_BRANCH: name, "value": name if returned is None else returned}
 
-    node.__name__ = node.__qualname__ = script.node(name, part).replace(".", "_")
+    node.__name__ = node.__qualname__ = method + (scenario_resume.ANSWERED if answered else "")
     return node
 
 
-def flow_class(script: scenario_kit.Script, saw: list[Any]) -> Any:
-    """start -> every branch's nodes in sequence -> one and_ join over every branch's last node."""
+def flow_class(script: scenario_kit.Script, saw: list[Any], seed: bool = True) -> Any:
+    """start -> every branch's nodes in sequence -> one and_ join over every branch's last node. The start method
+    writes the scenario's state unless the run goes on from a stored one (`seed` false: `together`; a resumed run)."""
     initial = script.state
 
     async def begin(self: Any) -> str:
-        for key, value in initial.items():
-            self.state[key] = value
+        if seed and not script.resuming:
+            for key, value in initial.items():
+                self.state[key] = value
         return "start"
 
     body: dict[str, Any] = {"begin": start()(begin)}
@@ -97,6 +118,10 @@ def flow_class(script: scenario_kit.Script, saw: list[Any]) -> Any:
             node = _node(script, name, part)
             body[node.__name__] = listen(before)(node)
             before = node.__name__
+            if "pause" in script.steps[name][part]:  # the part's steps once answered: a listener of the paused one
+                node = _node(script, name, part, answered=True)
+                body[node.__name__] = listen(before)(node)
+                before = node.__name__
         last.append(before)
 
     async def join(self: Any, *_trigger: Any) -> None:
@@ -137,15 +162,27 @@ def _failure_held_until_branches_end(script: scenario_kit.Script, flow: Any) -> 
         yield
 
 
+async def _kickoff(script: scenario_kit.Script, flow: Any, run: Any) -> tuple[str | None, BaseException | None]:
+    """One run awaited (its failure held where the release needs it): the class name of what it raised, and it."""
+    with _failure_held_until_branches_end(script, flow):
+        try:
+            await run
+        except Exception as exc:
+            return type(exc).__name__, exc
+    return None, None
+
+
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     script = scenario_kit.Script(scenario, order)
     saw: list[Any] = []
+    if script.together:  # two runs at once, each flow on its own SQLiteFlowPersistence on one file
+        return await scenario_resume.together(script, flow_class)
     with tempfile.TemporaryDirectory(prefix="fanin-crewai-") as storage:
         cls = flow_class(script, saw)
-        if script.same_thread:  # `thread`: the flow's state persisted (@persist) to a SQLite file, run on by its id
-            from crewai.flow.persistence import SQLiteFlowPersistence, persist
-
-            cls = persist(SQLiteFlowPersistence(db_path=os.path.join(storage, "flows.db")))(cls)
+        store = None
+        if script.same_thread or script.resumes:  # the flow's state persisted (@persist) to a SQLite file
+            store = scenario_resume.store(os.path.join(storage, "flows.db"))
+            cls = scenario_resume.persisted(cls, store)
         flow = cls()
         for number in range(script.runs):  # `runs`: the one flow object kicked off again
             inputs = None
@@ -154,12 +191,11 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
                 saw.clear()  # the adapter's own record of the join, per run
                 if script.same_thread:
                     inputs = {"id": flow.state["id"]}  # CrewAI's way to run on a persisted state: its id
-            raises, error = None, None
-            with _failure_held_until_branches_end(script, flow):
-                try:
-                    await script.run(cw_kit.kickoff(flow, inputs))
-                except Exception as exc:
-                    raises, error = type(exc).__name__, exc
+            raises, error = await _kickoff(script, flow, script.run(cw_kit.kickoff(flow, inputs)))
+        if script.resumes:  # `resume`: the stopped run resumed once from the store, on a new flow object
+            await script.resume()
+            flow, resumed = scenario_resume.resumed(script, cls, flow, store)
+            raises, error = await _kickoff(script, flow, script.run(resumed))
     return await script.answer(raises=raises, final=lambda: _final(flow), saw=saw or None, error=error)
 
 
