@@ -12,16 +12,20 @@ tool; with the SDK's default `failure_error_function` the error becomes the tool
 call of a second tool, `stop_branch`, which the agent names in `tool_use_behavior=StopAtTools(...)`: the
 SDK's way for a tool call to end the run with its output as the final output, no further model turn. With
 `runs`, the one agent runs again on a fresh context object; with `thread`, every run on one `SQLiteSession` (the
-SDK's stored conversation, an in-memory sqlite3 database), whose items the SDK puts before the run's input.
+SDK's stored conversation, an in-memory sqlite3 database), whose items the SDK puts before the run's input. A
+branch that pauses (`pause`) is a call that needs approval (`needs_approval`), and the stopped run is resumed from
+its serialized `RunState`, the call approved (`resume`; oa_resume.py, which also says why a failed run cannot be).
 
 Run as a program: `PYTHONPATH=suites:. python suites/openai_agents/scenario_adapter.py`.
 """
 
 import dataclasses
+import pathlib
 from importlib.metadata import version
 from typing import Any
 
 import oa_kit
+import oa_resume
 import scenario_kit
 from agents import ModelSettings, RunContextWrapper, function_tool
 
@@ -35,8 +39,9 @@ def capabilities() -> dict[str, Any]:
             "select": "the fan-out is the model's tool calls: the next turn waits for no tool the model did not call",
             **_no_session(),
             "together": _no_stored_state(),
+            **oa_resume.cannot(),
         },
-        also=("escalate", "runs", "thread", "stall"),
+        also=("escalate", "runs", "thread", "stall", "pause", "resume"),
     )
 
 
@@ -88,15 +93,23 @@ def _stop_at(names: list[str]) -> Any:
 
 async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     script = scenario_kit.Script(scenario, order)
+    if script.resumes and not oa_resume.pauses(script):  # `resume` after a failure
+        raise scenario_kit.NotExpressible(oa_resume.no_failed_resume())
     context: dict[str, Any] = script.state
     keys = list(context)
 
+    async def steps(ctx: RunContextWrapper[Any], name: str, pause: scenario_kit.Pauser) -> Any:
+        """A branch's steps on the run context's keys."""
+        return await script.branch(name, read=lambda k: ctx.context[k], write=ctx.context.__setitem__, pause=pause)
+
     async def branch(ctx: RunContextWrapper[Any], name: str, run: int) -> str:
         """Run one scenario branch (`run`: which run of the agent calls it, so each run's call ids are its own)."""
-        returned = await script.branch(name, read=lambda k: ctx.context[k], write=ctx.context.__setitem__)
+        returned = await steps(ctx, name, oa_resume.answer)
         return name if returned is None else returned
 
-    tools = [function_tool(branch)]
+    # `pause`: a pausing branch's call needs approval (oa_resume), asked before the SDK runs its tool.
+    approval = {"needs_approval": oa_resume.approval(script, steps)} if oa_resume.pauses(script) else {}
+    tools = [function_tool(branch, **approval)]
     def calls(run: int) -> list[Any]:
         """The model's parallel calls of run `run`, one per branch (a real model's call ids differ per run)."""
         return [("stop_branch" if script.escalates(n) else "branch", {"name": n, "run": run}) for n in script.branches]
@@ -115,7 +128,11 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
             model.turns, model.inputs = [calls(number + 1), "done"], []  # the fake model's script again, per run
         raises, error = None, None
         try:
-            await script.run(oa_kit.run(agent, context, session=session))
+            result = await script.run(oa_kit.run(agent, context, session=session))
+            if script.resumes:  # `resume`: the paused run resumed once from its serialized RunState
+                with script.store_dir() as store:
+                    result = await oa_resume.resume(script, agent, result, pathlib.Path(store))
+                context = result.context_wrapper.context  # the state's context, deserialized
         except Exception as exc:
             raises, error = type(exc).__name__, exc
     script.join_runs = max(len(model.inputs) - 1, 0)

@@ -12,7 +12,10 @@ fan-out (`select`) is one entry node, `select`, with a conditional edge to each 
 (`add_edge(..., condition=...)`), true for the selected branches only; the join keeps its edges from every branch.
 With `runs`, the one built graph runs again with a fresh invocation_state; with `thread`, the graph is built with a
 session manager (a FileSessionManager in a temporary directory, `set_session_manager`), which persists the graph's
-own state after each run and reads it back before the next: both runs on one stored session.
+own state after each run and reads it back before the next: both runs on one stored session. With `pause`, a
+`BeforeNodeCallEvent` hook interrupts a pausing branch's node before it runs (`event.interrupt`); with `resume`, the
+graph runs on a FileSessionManager too and a second graph, on a new one over the same directory, reads the stopped
+run back and runs on: given the interrupt responses after a pause, the task after a failure (st_resume.py).
 
 Run as a program: `PYTHONPATH=suites:. python suites/strands/scenario_adapter.py`.
 """
@@ -24,6 +27,7 @@ from typing import Any
 
 import scenario_kit
 import st_kit
+import st_resume
 from strands.multiagent import GraphBuilder
 
 
@@ -37,7 +41,9 @@ def capabilities() -> dict[str, Any]:
             "GraphBuilder has no set_session_manager: a graph stores nothing between runs (no session to run on)"
         )
     cannot["together"] = cannot.get("thread") or _no_stored_keys()
-    return scenario_kit.declare("strands", version("strands-agents"), cannot, also=("runs", "thread", "stall"))
+    cannot.update(st_resume.cannot())
+    also = ("runs", "thread", "stall", "pause", "resume")
+    return scenario_kit.declare("strands", version("strands-agents"), cannot, also=also)
 
 
 def _no_stored_keys() -> str:
@@ -85,7 +91,8 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
     def part(name: str, index: int) -> st_kit.StepFn:
         async def fn(fed: list[str], shared: dict[str, Any] | None) -> None:
             box: dict[str, Any] = shared if shared is not None else {}
-            await script.branch(name, read=box.__getitem__, write=box.__setitem__, part=index)
+            pause = st_resume.answer(script)  # `pause`: the node runs once its hook's interrupt was answered
+            await script.branch(name, read=box.__getitem__, write=box.__setitem__, part=index, pause=pause)
 
         return fn
 
@@ -114,10 +121,15 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         for name in script.branches:
             edges.append(("select", name))
             conditions[("select", name)] = _route(name in script.selected)
+    # `pause`: a hook interrupts a pausing branch's node before it runs (st_resume).
+    hooks = [st_resume.Asks(script, owner)] if st_resume.pauses(script) else None
+    ran = [steps]  # every graph's steps (`resume` builds a second graph)
     with tempfile.TemporaryDirectory(prefix="fanin-strands-") as storage:
-        # `thread`: one FileSessionManager (a session on disk) the graph persists its state to and reads back from.
-        session = _session(storage) if script.same_thread else None
-        graph, _ = st_kit.build(steps, edges, entries, limit=50, conditions=conditions, session_manager=session)
+        # `thread` and `resume`: one FileSessionManager (a session on disk) the graph persists its state to.
+        session = _session(storage) if script.same_thread or script.resumes else None
+        graph, _ = st_kit.build(
+            steps, edges, entries, limit=50, conditions=conditions, session_manager=session, hooks=hooks
+        )
         for number in range(script.runs):  # `runs`: the one built graph run again, a fresh invocation_state
             if number:
                 await script.again()
@@ -126,12 +138,24 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
                 for step in steps.values():
                     step.states.clear()
             raises, error = None, None
+            result = None
             try:
-                await script.run(st_kit.run(graph, state))
+                result = await script.run(st_kit.run(graph, state))
             except Exception as exc:
                 raises, error = type(exc).__name__, exc
-    passed = bool(steps[script.node(script.branches[0], 0)].states) and steps[
-        script.node(script.branches[0], 0)].states[0] is state
+        if script.resumes:  # `resume`: a second graph on the session's directory, its state read back, run on
+            await script.resume()
+            again = {node: st_kit.Step(step.fn) for node, step in steps.items()}
+            ran.append(again)
+            graph, _ = st_kit.build(
+                again, edges, entries, limit=50, conditions=conditions, session_manager=_session(storage), hooks=hooks
+            )
+            raises, error = None, None
+            try:
+                await script.run(st_kit.run(graph, state, task=st_resume.responses(result)))
+            except Exception as exc:
+                raises, error = type(exc).__name__, exc
+    passed = any(seen is state for built in ran for step in built.values() for seen in step.states)
     final = lambda: {k: state.get(k) for k in keys} if passed else None  # noqa: E731
     return await script.answer(raises=raises, final=final, saw=saw if script.join_runs else None, error=error)
 

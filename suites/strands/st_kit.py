@@ -78,10 +78,12 @@ def build(
     limit: int | None = None,
     conditions: dict[tuple[str, str], Callable[[Any], bool]] | None = None,
     session_manager: Any = None,
+    hooks: list[Any] | None = None,
 ) -> tuple[Any, list[str]]:
     """The graph GraphBuilder builds, and the warnings `build()` gave (the unbounded-graph warning, where any).
     `conditions` gives an edge its condition (`add_edge(..., condition=...)`, called with the graph's state);
-    `session_manager` is the store the graph persists its state to between runs (`set_session_manager`)."""
+    `session_manager` is the store the graph persists its state to between runs (`set_session_manager`); `hooks`
+    are hook providers of the graph's events (`set_hook_providers`)."""
     builder = GraphBuilder()
     for name, step in steps.items():
         builder.add_node(step, name)
@@ -94,6 +96,8 @@ def build(
         builder.set_max_node_executions(limit)
     if session_manager is not None:
         builder.set_session_manager(session_manager)
+    if hooks:
+        builder.set_hook_providers(hooks)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         graph = builder.build()
