@@ -10,6 +10,8 @@ taken its last event (`Script.walk` with `later`), so the forced order is the or
 branches' results. `final` is the state the session service stores after the run, raised or not. With
 `runs`, the one agent tree runs again on a new session seeded with the scenario's state; with `thread`, again on
 the first run's session, its input a new user message (ADK gives a run no other). No model: custom agents only.
+With `together`, two runs at once on one session, each Runner on its own DatabaseSessionService on one SQLite
+file (suites/adk/scenario_together.py).
 
 Run as a program: `PYTHONPATH=suites:. python suites/adk/scenario_adapter.py`.
 """
@@ -22,6 +24,7 @@ from importlib.metadata import version
 from typing import Any
 
 import scenario_kit
+import scenario_together
 from adk_kit import APP, USER, run_turn, stored_state
 from google.adk.agents import BaseAgent, ParallelAgent, SequentialAgent
 from google.adk.events import Event, EventActions
@@ -88,13 +91,12 @@ def capabilities() -> dict[str, Any]:
         {
             "select": "a ParallelAgent runs every sub-agent: there is no conditional fan-out to leave a branch out",
         },
-        also=("escalate", "runs", "thread", "stall"),
+        also=("escalate", "runs", "thread", "stall", "together"),
     )
 
 
-async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
-    script = scenario_kit.Script(scenario, order)
-    joined: dict[str, Any] = {}
+def build(script: scenario_kit.Script, joined: dict[str, Any]) -> Any:
+    """The agent tree: a ParallelAgent of the branches, then the join, which records into `joined`."""
     children: list[Any] = []
     authors: list[str] = []  # the agents whose text is a branch's return: each branch's last part
     for name in script.branches:
@@ -106,7 +108,15 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         authors.append(parts[-1].name)
         children.append(parts[0] if len(parts) == 1 else SequentialAgent(name=f"{name}_parts", sub_agents=parts))
     fanout = ParallelAgent(name="fanout", sub_agents=children)
-    root = SequentialAgent(name="scenario", sub_agents=[fanout, Join(name="join", branches=authors, joined=joined, script=script)])
+    return SequentialAgent(name="scenario", sub_agents=[fanout, Join(name="join", branches=authors, joined=joined, script=script)])
+
+
+async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
+    if scenario.get("together"):  # two runs at once on one session, each through its own DatabaseSessionService
+        return await scenario_together.run(scenario, order, lambda view: build(view, {}))
+    script = scenario_kit.Script(scenario, order)
+    joined: dict[str, Any] = {}
+    root = build(script, joined)
     service = InMemorySessionService()
     for number in range(script.runs):  # `runs`: the one agent tree run again, a new session each (`thread`: one)
         session = "s1" if script.same_thread else f"s{number + 1}"
