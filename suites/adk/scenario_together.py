@@ -60,16 +60,19 @@ class Arrivals(gates.Turns):
         await super().wait(name)
 
 
-async def _staggered(script: scenario_kit.Script, runs: list[Callable[[scenario_kit.Script], Any]]) -> list[Any]:
-    """Each run started once the previous run's branches all wait at the gate (or it ended): the ends of all."""
+async def _staggered(
+    script: scenario_kit.Script, build: Callable[[Any], Any], services: list[Any], session: str
+) -> list[Any]:
+    """Run n on services[n - 1], each started once the previous run's branches all wait at the gate (or it ended):
+    what each run returned or raised."""
     gate = script.turns
     assert isinstance(gate, Arrivals)
     tasks: list[asyncio.Future[Any]] = []
-    for number, start in enumerate(runs, 1):
+    for number, service in enumerate(services, 1):
         view = script.of_run(number)
-        task = asyncio.ensure_future(view.run(start(view)))
+        task = asyncio.ensure_future(view.run(run_turn(build(view), service, session)))
         tasks.append(task)
-        if number < len(runs):
+        if number < len(services):
             waiting = gate.all_waiting({turn_key(number, name) for name in script.selected})
             waiter = asyncio.ensure_future(waiting.wait())
             await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
@@ -86,8 +89,7 @@ async def _attempt(script: scenario_kit.Script, build: Callable[[Any], Any], url
     try:
         start = await window_start(int(session.rsplit("-", 1)[1]))
         created = await seeder.create_session(app_name=APP, user_id=USER, session_id=session, state=script.state)
-        runs = [lambda view, service=service: run_turn(build(view), service, session) for service in services]
-        ends = await _staggered(script, runs)
+        ends = await _staggered(script, build, services, session)
         end = time.time()
     finally:
         for service in (seeder, *services):
