@@ -10,6 +10,11 @@ taken its last event (`Script.walk` with `later`), so the forced order is the or
 branches' results. `final` is the state the session service stores after the run, raised or not. With
 `runs`, the one agent tree runs again on a new session seeded with the scenario's state; with `thread`, again on
 the first run's session, its input a new user message (ADK gives a run no other). No model: custom agents only.
+With `together`, two runs at once on one session, each Runner on its own DatabaseSessionService on one SQLite
+file, run 2 started once run 1's branches wait at the gate (suites/adk/scenario_together.py). With `resume`, one
+invocation of a resumable App: a branch pauses by a long-running function call, and the stopped invocation is
+resumed by its id (suites/adk/scenario_resume.py); in a resumable invocation every custom agent of the tree marks its
+end as ADK's LlmAgent does, so the resumed ParallelAgent skips a branch that finished.
 
 Run as a program: `PYTHONPATH=suites:. python suites/adk/scenario_adapter.py`.
 """
@@ -22,6 +27,8 @@ from importlib.metadata import version
 from typing import Any
 
 import scenario_kit
+import scenario_resume
+import scenario_together
 from adk_kit import APP, USER, run_turn, stored_state
 from google.adk.agents import BaseAgent, ParallelAgent, SequentialAgent
 from google.adk.events import Event, EventActions
@@ -44,10 +51,15 @@ class Branch(BaseAgent):
         def read(key: str) -> Any:
             return own[key] if key in own else (ctx.session.state or {}).get(key)
 
-        async for key, written in self.script.walk(name, read, later=True, part=self.part):
-            own[key] = written
-            delta = EventActions(state_delta={key: written})
-            yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch, actions=delta)
+        pause = scenario_resume.pauser(ctx) if self.script.resumes else None
+        try:
+            async for key, written in self.script.walk(name, read, later=True, part=self.part, pause=pause):
+                own[key] = written
+                delta = EventActions(state_delta={key: written})
+                yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch, actions=delta)
+        except scenario_resume.PauseHere:  # the branch asks a person: its long-running call ends its turn
+            yield scenario_resume.pause_event(self, ctx, name)
+            return
         last = self.part == self.script.parts(name) - 1
         returned = self.script.results[name] if last else None
         if returned is not None:
@@ -56,6 +68,9 @@ class Branch(BaseAgent):
         if last and self.script.escalates(name):  # ask ADK to stop the run: an event whose actions escalate
             stop = EventActions(escalate=True)
             yield Event(author=self.name, invocation_id=ctx.invocation_id, branch=ctx.branch, actions=stop)
+        end = scenario_resume.end_of_agent(self, ctx)  # a resumable App: the part marks itself finished
+        if end is not None:
+            yield end
         # Resumed: ADK has taken the part's last event. The part holding the turn hands it on (or the last part,
         # once the branch is done): as far as ADK can tell, it has finished.
         if last or "turn" in self.script.steps[name][self.part]:
@@ -77,8 +92,9 @@ class Join(BaseAgent):
             if event.author in self.branches and event.content and event.content.parts and event.content.parts[0].text
         ]
         self.joined["saw"] = texts
-        return
-        yield  # an async generator that yields nothing
+        end = scenario_resume.end_of_agent(self, ctx)  # a resumable App: the join marks itself finished
+        if end is not None:
+            yield end
 
 
 def capabilities() -> dict[str, Any]:
@@ -87,14 +103,14 @@ def capabilities() -> dict[str, Any]:
         version("google-adk"),
         {
             "select": "a ParallelAgent runs every sub-agent: there is no conditional fan-out to leave a branch out",
+            **scenario_resume.cannot(),
         },
-        also=("escalate", "runs", "thread", "stall"),
+        also=("escalate", "runs", "thread", "stall", "together", "pause", "resume"),
     )
 
 
-async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
-    script = scenario_kit.Script(scenario, order)
-    joined: dict[str, Any] = {}
+def build(script: scenario_kit.Script, joined: dict[str, Any]) -> Any:
+    """The agent tree: a ParallelAgent of the branches, then the join, which records into `joined`."""
     children: list[Any] = []
     authors: list[str] = []  # the agents whose text is a branch's return: each branch's last part
     for name in script.branches:
@@ -106,8 +122,22 @@ async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
         authors.append(parts[-1].name)
         children.append(parts[0] if len(parts) == 1 else SequentialAgent(name=f"{name}_parts", sub_agents=parts))
     fanout = ParallelAgent(name="fanout", sub_agents=children)
-    root = SequentialAgent(name="scenario", sub_agents=[fanout, Join(name="join", branches=authors, joined=joined, script=script)])
+    return SequentialAgent(name="scenario", sub_agents=[fanout, Join(name="join", branches=authors, joined=joined, script=script)])
+
+
+async def run(scenario: dict[str, Any], order: list[str]) -> dict[str, Any]:
+    if scenario.get("together"):  # two runs at once on one session, each through its own DatabaseSessionService
+        return await scenario_together.run(scenario, order, lambda view: build(view, {}))
+    script = scenario_kit.Script(scenario, order)
+    joined: dict[str, Any] = {}
+    root = build(script, joined)
     service = InMemorySessionService()
+    if script.resumes:  # one invocation of a resumable App, stopped, then resumed once by its id
+        await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=script.state)
+        error = await scenario_resume.run(script, root, service, "s1")
+        raises = None if error is None else type(error).__name__
+        final = lambda: stored_state(service, "s1")  # noqa: E731
+        return await script.answer(raises=raises, final=final, saw=joined.get("saw"), error=error)
     for number in range(script.runs):  # `runs`: the one agent tree run again, a new session each (`thread`: one)
         session = "s1" if script.same_thread else f"s{number + 1}"
         if number:
