@@ -24,12 +24,19 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import gates
 import scenario_kit
 from adk_kit import APP, USER, run_turn, stored_state
-from adk_sessions import close_service, keeps_whole_seconds, missing_sqlalchemy, open_database_service, window_start
+from adk_sessions import (
+    close_service,
+    in_one_second,
+    keeps_whole_seconds,
+    missing_sqlalchemy,
+    open_database_service,
+    window_start,
+)
 from fanin.model.scenarios import turn_key
 
 TRIES = 5  # attempts at fitting the writes within one second where the store keeps whole seconds
@@ -58,6 +65,14 @@ class Arrivals(gates.Turns):
     async def wait(self, name: str) -> None:
         self._check({name})
         await super().wait(name)
+
+
+class _Vacuous(Exception):
+    """`in_one_second`'s `obs`: its `vacuous(reason)` ends the scenario as a vacuous answer, not a reading."""
+
+    @staticmethod
+    def vacuous(reason: str) -> NoReturn:
+        raise _Vacuous(reason)
 
 
 async def _staggered(
@@ -106,15 +121,18 @@ async def run(scenario: dict[str, Any], order: list[str], build: Callable[[Any],
         raise scenario_kit.NotExpressible(reason)
     with scenario_kit.Script.store_dir() as folder:
         url = f"sqlite+aiosqlite:///{Path(folder) / 'sessions.db'}"
-        for attempt in range(1, TRIES + 1):
+
+        async def attempt(number: int) -> tuple[Any, bool, tuple[float, float]]:
             script = scenario_kit.Script(scenario, order)  # a fresh gate for each attempt
             script.turns = Arrivals(order)
-            session = f"together-{attempt}"
+            session = f"together-{number}"
             errors, whole, start, end = await _attempt(script, build, url, session)
-            if not whole or int(end) == int(start):
-                break
-        else:
-            return {"vacuous": f"the writes crossed a second boundary in each of {TRIES} attempts (whole-second stamps)"}
+            return (script, session, errors, number), whole, (start, end)
+
+        try:
+            (script, session, errors, number), clock = await in_one_second(_Vacuous, attempt, TRIES)
+        except _Vacuous as exc:
+            return {"vacuous": str(exc)}
         error = next((e for e in errors if e is not None), None)
         reader = open_database_service(url)
         try:
@@ -126,5 +144,4 @@ async def run(scenario: dict[str, Any], order: list[str], build: Callable[[Any],
         finally:
             await close_service(reader)
     raised = [number for number, e in enumerate(errors, 1) if e is not None]
-    clock = "; the store stamps sessions with whole seconds, every write fell within one second" if whole else ""
-    return {**answer, "detail": f"attempt {attempt}, runs raised: {raised or 'none'}{clock}"}
+    return {**answer, "detail": f"attempt {number}, runs raised: {raised or 'none'}" + (f"; {clock}" if clock else "")}
