@@ -184,6 +184,54 @@ def test_the_gate_names_no_companion_release_both_sides_are_past(tmp_path: Path)
     assert dependencies.explained(framework, a, a, [], [], finding) == []  # nothing changed: nothing said
 
 
+def test_a_node_companion_pin_is_its_tarball_forced_through_the_tree_and_only_it_passes_the_cells_moment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Node companion bisect's step: npm's `--before` filters registry versions, not a tarball address, so the
+    pinned companion is named by its tarball and `overrides` makes it the copy the framework loads (one copy)."""
+    import json
+    from dataclasses import replace
+
+    from fanin.versions import npm
+
+    framework = matrix.load().frameworks["langgraphjs"]
+    cell = matrix.load().make_cell(framework, "1.3.7", "3.11", "as-released", "2026-06-10T17:03:27Z")
+    pin = matrix.Pin("@langchain/langgraph-checkpoint", "1.1.5", "2026-09-01T00:00:00Z")
+    pinned = replace(cell, pins=(pin,))
+    assert pinned.id == "langgraphjs-1.3.7+langchain-langgraph-checkpoint-1.1.5"  # a directory name: no scope
+    url = "https://registry.npmjs.org/@langchain/langgraph-checkpoint/-/langgraph-checkpoint-1.1.5.tgz"
+    monkeypatch.setattr(npm, "tarball", lambda package, version: url)
+    manifests: list[dict[str, object]] = []
+    befores: list[str] = []
+
+    def install(directory: Path, cell: matrix.Cell, manifest: str) -> dict[str, object]:
+        manifests.append(json.loads(manifest))
+        befores.append(cell.exclude_newer)
+        (directory / "package-lock.json").write_text("{}")
+        return {"packages": {"node_modules/@langchain/core": {"version": "1.1.48"}}}
+
+    monkeypatch.setattr(npm, "_install", install)
+    files = npm.resolve_files(pinned, matrix.load(), tmp_path)
+    final = json.loads(files[tmp_path / "package.json"])
+    assert final["dependencies"] == {
+        "@langchain/core": "1.1.48",  # as of the cell's day, from the first pass
+        "@langchain/langgraph": "1.3.7",
+        "@langchain/langgraph-checkpoint": url,
+    }
+    assert final["overrides"] == {"@langchain/langgraph-checkpoint": "$@langchain/langgraph-checkpoint"}
+    assert all(m["dependencies"]["@langchain/langgraph-checkpoint"] == url for m in manifests)  # type: ignore[index]
+    assert befores == [cell.exclude_newer] * 2  # everything else resolved as of the cell's moment
+    assert "overrides" not in json.loads(npm._manifest(cell, {framework.package: cell.version}))
+
+
+def test_a_node_frameworks_own_dependencies_come_from_its_package_lock_entry() -> None:
+    framework = matrix.load().frameworks["langgraphjs"]
+    lock = next(c for c in matrix.load().of("langgraphjs") if c.version == "1.3.7").lock_path
+    own = dependencies.direct(lock, framework.package)
+    assert {"@langchain/langgraph-checkpoint", "@langchain/core", "@langchain/langgraph-sdk"} <= own
+    assert "@langchain/langgraph" not in own
+
+
 def test_bisect_companion_refuses_what_it_cannot_hold_in_one_line() -> None:
     import subprocess
     import sys
@@ -194,9 +242,13 @@ def test_bisect_companion_refuses_what_it_cannot_hold_in_one_line() -> None:
         (["--companion", "langgraph-checkpoint"], "go together"),
         (["--with", "langgraph-checkpoint==4.3.0"], "--with goes with --companion"),
         (["--companion", "orjson", "--at", "1.2.14"], "is not one of langgraph's own dependencies"),
+        (["--companion", "left-pad", "--at", "1.3.7", "@"], "is not one of @langchain/langgraph's own dependencies"),
     ):
+        words = ["langgraph", DELTA, "4.1.1", "4.3.0"]
+        if args[-1] == "@":  # a Node framework's companion is checked the same way, from its package-lock entries
+            args, words = args[:-1], ["langgraphjs", "langgraphjs/scenario/fail-resume", "1.0.4", "1.1.5"]
         done = subprocess.run(
-            [sys.executable, "-m", "fanin", "bisect", "langgraph", DELTA, "4.1.1", "4.3.0", *args],
+            [sys.executable, "-m", "fanin", "bisect", *words, *args],
             capture_output=True,
             text=True,
             cwd=REPO_ROOT,

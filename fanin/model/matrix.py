@@ -86,6 +86,11 @@ class Framework:
         return runtimes.get(self.runtime)
 
 
+def _path_safe(package: str) -> str:
+    """A pinned package in a cell id, which names a directory: an npm scope's `@` and `/` dropped."""
+    return canonicalize_name(package).lstrip("@").replace("/", "-")
+
+
 @dataclass(frozen=True)
 class Pin:
     """A companion held at one version in a cell outside the matrix (a companion bisect's step): the framework
@@ -122,7 +127,7 @@ class Cell:
     def id(self) -> str:
         base = f"{self.framework.key}-{self.version}"
         base = base if self.python == self.default_python else f"{base}-py{self.python}"
-        return base + "".join(f"+{canonicalize_name(pin.package)}-{pin.version}" for pin in self.pins)
+        return base + "".join(f"+{_path_safe(pin.package)}-{pin.version}" for pin in self.pins)
 
     @property
     def requirement(self) -> str:

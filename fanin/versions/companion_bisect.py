@@ -3,7 +3,8 @@
 A behaviour can move with a companion package, not the framework (LangGraph's DeltaChannel replay order
 moved with langgraph-checkpoint). `bisect FRAMEWORK PROBE GOOD BAD --companion PACKAGE --at VERSION` locks
 the framework at VERSION as released with PACKAGE pinned at each of its releases from GOOD to BAD (only
-PACKAGE may be newer than the framework's moment: `matrix.Pin`), runs the probe, and records the first
+PACKAGE may be newer than the framework's moment: `matrix.Pin`; a Node framework's companion comes from npm,
+fanin.versions.npm), runs the probe, and records the first
 release of PACKAGE whose observation changed under the probe's id in bisect.json, with `companion` and `at`.
 """
 
@@ -27,7 +28,7 @@ class CompanionPlan:
     framework: Framework
     probe_id: str
     at: pypi.Release  # the framework's release, held
-    companion: str  # the companion's distribution name, as PyPI compares them
+    companion: str  # the companion's name, as its registry compares them (PyPI's PEP 503, or npm's own)
     good: pypi.Release
     bad: pypi.Release
     between: tuple[pypi.Release, ...]
@@ -47,15 +48,12 @@ def plan(args: list[str], companion: str, at: str, matrix: Matrix, held: tuple[s
         )
     name, probe_id, good, bad = args
     framework = matrix.framework(name)
-    if framework.runs_on.index != "PyPI":
-        raise FaninError(
-            f"bisect --companion is built for PyPI frameworks; {framework.key} is on {framework.runs_on.index}"
-        )
     try:
         Version(at)
     except InvalidVersion:
         raise FaninError(f"--at {at!r} is not a version like 1.2.14") from None
     wanted = canonicalize_name(companion)
+    index = registry.of(framework)  # the framework's own registry: PyPI, or npm for a Node framework
     own = dependencies.own_names(framework, [c.lock_path for c in matrix.of(framework.key)])
     if wanted not in own:
         raise FaninError(
@@ -70,16 +68,16 @@ def plan(args: list[str], companion: str, at: str, matrix: Matrix, held: tuple[s
             raise FaninError(
                 f"--with {requirement!r}: give another of {framework.package}'s own dependencies as PACKAGE==VERSION"
             )
-        release = pypi.resolve(canonicalize_name(package), version)
+        release = index.resolve(canonicalize_name(package), version)
         pins.append(Pin(canonicalize_name(package), release.version, release.as_released))
-    in_range = [r for r in pypi.releases(wanted) if Version(good) < Version(r.version) < Version(bad)]
+    in_range = [r for r in index.releases(wanted) if Version(good) < Version(r.version) < Version(bad)]
     return CompanionPlan(
         framework,
         probe_id,
         registry.resolve(framework, at),
         wanted,
-        pypi.resolve(wanted, good),
-        pypi.resolve(wanted, bad),
+        index.resolve(wanted, good),
+        index.resolve(wanted, bad),
         tuple(r for r in in_range if not r.yanked and not r.prerelease),
         tuple(r for r in in_range if r.yanked),
         tuple(pins),

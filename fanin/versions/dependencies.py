@@ -3,11 +3,13 @@
 A behaviour can move with a companion package rather than the framework (LangGraph's DeltaChannel
 replay order moved with langgraph-checkpoint, not langgraph). Every result set records every installed
 package's version; the framework's own dependencies are its registry companions and what its uv lock
-installs `via` the framework itself (a lock the harness wrote, `uv pip compile`'s annotations).
+installs `via` the framework itself (a lock the harness wrote, `uv pip compile`'s annotations), or, for a
+Node framework, what its package-lock.json entry depends on.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -23,8 +25,21 @@ _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==")
 _VIA = re.compile(r"^#\s+(?:via\s+)?([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*$")
 
 
+def _npm_direct(lock: Path, package: str) -> set[str]:
+    """A package-lock.json's entry of the framework: what it depends on itself (peers included)."""
+    try:
+        entry = json.loads(lock.read_text(encoding="utf-8")).get("packages", {}).get(f"node_modules/{package}", {})
+    except (OSError, UnicodeDecodeError, ValueError):
+        return set()
+    names = {*entry.get("dependencies", {}), *entry.get("peerDependencies", {})}
+    return {canonicalize_name(name) for name in names}
+
+
 def direct(lock: Path, package: str) -> set[str]:
-    """The packages a uv lock installs because the framework asks for them (its direct dependencies)."""
+    """The packages a lock installs because the framework asks for them (its direct dependencies): uv's `via`
+    annotations, or a Node cell's package-lock.json entry of the framework."""
+    if lock.name == "package-lock.json":
+        return _npm_direct(lock, package)
     wanted = canonicalize_name(package)
     found: set[str] = set()
     current = None

@@ -12,6 +12,12 @@ the framework alone (npm picks the peers its ranges allow as of the date), then 
 pinned to the exact version the first pass chose, so package.json states them. The project's
 `.npmrc` (repo root) is copied beside them; it keeps registry URLs in the lock so a later
 `npm ci --offline` from the cache works.
+
+A companion bisect's step (a cell with `matrix.Pin`s) names each pinned package by its registry tarball,
+which `--before` does not filter, and forces it everywhere in the tree with `overrides`: only the pinned
+package is let in past the cell's moment (as uv's `--exclude-newer-package` does for a Python cell), and a
+companion the framework depends on itself (@langchain/langgraph-checkpoint) is the one the framework loads,
+not a second copy beside it.
 """
 
 from __future__ import annotations
@@ -96,14 +102,24 @@ def lock_dir(cell: Cell) -> Path:
     return LOCKS / cell.id
 
 
-def _manifest(cell: Cell, dependencies: dict[str, str]) -> str:
-    data = {
+def tarball(package: str, version: str) -> str:
+    """The registry's tarball address of one release (`npm view <package>@<version> dist.tarball`)."""
+    url = _npm(["view", f"{package}@{version}", "dist.tarball"], step=f"npm view {package}@{version}").strip()
+    if not url:
+        raise RegistryError(f"{package} has no release {version} on npm")
+    return url
+
+
+def _manifest(cell: Cell, dependencies: dict[str, str], overrides: dict[str, str] | None = None) -> str:
+    data: dict[str, object] = {
         "name": f"fanin-{cell.id}",
         "private": True,
         "description": f"fanin Node cell {cell.id} ({cell.resolution}, as of {cell.exclude_newer}); made by `./noxw -s lock -- {cell.id}`",
         "type": "module",
         "dependencies": dict(sorted(dependencies.items())),
     }
+    if overrides:
+        data["overrides"] = dict(sorted(overrides.items()))
     return json.dumps(data, indent=2) + "\n"
 
 
@@ -135,16 +151,20 @@ def resolve_files(cell: Cell, matrix: Matrix, out_dir: Path | None = None) -> di
         directory = Path(tmp)
         if NPMRC.is_file():
             shutil.copy(NPMRC, directory / ".npmrc")
-        first = _install(directory, cell, _manifest(cell, {cell.framework.package: cell.version}))
+        held = {pin.package: tarball(pin.package, pin.version) for pin in cell.pins}
+        overrides = {package: f"${package}" for package in held}  # the top-level spec, everywhere in the tree
+        first = _install(directory, cell, _manifest(cell, {cell.framework.package: cell.version, **held}, overrides))
         packages = first.get("packages", {})
         assert isinstance(packages, dict)
-        pinned = {cell.framework.package: cell.version}
+        pinned = {cell.framework.package: cell.version, **held}
         for companion in cell.framework.companions:
+            if companion in held:
+                continue
             entry = packages.get(f"node_modules/{companion}")
             if not isinstance(entry, dict) or "version" not in entry:
                 raise NpmLockError(f"locking {cell.id}: npm did not resolve the companion {companion}")
             pinned[companion] = str(entry["version"])
-        manifest = _manifest(cell, pinned)
+        manifest = _manifest(cell, pinned, overrides)
         _install(directory, cell, manifest)
         out = out_dir or lock_dir(cell)
         files = {
