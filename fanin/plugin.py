@@ -293,7 +293,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     except FrameworkRaised:
         pass
     except NotApplicable as exc:
-        observer.finish_not_applicable(exc.reason)
+        observer.finish_not_applicable(exc.reason, exc.extra)
     except Vacuous as exc:
         observer.finish_vacuous(exc.reason)
     except ProbeTimeout as exc:

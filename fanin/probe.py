@@ -21,6 +21,7 @@ from typing import Any, NoReturn, TypeVar
 from fanin.model import contract
 from fanin.model.compare import harm
 from fanin.model.results import (
+    NEEDS_EARLIER_RELEASE,
     NOT_APPLICABLE,
     OK,
     PROBE_ID,
@@ -115,9 +116,10 @@ class ProbeSignal(BaseException):
 
 
 class NotApplicable(ProbeSignal):
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, extra: dict[str, Any] | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.extra = extra or {}  # more of the n/a's value (NEEDS_EARLIER_RELEASE)
 
 
 class Vacuous(ProbeSignal):
@@ -293,12 +295,33 @@ class Observer:
     def not_applicable(self, reason: str) -> NoReturn:
         raise NotApplicable(reason)
 
+    def earlier_release(self) -> tuple[str, str]:
+        """(version, interpreter) of the release whose stores a live-thread probe resumes (the contract's EARLIER_*).
+
+        n/a where the run has none (the framework's first cell on its Python, `probe --here`); a version without
+        its interpreter is the harness's defect, so the probe ends as probe-error, never as n/a."""
+        version = os.environ.get(contract.EARLIER_VERSION)
+        if not version:
+            raise NotApplicable(
+                "no earlier release to write the store: the first cell of its framework on this Python, or"
+                " `probe --here` (one environment); `fanin upgrade --from <yours>` runs it",
+                {NEEDS_EARLIER_RELEASE: True},
+            )
+        python = os.environ.get(contract.EARLIER_PYTHON)
+        if not python:
+            raise RuntimeError(f"the earlier release {version} was named but its venv was not built (see the log)")
+        return version, python
+
     def vacuous(self, reason: str) -> NoReturn:
         raise Vacuous(reason)
 
-    def finish_not_applicable(self, reason: str) -> None:
+    def finish_not_applicable(self, reason: str, extra: dict[str, Any] | None = None) -> None:
         self.observation = Observation(
-            outcome=NOT_APPLICABLE, value={"reason": reason}, label="n/a", detail=f"n/a: {reason}", hazard="n/a"
+            outcome=NOT_APPLICABLE,
+            value={"reason": reason, **(extra or {})},
+            label="n/a",
+            detail=f"n/a: {reason}",
+            hazard="n/a",
         )
 
     def finish_vacuous(self, reason: str) -> None:

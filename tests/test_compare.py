@@ -151,3 +151,18 @@ def test_the_gate_table_says_each_regression_and_changed_rows_mitigation_whole()
     assert regression[-1].strip(" |") == "use a \\| b reducer (proven: x/d/regression-mitigated safe at 2.0)"
     assert fix[-1].strip(" |") == "—"
     assert changes_table(rows).splitlines()[0].count("|") == 5  # without proofs: the table as before
+
+
+def test_a_live_thread_probe_with_no_earlier_release_here_is_not_covered_not_a_regression() -> None:
+    """probe --here has one environment: a probe that resumes what an earlier release wrote is n/a there, and the
+    reference's observation of it is not the installed version's behaviour going away."""
+    from fanin.model.results import NEEDS_EARLIER_RELEASE
+
+    before = _o("ok", "safe", {"across": {}})
+    here = _o("n/a", "n/a", {"reason": "no earlier release", NEEDS_EARLIER_RELEASE: True})
+    change = compare.classify("langgraph/upgrade/live-thread", before, here)
+    assert change.direction == compare.Direction.REGRESSION  # as an upgrade's table reads it
+    judged = compare.standing(change)
+    assert judged.standing == compare.Standing.NOT_COVERED and not judged.gates
+    gone = compare.standing(compare.classify("x/y/z", before, _o("n/a", "n/a", {"reason": "no API"})))
+    assert gone.standing is None and gone.gates  # an API that went away still fails

@@ -247,3 +247,20 @@ def test_registry_links_are_checked() -> None:
     said = broken(lambda d: d["frameworks"]["langgraphjs"].update(port_of="langgraf"))
     assert "port_of 'langgraf' is not another registered framework" in said
     assert "is not owner/name" in broken(lambda d: d["frameworks"]["langgraph"].update(repository="langgraph"))
+
+
+def test_a_live_thread_cell_is_written_to_by_the_cell_before_it_on_its_python() -> None:
+    lg = [c for c in COMMITTED.of("langgraph") if c.python == COMMITTED.default_python]
+    assert COMMITTED.earlier(lg[0]) is None
+    assert [COMMITTED.earlier(c) for c in lg[1:]] == lg[:-1]
+    twin = next(c for c in COMMITTED.of("langgraph") if c.python != COMMITTED.default_python)
+    assert all(o.python == twin.python for o in filter(None, [COMMITTED.earlier(twin)]))
+    between = COMMITTED.make_cell(lg[-1].framework, lg[-1].version + ".post1", lg[-1].python, "current", "2026-01-01")
+    assert COMMITTED.earlier(between) == lg[-1]  # a bisect step or an upgrade's release: the matrix cell below it
+    assert COMMITTED.earlier(COMMITTED.newest("adk")) is None  # no live-thread probes: no earlier venv is built
+
+
+def test_live_threads_is_a_flag() -> None:
+    assert "'live_threads' must be true or false" in broken(
+        lambda d: d["frameworks"]["langgraph"].__setitem__("live_threads", "yes")
+    )

@@ -33,7 +33,15 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
-from fanin.model.results import NOT_APPLICABLE, PROBE_ERROR, TIMEOUT, Hazard, Observation, ResultSet
+from fanin.model.results import (
+    NEEDS_EARLIER_RELEASE,
+    NOT_APPLICABLE,
+    PROBE_ERROR,
+    TIMEOUT,
+    Hazard,
+    Observation,
+    ResultSet,
+)
 
 
 class Kind(str, Enum):
@@ -61,7 +69,7 @@ class Standing(str, Enum):
 
 STANDING_MEANINGS: dict[str, str] = {
     Standing.AS_NEWER.value: "a version between two reference cells: the newer cell shows the same behaviour",
-    Standing.NOT_COVERED.value: "the probe needed a package this environment lacks",
+    Standing.NOT_COVERED.value: "the probe needed a package this environment lacks, or an earlier release",
     Standing.COULD_NOT_JUDGE.value: "the run here did not finish the probe (a timeout where the reference did not hang)",
 }
 
@@ -237,6 +245,11 @@ def standing(change: Change, newer: Observation | None = None, newer_cell: str =
     value = after.value if isinstance(after.value, dict) else {}
     if after.outcome == PROBE_ERROR and value.get(MISSING_MODULE):
         reason = f"needs the module {value[MISSING_MODULE]}, not installed in this environment"
+        return replace(change, standing=Standing.NOT_COVERED, reason=reason)
+    if after.outcome == NOT_APPLICABLE and value.get(NEEDS_EARLIER_RELEASE):
+        reason = (
+            "resumes a store an earlier release wrote: this run has one environment (`fanin upgrade --from` runs it)"
+        )
         return replace(change, standing=Standing.NOT_COVERED, reason=reason)
     if after.outcome == TIMEOUT:
         seconds = value.get("timeout_seconds", "?")

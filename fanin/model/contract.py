@@ -17,6 +17,10 @@ NETWORK_ISOLATION_UNSET = "in-process block only (not run by the harness)"  # a 
 FAST_EXIT = "FANIN_FAST_EXIT"  # "1": the plugin ends the process once every file is written (no interpreter teardown)
 SUITE_COMMIT = "FANIN_SUITE_COMMIT"  # the suite's commit when the run started (or given by a harness that copied it)
 NODE_OUT = "FANIN_NODE_OUT"  # a Node cell: the directory its probes write their observations into
+# A framework whose registry entry has `live_threads = true`: the release before this one (the matrix's cell before
+# it on the same Python, or `upgrade --from`'s), whose interpreter writes the stores a live-thread probe resumes.
+EARLIER_VERSION = "FANIN_EARLIER_VERSION"  # that release's version (unset: the run has no earlier release)
+EARLIER_PYTHON = "FANIN_EARLIER_PYTHON"  # its venv's interpreter (unset while EARLIER_VERSION is set: a defect)
 
 # `fanin record` and the plugin it loads into the user's own test run (fanin.project.record_plugin).
 RECORD_RESULT = "FANIN_RECORD_RESULT"  # the file the plugin writes its facts to
@@ -33,6 +37,8 @@ VARIABLES = (
     FAST_EXIT,
     SUITE_COMMIT,
     NODE_OUT,
+    EARLIER_VERSION,
+    EARLIER_PYTHON,
     RECORD_RESULT,
     RECORD_SUITES,
     RECORD_FRAMEWORKS,

@@ -47,7 +47,9 @@ RESOLUTIONS = ("as-released", "current")
 _CELL_KEYS = {"framework", "version", "python", "resolution", "exclude_newer", "note", "env"}
 _REQUIRED = ("framework", "version", "resolution", "exclude_newer")
 _TOP_KEYS = {"defaults", "frameworks", "harness", "cell"}
-_FRAMEWORK_KEYS = {"package", "display", "import", "companions", "runtime", "repository", "related", "port_of", "env"}
+_FRAMEWORK_KEYS = {
+    "package", "display", "import", "companions", "runtime", "repository", "related", "port_of", "env", "live_threads",
+}  # fmt: skip
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Where a framework's probes run is its `runtime` (fanin.model.runtime: "python", "node"); a runtime's settings
 # (a Node cell's `node` release) may be set on the framework or on one cell.
@@ -79,6 +81,7 @@ class Framework:
     port_of: str = ""  # the framework this one ports to another runtime: probes with the same case line up
     settings: tuple[tuple[str, str], ...] = ()  # the runtime's optional fields (`node = "22.13.x"`), sorted
     env: tuple[tuple[str, str], ...] = ()  # variables its probes run with (`env = { NAME = "value" }`), sorted
+    live_threads: bool = False  # its probes resume stores an earlier release wrote (Matrix.earlier's interpreter)
 
     @property
     def runs_on(self) -> runtimes.Runtime:
@@ -181,6 +184,18 @@ class Matrix:
             raise MatrixError(f"the matrix has no {framework} cell")
         return cells[-1]
 
+    def earlier(self, cell: Cell) -> Cell | None:
+        """The release whose stores `cell`'s live-thread probes resume: the matrix's newest cell of the same framework
+        and Python older than `cell` (a bisect step or an upgrade's release outside the matrix gets the matrix cell
+        below it, so a bisect holds the writer at its good end); None where the framework has no such probes."""
+        if not cell.framework.live_threads:
+            return None
+        older = [
+            c for c in self.of(cell.framework.key)
+            if c.python == cell.python and not c.pins and Version(c.version) < Version(cell.version)
+        ]  # fmt: skip
+        return older[-1] if older else None
+
     def smoke(self) -> set[str]:
         return {self.newest(key).id for key in self.frameworks if self.of(key)}
 
@@ -238,6 +253,13 @@ def _list(value: object, name: str, where: str) -> list[object]:
     return value
 
 
+def _flag(table: dict[str, Any], key: str, where: str) -> bool:
+    value = table.get(key, False)
+    if not isinstance(value, bool):
+        raise MatrixError(f"{where}: {key!r} must be true or false")
+    return value
+
+
 def _string(table: dict[str, Any], key: str, where: str) -> str:
     value = table.get(key)
     if not isinstance(value, str) or not value.strip():
@@ -283,6 +305,7 @@ def parse(data: dict[str, Any], origin: str = "matrix.toml") -> Matrix:
             related=tuple(_repository(r, where) for r in _list(table.get("related", []), "related", where)),
             port_of=str(table.get("port_of", "")),
             env=_env(table, runtimes.get(runtime), where),
+            live_threads=_flag(table, "live_threads", where),
         )
     for key, fw in frameworks.items():
         if fw.port_of and (fw.port_of == key or fw.port_of not in frameworks):

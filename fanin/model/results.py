@@ -47,6 +47,8 @@ class Hazard(str, Enum):
 OK = Outcome.OK.value
 TIMEOUT = Outcome.TIMEOUT.value
 NOT_APPLICABLE = Outcome.NOT_APPLICABLE.value
+# An n/a's value: the run was given no earlier release to write the store the probe resumes (probe --here).
+NEEDS_EARLIER_RELEASE = "needs_earlier_release"
 PROBE_ERROR = Outcome.PROBE_ERROR.value
 VACUOUS = Outcome.VACUOUS.value
 RAISES = "raises:"

@@ -35,6 +35,7 @@ class Options:
     env: dict[str, str] = field(default_factory=dict)
     quiet: bool = False
     postgres: services.Shared | None = None  # set by run_cells: one server for the run's cells
+    earlier: Cell | None = None  # who writes the live threads (upgrade --from); None: Matrix.earlier's cell
 
 
 class Interrupted(KeyboardInterrupt):
@@ -155,6 +156,7 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
         job = runtimes.CellJob(
             cell, lock, reference, refused, results, junit, options.targets, options.accept_new,
             tuple(options.pytest_args), options.env, options.postgres, html_pages(),
+            (options.earlier or matrix.earlier(cell)) if cell.framework.live_threads else None,
         )  # fmt: skip
         outcome = runtimes.of(cell).run(job, handle)  # pytest in a venv, node --test in an npm ci directory, ...
     return Result(cell, outcome, time.monotonic() - started, log, results, junit, refused)

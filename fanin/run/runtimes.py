@@ -48,6 +48,7 @@ class CellJob:
     env: dict[str, str] = field(default_factory=dict)
     postgres: services.Shared | None = None
     html: bool = False  # a pytest-html page, where the cell's venv has the plugin
+    earlier: Cell | None = None  # the release whose interpreter writes the stores its live-thread probes resume
 
 
 class Runner(Protocol):
@@ -93,6 +94,9 @@ class PythonRunner:
         except FaninError as exc:
             log.write(f"fanin: {exc}\n")
             return one_cell.not_run(cell.id, job.results, exits.NOT_RUN, venvs.install_reason(exc))
+        env = dict(job.env)
+        if job.earlier is not None:
+            env.update(self._earlier(job.earlier, log))
         job.junit.parent.mkdir(parents=True, exist_ok=True)
         extra = job.pytest_args + ((f"--fanin-reference-error={job.refused}",) if job.refused else ())
         html = job.junit.with_suffix(".html") if job.html and venvs.has_package(venv, "pytest-html") else None
@@ -111,10 +115,22 @@ class PythonRunner:
             targets=job.targets,
             pytest_args=extra,
             accept_new=job.accept_new,
-            env=job.env,
+            env=env,
             postgres=job.postgres,
         )
         return one_cell.run_cell(run, log)
+
+    def _earlier(self, earlier: Cell, log: IO[str]) -> dict[str, str]:
+        """The contract's EARLIER_* variables for a run whose live-thread probes resume what `earlier` wrote. A venv
+        that cannot be built leaves EARLIER_PYTHON unset, and those probes end as probe-error with the reason."""
+        from fanin.model import contract
+
+        found = {contract.EARLIER_VERSION: earlier.version}
+        try:
+            found[contract.EARLIER_PYTHON] = self.interpreter(earlier)[0]
+        except FaninError as exc:
+            log.write(f"fanin: the earlier release's venv ({earlier.id}) could not be built: {exc}\n")
+        return found
 
     def pins(self, lock: Path, environment: Mapping[str, object]) -> dict[str, str]:
         return dict(venvs.pins(lock, marker_environment(environment)))

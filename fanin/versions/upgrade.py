@@ -191,9 +191,12 @@ def run(args: list[str], matrix: Matrix) -> int:
             return load_reference(side.cell.reference_path, side.cell)
         lock_path = registry.lock_path(side.cell, REPORTS)
         locking.lock(side.cell, matrix, lock_path)
+        # The release you upgrade to resumes the live threads the one you run wrote (Matrix.earlier for the base).
+        earlier = upgrade_plan.baseline if side is upgrade_plan.target else None
         options = all_cells.Options(
-            lock=lock_path, results_dir=REPORTS / "upgrade", reference_dir=REPORTS / "upgrade" / "none", accept_new=True
-        )
+            lock=lock_path, results_dir=REPORTS / "upgrade", reference_dir=REPORTS / "upgrade" / "none",
+            accept_new=True, earlier=earlier,
+        )  # fmt: skip
         with one_cell.signals_end_children():
             result = all_cells.run_one(side.cell, matrix, options)
         print(all_cells.describe(result, reference=REPORTS / "upgrade" / "none" / "-"))
