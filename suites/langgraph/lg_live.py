@@ -94,12 +94,17 @@ def resume(backend: str, target: str, thread: str) -> dict[str, Any]:
             graph.invoke(Command(resume=ANSWER), config)
         except Exception as exc:  # noqa: BLE001 - what the framework did: the probe grades it
             raised = type(exc).__name__
-        snapshot = graph.get_state(config)
+        try:  # a saver that cannot load the stored checkpoint fails here too: that is its answer, not a defect
+            snapshot = graph.get_state(config)
+            final, after, read = list(snapshot.values.get("items", [])), sorted(snapshot.next), None
+        except Exception as exc:  # noqa: BLE001
+            final, after, read = None, None, type(exc).__name__
     return {
         "raised": raised,
+        "read_raised": read,
         "runs_on_resume": {name: runs.get(name, 0) for name in ("a", "b", "join")},
-        "final": list(snapshot.values.get("items", [])),
-        "next": sorted(snapshot.next),
+        "final": final,
+        "next": after,
     }
 
 

@@ -32,6 +32,11 @@ WRITER = Path(lg_live.__file__).resolve()
         "https://docs.langchain.com/oss/python/langgraph/persistence#pending-writes",
         expect={"hazard": "safe"},
     ),
+    sources=[
+        "https://github.com/langchain-ai/langgraph/issues/5557",
+        "https://github.com/langchain-ai/langgraph/issues/5677",
+        "https://github.com/langchain-ai/langgraph/pull/6162",
+    ],
     backends=("sqlite", "postgres"),
 )
 def test_live_thread(obs: Observer) -> None:
@@ -81,19 +86,21 @@ def _reading(across: dict[str, Any], same: dict[str, Any]) -> tuple[str, str]:
     """The matrix label and hazard: what differs between the resume across releases and the same release's."""
     if across == same:
         return "resumes as a thread it wrote itself", "safe"
-    if across["raised"] and not same["raised"]:
-        return f"the resume raised {across['raised']}", "loud"
+    failed = across["raised"] or across["read_raised"]
+    if failed and not (same["raised"] or same["read_raised"]):
+        return f"the resume raised {failed}", "loud"
     runs, same_runs = across["runs_on_resume"], same["runs_on_resume"]
     if runs["a"] > same_runs["a"]:
         return "the finished branch ran again", "silent"
     if runs["join"] < same_runs["join"]:
         return "the join never ran", "silent"
-    if len(across["final"]) < len(same["final"]):
+    if len(across["final"] or []) < len(same["final"] or []):
         return "a write was lost", "silent"
     return "resumes differently from a thread it wrote itself", "silent"
 
 
 def _said(resumed: dict[str, Any]) -> str:
-    if resumed["raised"]:
-        return f"raised {resumed['raised']}"
+    if resumed["raised"] or resumed["read_raised"]:
+        read = f", reading the thread after it raised {resumed['read_raised']}" if resumed["read_raised"] else ""
+        return f"raised {resumed['raised']}{read}" if resumed["raised"] else f"reading the thread raised {resumed['read_raised']}"
     return f"ran {resumed['runs_on_resume']}, final {resumed['final']}"
