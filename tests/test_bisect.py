@@ -93,3 +93,21 @@ def test_findings_are_recorded_for_the_report(tmp_path: Path) -> None:
 
 def test_as_released_cutoff_is_a_day_after_upload() -> None:
     assert pypi.Release("1.0", "2025-02-26T21:57:39.123Z", False).as_released == "2025-02-27T21:57:39Z"
+
+
+def test_a_live_thread_bisect_holds_the_writer_at_the_good_end_and_says_when_the_ends_then_agree() -> None:
+    """Every step of a live-thread bisect resumes what the good end wrote (the good end too), so its steps compare
+    one writer's stores; where the ends then agree, the reference's change was the writer's, not a release's."""
+    from fanin.model import matrix as fanin_matrix
+    from fanin.model.results import Observation
+    from fanin.versions.first_release import NothingToBisect, held_writer, search
+
+    committed = fanin_matrix.load()
+    lg = committed.framework("langgraph")
+    good = committed.of("langgraph")[1]
+    assert held_writer(committed, lg, good.version) == good
+    assert held_writer(committed, committed.framework("adk"), committed.of("adk")[0].version) is None
+    same = Observation("ok", {"v": 1}, "l", "d", "safe")
+    with pytest.raises(NothingToBisect) as caught:
+        search("1", ["2"], "3", lambda version: same)
+    assert sorted(caught.value.seen) == ["1", "3"]

@@ -146,6 +146,9 @@ def bisect() -> dict[str, Any]:
             "companion": {"type": "string"},
             "at": _VERSION,
             "with": {"type": "object", "additionalProperties": _VERSION},
+            # a live-thread probe: the release whose interpreter wrote the store in every step (the good end);
+            # first_changed null: with that one writer both ends resume alike, the reference's change is the writer's
+            "writer": _VERSION,
         },
     }
     return {

@@ -92,7 +92,7 @@ def _step_between(
                 if release:
                     crossed.setdefault(release, []).append(str(entry.get("at", "?")))
             elif (entry.get("good"), entry.get("bad")) == (before_column.version, after_column.version):
-                first = str(entry.get("first_changed", ""))
+                first = str(entry.get("first_changed") or "")
                 skipped = tuple(str(v) for v in entry.get("skipped_yanked", []))
     return Step(
         observation_id,

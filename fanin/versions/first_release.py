@@ -72,6 +72,14 @@ def check(framework: Framework, probe_id: str, good: str, bad: str) -> None:
         raise FaninError(f"the versions are in the wrong order: good {good} is newer than bad {bad}; give GOOD first")
 
 
+class NothingToBisect(FaninError):
+    """Both ends observe the same when probed now; `seen` holds the two observations."""
+
+    def __init__(self, message: str, seen: dict[str, Observation]) -> None:
+        super().__init__(message)
+        self.seen = seen
+
+
 def search(
     good: str, candidates: list[str], bad: str, observe: Callable[[str], Observation]
 ) -> tuple[str, dict[str, Observation]]:
@@ -82,7 +90,7 @@ def search(
     """
     seen = {good: observe(good), bad: observe(bad)}
     if not compare.classify("probe", seen[good], seen[bad]).is_breaking:
-        raise FaninError(f"the probe observes the same behaviour in {good} and {bad}: nothing to bisect")
+        raise NothingToBisect(f"the probe observes the same behaviour in {good} and {bad}: nothing to bisect", seen)
     low, high = -1, len(candidates)  # candidates[low] behaves like good, candidates[high] like bad
     while high - low > 1:
         middle = (low + high) // 2
@@ -100,13 +108,14 @@ def record(
     probe_id: str,
     good: str,
     bad: str,
-    first: str,
+    first: str | None,
     seen: dict[str, Observation],
     path: Path = FINDINGS,
     skipped: list[str] | None = None,
     packages: dict[str, dict[str, str]] | None = None,
     companion: tuple[str, str] | None = None,
     held: dict[str, str] | None = None,
+    writer: str | None = None,
 ) -> None:
     """One finding under the probe's id, replacing the one of the same range; `packages` are the framework's own
     dependencies each step installed; `companion` (package, the framework's version held) makes it a companion's."""
@@ -124,6 +133,8 @@ def record(
             for v, o in sorted(seen.items(), key=lambda i: Version(i[0]))
         },
     }
+    if writer:
+        entry["writer"] = writer  # a live-thread probe: every step resumed a store this release wrote
     if companion:
         entry["companion"], entry["at"] = companion
         if held:
@@ -149,6 +160,15 @@ def beside_first(first: str, seen: dict[str, Observation], packages: dict[str, d
     return f", with {', '.join(moves)} beside it (bisect over it: --companion)" if moves else ""
 
 
+def held_writer(matrix: Matrix, framework: Framework, good: str) -> Cell | None:
+    """Who writes a live-thread probe's store in every step, the good end included: the good end's matrix cell (on
+    the default Python), so each step reads what one release wrote; None where the framework has no such probes or
+    the good end is no matrix cell (each step then gets Matrix.earlier's cell)."""
+    if not framework.live_threads:
+        return None
+    return next((c for c in matrix.of(framework.key) if c.version == good and c.python == matrix.default_python), None)
+
+
 def span(entry: dict[str, Any]) -> tuple[str, ...]:
     """What a finding is of: its range of the framework's releases, or of a companion's at one framework version."""
     held = (entry["companion"], entry["at"]) if "companion" in entry else ()
@@ -159,7 +179,9 @@ def findings(path: Path = FINDINGS) -> dict[str, list[dict[str, Any]]]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def probe_once(cell: Cell, matrix: Matrix, target: str, probe_id: str) -> tuple[ResultSet, Observation, Path]:
+def probe_once(
+    cell: Cell, matrix: Matrix, target: str, probe_id: str, earlier: Cell | None = None
+) -> tuple[ResultSet, Observation, Path]:
     """One bisect step: lock `cell` into the bisect's own directory, run the one probe, read its observation
     (the framework bisect and the companion bisect take their steps alike); the result set and its lock come back."""
     from fanin.model.matrix import REPORTS
@@ -177,6 +199,7 @@ def probe_once(cell: Cell, matrix: Matrix, target: str, probe_id: str) -> tuple[
         targets=(target,),
         accept_new=True,
         pytest_args=("-q",),
+        earlier=earlier,
     )
     with one_cell.signals_end_children():
         result = all_cells.run_one(cell, matrix, options)
@@ -198,13 +221,14 @@ def run(args: list[str], matrix: Matrix) -> int:
     releases = {r.version: r for r in (bisect_plan.good, *bisect_plan.between, bisect_plan.bad)}
     target = registry.target(declared, bisect_plan.framework)
     packages: dict[str, dict[str, str]] = {}
+    writer = held_writer(matrix, bisect_plan.framework, bisect_plan.good.version)
 
     def observe(version: str) -> Observation:
         release = releases[version]
         cell = matrix.make_cell(
             bisect_plan.framework, version, matrix.default_python, "as-released", release.as_released
         )
-        result_set, observation, lock_path = probe_once(cell, matrix, target, bisect_plan.probe_id)
+        result_set, observation, lock_path = probe_once(cell, matrix, target, bisect_plan.probe_id, writer)
         locks = [lock_path, *(c.lock_path for c in matrix.of(bisect_plan.framework.key))]
         packages[version] = dependencies.own(bisect_plan.framework, result_set, locks)
         print(f"fanin: {version}: {observation.outcome} [{observation.hazard}] {observation.label}", flush=True)
@@ -221,6 +245,7 @@ def run(args: list[str], matrix: Matrix) -> int:
         seen,
         skipped=[r.version for r in bisect_plan.skipped],
         packages=packages,
+        writer=writer.version if writer else None,
     )
     beside = beside_first(first, seen, packages)
     print(

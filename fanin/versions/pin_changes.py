@@ -22,7 +22,7 @@ from fanin.model.matrix import REPORTS, Cell, Matrix
 from fanin.model.results import Observation, ResultFileError, ResultSet, load, probe_of
 from fanin.run import all_cells, one_cell
 from fanin.versions import dependencies, locking, pypi, registry
-from fanin.versions.first_release import beside_first, findings, record, search, span
+from fanin.versions.first_release import NothingToBisect, beside_first, findings, held_writer, record, search, span
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,7 @@ def _observer(rng: Range, matrix: Matrix, between: dict[str, pypi.Release]) -> C
     )
     work = REPORTS / "bisect"
     seen: dict[str, ResultSet] = {}
+    writer = held_writer(matrix, rng.good.framework, rng.good.version)
 
     def observe(version: str) -> ResultSet:
         if version in seen:
@@ -88,6 +89,7 @@ def _observer(rng: Range, matrix: Matrix, between: dict[str, pypi.Release]) -> C
             targets=targets,
             accept_new=True,
             pytest_args=("-q",),
+            earlier=writer,
         )
         result = all_cells.run_one(cell, matrix, options)
         if result.code not in (exits.SAME, exits.CHANGED):
@@ -139,10 +141,28 @@ def run(matrix: Matrix, framework: str | None = None) -> int:
                         raise FaninError(f"{package} {version}: the run has no observation of {oid}")
                     return observations[oid]
 
-                first, seen = search(rng.good.version, list(between), rng.bad.version, observe)
+                writer = held_writer(matrix, rng.good.framework, rng.good.version)
+                first: str | None
+                try:
+                    first, seen = search(rng.good.version, list(between), rng.bad.version, observe)
+                except NothingToBisect as same:
+                    if writer is None:
+                        raise
+                    # The reference's two cells read stores different releases wrote; with one writer they agree.
+                    first, seen = None, same.seen
                 locks = [c.lock_path for c in matrix.of(rng.good.framework.key)]
                 packages = {v: dependencies.own(rng.good.framework, observe_all(v), locks) for v in seen}
-                record(oid, rng.good.version, rng.bad.version, first, seen, skipped=skipped, packages=packages)
+                record(
+                    oid, rng.good.version, rng.bad.version, first, seen, skipped=skipped, packages=packages,
+                    writer=writer.version if writer else None,
+                )  # fmt: skip
+                if first is None:
+                    print(
+                        f"fanin: {oid}: {rng.good.version} and {rng.bad.version} resume what {rng.good.version} wrote"
+                        f" alike: the change is the writer's ({rng.good.id} resumes what the cell before it wrote)",
+                        flush=True,
+                    )
+                    continue
                 beside = beside_first(first, seen, packages)
                 print(f"fanin: {oid}: first in {package} {first}{beside}", flush=True)
     return 0
