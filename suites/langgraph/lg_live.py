@@ -100,8 +100,8 @@ def resume(backend: str, target: str, thread: str) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001
             final, after, read = None, None, type(exc).__name__
     return {
-        "raised": raised,
-        "read_raised": read,
+        "raises": raised,
+        "read_raises": read,
         "runs_on_resume": {name: runs.get(name, 0) for name in ("a", "b", "join")},
         "final": final,
         "next": after,

@@ -86,8 +86,8 @@ def _reading(across: dict[str, Any], same: dict[str, Any]) -> tuple[str, str]:
     """The matrix label and hazard: what differs between the resume across releases and the same release's."""
     if across == same:
         return "resumes as a thread it wrote itself", "safe"
-    failed = across["raised"] or across["read_raised"]
-    if failed and not (same["raised"] or same["read_raised"]):
+    failed = across["raises"] or across["read_raises"]
+    if failed and not (same["raises"] or same["read_raises"]):
         return f"the resume raised {failed}", "loud"
     runs, same_runs = across["runs_on_resume"], same["runs_on_resume"]
     if runs["a"] > same_runs["a"]:
@@ -100,7 +100,9 @@ def _reading(across: dict[str, Any], same: dict[str, Any]) -> tuple[str, str]:
 
 
 def _said(resumed: dict[str, Any]) -> str:
-    if resumed["raised"] or resumed["read_raised"]:
-        read = f", reading the thread after it raised {resumed['read_raised']}" if resumed["read_raised"] else ""
-        return f"raised {resumed['raised']}{read}" if resumed["raised"] else f"reading the thread raised {resumed['read_raised']}"
+    raises, read = resumed["raises"], resumed["read_raises"]
+    if raises and read:
+        return f"raised {raises}, reading the thread after it raised {read}"
+    if raises or read:
+        return f"raised {raises}" if raises else f"reading the thread raised {read}"
     return f"ran {resumed['runs_on_resume']}, final {resumed['final']}"
