@@ -227,3 +227,25 @@ def test_the_port_judges_a_version_between_two_cells_against_the_newer_neighbour
     assert got["picked"] == newer.id
     order = sorted(judged, key=lambda c: (compare.change_order(c.label), c.probe_id))
     assert got["rows"] == [[c.probe_id, c.label, c.gates] for c in order]
+
+
+def test_the_port_calls_a_live_thread_probe_with_no_earlier_release_not_covered_as_probe_here_does(
+    tmp_path: Path,
+) -> None:
+    from fanin.model.results import NEEDS_EARLIER_RELEASE, Observation
+
+    base = load(MATRIX.newest("langgraph").reference_path)
+    live = "langgraph/upgrade/live-thread"
+    assert base.observations[live].outcome == "ok"
+    alone = {"reason": "no earlier release", NEEDS_EARLIER_RELEASE: True}
+    observed = {**base.observations, live: Observation("n/a", alone, "n/a", "n/a: no earlier release", "n/a")}
+    mine = ResultSet(base.cell, base.framework, base.version, base.environment, base.probes, observed)
+    judged = [compare.standing(c) for c in compare.diff(base, mine)]
+    assert [(c.probe_id, c.label, c.gates) for c in judged] == [(live, "not covered here", False)]
+    got = _node(
+        "const rows = port.compareSets(data.reference, data.mine, data.rules);\n"
+        "console.log(JSON.stringify(rows.filter((r) => r.kind !== 'same').map((r) => [r.id, r.label])));",
+        {"reference": base.to_json(), "mine": mine.to_json(), "rules": viewer.rules()},
+        tmp_path,
+    )
+    assert got == [[live, "not covered here"]]

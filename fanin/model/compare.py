@@ -233,6 +233,10 @@ def diff(base: ResultSet, new: ResultSet, probe_ids: set[str] | None = None) -> 
     return [change for change in changes if change.kind != Kind.SAME]
 
 
+# A live-thread probe's n/a where the run had no earlier release to write its store (probe --here: one environment).
+NEEDS_EARLIER_REASON = (
+    "resumes a store an earlier release wrote: this run has one environment (`fanin upgrade --from` runs it)"
+)
 MISSING_MODULE = "missing_module"  # a probe-error's value: the module its exception says is not installed
 
 
@@ -247,10 +251,7 @@ def standing(change: Change, newer: Observation | None = None, newer_cell: str =
         reason = f"needs the module {value[MISSING_MODULE]}, not installed in this environment"
         return replace(change, standing=Standing.NOT_COVERED, reason=reason)
     if after.outcome == NOT_APPLICABLE and value.get(NEEDS_EARLIER_RELEASE):
-        reason = (
-            "resumes a store an earlier release wrote: this run has one environment (`fanin upgrade --from` runs it)"
-        )
-        return replace(change, standing=Standing.NOT_COVERED, reason=reason)
+        return replace(change, standing=Standing.NOT_COVERED, reason=NEEDS_EARLIER_REASON)
     if after.outcome == TIMEOUT:
         seconds = value.get("timeout_seconds", "?")
         hung = change.before is not None and change.before.hazard == Hazard.HANGS.value

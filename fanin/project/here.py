@@ -334,6 +334,12 @@ def _short(why: str) -> str:
     return "oldest version"
 
 
+def _missing_module(change: compare.Change) -> object:
+    """The module a not-covered observation stopped on (None: it is not covered for another reason)."""
+    value = change.after.value if change.after is not None else None
+    return value.get(compare.MISSING_MODULE) if isinstance(value, dict) else None
+
+
 def not_covered(changes: list[compare.Change], here: ResultSet) -> list[compare.Change]:
     """Changes made by this environment, not by the framework: the observation needed a registered companion
     that is not installed here (the plugin's record) and did not run to an `ok` outcome."""
@@ -392,7 +398,7 @@ def _compare(
     code = exits.SAME
     if covered:
         code = gate(header, covered, observed, details=True, proofs=proofs_at(covered, here))  # proven here or not
-        breaking = [change.probe_id for change in covered if change.is_breaking]
+        breaking = [change.probe_id for change in covered if change.is_breaking and change.standing is None]
         if breaking:
             from fanin.versions import dependencies
             from fanin.versions.first_release import findings
@@ -407,22 +413,35 @@ def _compare(
             f"they need {', '.join(names)}, not installed in this environment (the reference cell has them); "
             f"to cover them too: {install_hint(framework, here)}"
         )
-    if lacking:
-        modules = sorted({str(change.after.value[compare.MISSING_MODULE]) for change in lacking if change.after})
+    modules = sorted({str(_missing_module(change)) for change in lacking if _missing_module(change)})
+    if modules:
+        stopped = sum(1 for change in lacking if _missing_module(change))
         print(
-            f"fanin: {here.framework}: {len(lacking)} of {len(here.observations)} observations not covered here: "
+            f"fanin: {here.framework}: {stopped} of {len(here.observations)} observations not covered here: "
             f"they stopped on a module this environment does not have ({', '.join(modules)}); not a regression"
         )
+    earlier = [change for change in lacking if not _missing_module(change)]
+    if earlier:
+        print(
+            f"fanin: {here.framework}: {len(earlier)} of {len(here.observations)} observations not covered here: "
+            "they resume a store an earlier release wrote, and this run has one environment; "
+            f"`fanin upgrade -- {framework.package}==<the version you move to> --from {here.version}` runs them"
+        )
+    judged = [
+        change for change in covered if change.standing != compare.Standing.NOT_COVERED
+    ]  # not covered: said below
     tally = ", ".join(
-        f"{sum(c.label == label for c in covered)} {label}" for label in dict.fromkeys(c.label for c in covered)
+        f"{sum(c.label == label for c in judged)} {label}" for label in dict.fromkeys(c.label for c in judged)
     )
-    if not any(change.is_breaking for change in covered):
+    if not any(change.is_breaking for change in judged):
         verdict = f"same behaviour as the reference in all {observed} observations covered here"
         verdict += f" ({tally})" if tally else ""
-    elif not any(change.gates for change in covered):
+    elif not any(change.gates for change in judged):
         verdict = f"no regression in {observed} observations covered here ({tally})"
     else:
         verdict = f"{tally} in {observed} observations covered here"
     if aside:
         verdict += f"; {len(aside)} not covered here (packages missing, see above)"
+    if lacking:
+        verdict += f"; {len(lacking)} not covered here (a module or an earlier release needed, see above)"
     return code, verdict

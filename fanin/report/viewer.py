@@ -20,7 +20,7 @@ from typing import Any
 from packaging.version import Version
 
 from fanin.model import compare
-from fanin.model.results import HAZARDS, PROBE_ERROR, TIMEOUT
+from fanin.model.results import HAZARDS, NEEDS_EARLIER_RELEASE, NOT_APPLICABLE, PROBE_ERROR, TIMEOUT
 from fanin.report.documents import INDEX_HTML, MATRIX_HTML, VIEWER_HTML
 from fanin.report.legend import CHANGE_MEANINGS, CHANGE_WORDS, HAZARD_STYLES
 from fanin.report.view import Report
@@ -42,6 +42,9 @@ def rules() -> dict[str, Any]:
             "probeError": PROBE_ERROR,
             "timeout": TIMEOUT,
             "missingModule": compare.MISSING_MODULE,
+            "notApplicable": NOT_APPLICABLE,
+            "needsEarlier": NEEDS_EARLIER_RELEASE,
+            "needsEarlierReason": compare.NEEDS_EARLIER_REASON,
         },
     }
 

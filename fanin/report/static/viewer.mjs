@@ -161,6 +161,7 @@ export function standing(c, newer, newerCell, rules) {
   if (after.outcome === s.probeError && value[s.missingModule]) {
     return { word: s.notCovered, reason: `needs the module ${value[s.missingModule]}, not installed in this environment` };
   }
+  if (after.outcome === s.notApplicable && value[s.needsEarlier]) return { word: s.notCovered, reason: s.needsEarlierReason };
   if (after.outcome === s.timeout) return { word: s.couldNotJudge, reason: "timed out here: run it again" };
   if (newer && behaviour(newer) === behaviour(after)) {
     return { word: s.asNewer, reason: `the same as the newer reference cell ${newerCell}` };
