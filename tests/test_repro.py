@@ -35,7 +35,11 @@ from fanin.versions import repro, repro_obs
 
 MATRIX = matrix.load()
 # A scenario probe's reproducer is its adapter over the protocol (docs/ADAPTERS.md), not a standalone script.
-PYTHON_PROBES = [p for p in catalog.declared() if p.file.endswith(".py") and "/scenario/" not in p.id]
+# A live-thread probe needs two releases' environments: no one-file reproducer (tested below), so not among these.
+TWO_RELEASES = {p.id for p in catalog.declared() if "obs.earlier_release()" in (REPO_ROOT / p.file).read_text()}
+PYTHON_PROBES = [
+    p for p in catalog.declared() if p.file.endswith(".py") and "/scenario/" not in p.id and p.id not in TWO_RELEASES
+]
 SCENARIO_PROBES = [p for p in catalog.declared() if p.file.endswith(".py") and "/scenario/" in p.id]
 # One probe of every family of every Python framework: the first its suite declares.
 FAMILIES: dict[str, str] = {}
@@ -321,3 +325,16 @@ def test_an_openai_agents_reproducer_exports_no_trace(pythons: dict[str, str], t
     observation = printed(done)
     assert printed_behaviour(observation) == reference_behaviour("openai_agents/context/lost-update")
     assert "trace" not in done.stderr.lower(), done.stderr[-2000:]
+
+
+def test_a_probe_that_resumes_an_earlier_releases_store_is_refused_in_one_line_naming_upgrade() -> None:
+    assert TWO_RELEASES == {"langgraph/upgrade/live-thread"}
+    for probe_id in TWO_RELEASES:
+        with pytest.raises(repro.ReproError) as refused:
+            repro.script(probe_id, MATRIX)
+        message = str(refused.value)
+        assert (
+            "\n" not in message
+            and "has no one-file reproducer" in message
+            and "fanin upgrade -- langgraph==" in message
+        )

@@ -257,6 +257,11 @@ def script(probe_id: str, matrix: Matrix, cell: Cell | None = None, variant: str
     owner: dict[str, tuple[Path, str]] = {}  # name -> (file, text) that binds it, to refuse a clash
     fanin_names: set[str] = set()
     obs_used = _obs_attributes(function)
+    if "earlier_release" in obs_used:
+        raise ReproError(
+            f"{declared.id} resumes a store an earlier release wrote, so it needs two releases' environments and has"
+            f" no one-file reproducer: `fanin upgrade -- {cell.framework.package}==<new> --from <old>` runs it"
+        )
 
     def bind(name: str, where: Path, text: str) -> None:
         if owner.setdefault(name, (where, text)) != (where, text):
