@@ -254,7 +254,9 @@ def test_a_live_thread_cell_is_written_to_by_the_cell_before_it_on_its_python() 
     assert COMMITTED.earlier(lg[0]) is None
     assert [COMMITTED.earlier(c) for c in lg[1:]] == lg[:-1]
     twin = next(c for c in COMMITTED.of("langgraph") if c.python != COMMITTED.default_python)
-    assert all(o.python == twin.python for o in filter(None, [COMMITTED.earlier(twin)]))
+    same_python = [c for c in COMMITTED.of("langgraph") if c.python == twin.python and c.sort_key < twin.sort_key]
+    assert any(Version(c.version) < Version(twin.version) for c in lg)  # an older cell on another Python is not taken
+    assert COMMITTED.earlier(twin) == (same_python[-1] if same_python else None)
     between = COMMITTED.make_cell(lg[-1].framework, lg[-1].version + ".post1", lg[-1].python, "current", "2026-01-01")
     assert COMMITTED.earlier(between) == lg[-1]  # a bisect step or an upgrade's release: the matrix cell below it
     assert COMMITTED.earlier(COMMITTED.newest("adk")) is None  # no live-thread probes: no earlier venv is built

@@ -427,9 +427,8 @@ def _compare(
             "they resume a store an earlier release wrote, and this run has one environment; "
             f"`fanin upgrade -- {framework.package}==<the version you move to> --from {here.version}` runs them"
         )
-    judged = [
-        change for change in covered if change.standing != compare.Standing.NOT_COVERED
-    ]  # not covered: said below
+    # The verdict judges what was covered; what is not covered was named above.
+    judged = [change for change in covered if change.standing != compare.Standing.NOT_COVERED]
     tally = ", ".join(
         f"{sum(c.label == label for c in judged)} {label}" for label in dict.fromkeys(c.label for c in judged)
     )

@@ -55,15 +55,17 @@ def pending(matrix: Matrix, framework: str | None = None) -> list[Range]:
     return ranges
 
 
-def _observer(rng: Range, matrix: Matrix, between: dict[str, pypi.Release]) -> Callable[[str], ResultSet]:
-    """Memoised: one lock, install and probe run per release for all the range's changed probes."""
+def _observer(
+    rng: Range, matrix: Matrix, between: dict[str, pypi.Release], writer: Cell | None
+) -> Callable[[str], ResultSet]:
+    """Memoised: one lock, install and probe run per release for all the range's changed probes; `writer` writes
+    a live-thread probe's store in each of them (first_release.held_writer)."""
     declared = {p.id: p for p in (*catalog.declared(), *catalog.declared_node())}
     targets = tuple(
         sorted({registry.target(declared[probe_of(oid)], rng.good.framework) for oid in rng.observation_ids})
     )
     work = REPORTS / "bisect"
     seen: dict[str, ResultSet] = {}
-    writer = held_writer(matrix, rng.good.framework, rng.good.version)
 
     def observe(version: str) -> ResultSet:
         if version in seen:
@@ -121,7 +123,8 @@ def run(matrix: Matrix, framework: str | None = None) -> int:
         ]
         between = {r.version: r for r in in_range if not r.yanked}
         skipped = [r.version for r in in_range if r.yanked]
-        observe_all = _observer(rng, matrix, between)
+        writer = held_writer(matrix, rng.good.framework, rng.good.version)
+        observe_all = _observer(rng, matrix, between, writer)
         print(
             f"fanin: bisect {rng.good.id} -> {rng.bad.id}: {len(rng.observation_ids)} change(s), "
             f"{len(between)} installable release(s) between" + (f", yanked: {', '.join(skipped)}" if skipped else ""),
@@ -141,7 +144,6 @@ def run(matrix: Matrix, framework: str | None = None) -> int:
                         raise FaninError(f"{package} {version}: the run has no observation of {oid}")
                     return observations[oid]
 
-                writer = held_writer(matrix, rng.good.framework, rng.good.version)
                 first: str | None
                 try:
                     first, seen = search(rng.good.version, list(between), rng.bad.version, observe)
