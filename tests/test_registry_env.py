@@ -138,7 +138,7 @@ def test_the_cells_pytest_runs_with_its_registered_env_over_the_callers(
 
 
 _WRITES_HOME = """
-import json, os
+import json, os, tempfile
 from pathlib import Path
 from fanin.probe import Claim, probe
 
@@ -147,25 +147,30 @@ def test_home(obs):
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         (Path(os.environ[name]) / "framework").mkdir()
     (Path.home() / ".framework-id").write_text("a telemetry id")
-    obs.record(str(Path.home()), label="ran", detail="ran", hazard="safe")
+    tempfile.mkstemp(prefix="crewai:", suffix=".lock")  # CrewAI's lock files, never removed by CrewAI
+    obs.record(json.dumps([str(Path.home()), tempfile.gettempdir()]), label="ran", detail="ran", hazard="safe")
 """
 
 
 def test_what_a_framework_writes_in_home_goes_with_the_cells_scratch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """CrewAI writes a key file and its storage under ~/.local/share and ~/.config, Haystack a telemetry id in
-    ~/.haystack: a cell's pytest gets its own HOME and XDG directories in its scratch, removed with it."""
-    caller = tmp_path / "caller-home"
+    """CrewAI writes a key file and its storage under ~/.local/share and ~/.config and lock files in the temporary
+    directory, Haystack a telemetry id in ~/.haystack: a cell's pytest gets its own HOME, XDG directories and
+    TMPDIR in its scratch, removed with it."""
+    caller, caller_tmp = tmp_path / "caller-home", tmp_path / "caller-tmp"
     caller.mkdir()
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+    caller_tmp.mkdir()
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "TMP", "TEMP"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(caller))
+    monkeypatch.setenv("TMPDIR", str(caller_tmp))
     monkeypatch.setenv("FANIN_SCRATCH_ROOT", str(tmp_path / "scratch"))
     results = _run_dummy(tmp_path, _WRITES_HOME)
-    seen = json.loads(results.read_text())["observations"]["langgraph/dummy/home"]["value"]
-    assert Path(seen).is_relative_to(tmp_path / "scratch")
+    seen = json.loads(json.loads(results.read_text())["observations"]["langgraph/dummy/home"]["value"])
+    assert all(Path(place).is_relative_to(tmp_path / "scratch") for place in seen), seen
     assert list(caller.iterdir()) == []  # nothing in the caller's home
+    assert list(caller_tmp.iterdir()) == []  # nor in the caller's temporary directory
     assert list((tmp_path / "scratch").iterdir()) == []  # and the cell's own went with its scratch
 
 

@@ -80,16 +80,22 @@ def _alive(pid: int) -> bool:
 
 
 def home(scratch: Path) -> dict[str, str]:
-    """A cell's own HOME and XDG base directories, inside its scratch: what a framework writes there on its own
-    (CrewAI's key file and storage under ~/.local/share, its settings under ~/.config, Haystack's telemetry id in
-    ~/.haystack) goes with the run, never into the home of whoever ran fanin."""
+    """A cell's own HOME, XDG base directories and temporary directory, inside its scratch: what a framework writes
+    there on its own (CrewAI's key file and storage under ~/.local/share, its settings under ~/.config, its
+    `crewai:<hash>.lock` files in the temporary directory; Haystack's telemetry id in ~/.haystack; Node 22's
+    node-compile-cache in os.tmpdir()) goes with the run, never into the home or /tmp of whoever ran fanin.
+    TMPDIR, TMP and TEMP all name it: Python's tempfile and Node's os.tmpdir() each read the first one set."""
     base = scratch / "home"
+    temporary = scratch / "tmp"
     places = {
         "HOME": base,
         "XDG_CONFIG_HOME": base / ".config",
         "XDG_DATA_HOME": base / ".local" / "share",
         "XDG_STATE_HOME": base / ".local" / "state",
         "XDG_CACHE_HOME": base / ".cache",
+        "TMPDIR": temporary,
+        "TMP": temporary,
+        "TEMP": temporary,
     }
     for place in places.values():
         place.mkdir(parents=True, exist_ok=True)

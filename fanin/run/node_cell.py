@@ -214,9 +214,10 @@ def npm_command(node: Path | None) -> list[str]:
 
 def tool_env(node: Path | None) -> dict[str, str]:
     """The environment of npm and node --test: the cell's Node first on PATH, so nothing below them finds another."""
+    environ = node_release.tool_environ()
     if node is None:
-        return dict(os.environ)
-    return {**os.environ, "PATH": os.pathsep.join([str(node.parent), os.environ.get("PATH", "")])}
+        return environ
+    return {**environ, "PATH": os.pathsep.join([str(node.parent), environ.get("PATH", "")])}
 
 
 def check_lock(cell_id: str, lock: Path, framework: tuple[str, str] | None) -> None:
@@ -343,7 +344,8 @@ def _error(message: str) -> Observation:
 
 def _version(command: list[str]) -> str:
     try:
-        return subprocess.run(command, capture_output=True, text=True, timeout=30).stdout.strip().lstrip("v")
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30, env=node_release.tool_environ())
+        return done.stdout.strip().lstrip("v")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 

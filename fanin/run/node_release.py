@@ -53,6 +53,12 @@ def _key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
+def tool_environ() -> dict[str, str]:
+    """The environment npm and node run in: npm 10.9+ turns on Node 22's compile cache, which lands in the system
+    temporary directory (/tmp/node-compile-cache) and stays there. It only caches bytecode: off."""
+    return {**os.environ, "NODE_DISABLE_COMPILE_CACHE": "1"}
+
+
 def installed(releases: Path) -> list[str]:
     """The releases unpacked under `releases`, oldest first."""
     if not releases.is_dir():
@@ -62,7 +68,9 @@ def installed(releases: Path) -> list[str]:
 
 
 def _npm(npm: str, args: list[str], cache: Path, cwd: Path | None = None) -> str:
-    done = subprocess.run([npm, *args, "--cache", str(cache)], capture_output=True, text=True, cwd=cwd)
+    done = subprocess.run(
+        [npm, *args, "--cache", str(cache)], capture_output=True, text=True, cwd=cwd, env=tool_environ()
+    )
     if done.returncode != 0:
         from fanin.run.node_cell import npm_reason
 
@@ -94,7 +102,9 @@ def ensure(spec: str, releases: Path, npm: str, cache: Path) -> Path:
         _unpack(tarball, making)
         tarball.unlink()
         node = making / "bin" / "node"
-        answer = subprocess.run([str(node), "--version"], capture_output=True, text=True).stdout.strip()
+        answer = subprocess.run(
+            [str(node), "--version"], capture_output=True, text=True, env=tool_environ()
+        ).stdout.strip()
         if answer != f"v{version}":
             raise NodeReleaseError(f"{package()}@{version}'s bin/node says {answer or 'nothing'}, not v{version}")
         making.chmod(0o755)  # mkdtemp's 0700: a release is no secret, and every cell of the user reads it

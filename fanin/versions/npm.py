@@ -33,6 +33,7 @@ from packaging.version import InvalidVersion, Version
 from fanin.model.errors import EnvironmentFault
 from fanin.model.matrix import LOCKS, Cell, Matrix
 from fanin.model.source import REPO_ROOT
+from fanin.run import node_release
 from fanin.versions.pypi import RegistryError, RegistryUnreachable, Release
 
 NPMRC = REPO_ROOT / ".npmrc"
@@ -50,7 +51,9 @@ def npm_binary() -> str:
 
 
 def _npm(args: list[str], cwd: Path | None = None, step: str = "npm") -> str:
-    done = subprocess.run([npm_binary(), *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [npm_binary(), *args], cwd=cwd, capture_output=True, text=True, timeout=600, env=node_release.tool_environ()
+    )
     if done.returncode != 0:
         tail = " | ".join(line.strip() for line in (done.stderr or done.stdout).strip().splitlines()[-3:])
         raise NpmLockError(f"{step} failed (exit {done.returncode}): {tail}")
