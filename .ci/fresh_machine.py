@@ -201,9 +201,21 @@ def _exclude_newer(cell: str, clone: Path) -> tuple[str, str]:
     raise SystemExit(f"fanin: error: {cell} is not a cell of reference/matrix.toml on the default Python")
 
 
+# What a pass's TMPDIR may keep: fanin's pgserver runtime directory (the server's copy and the template database,
+# kept for the next run, per user: fanin.run.services.runtime_dir) and uv's own lock files (uv never removes them).
+KEPT_IN_TMPDIR = ("fanin-pgserver-*", "uv-*.lock")
+
+
 def _leftovers(one: Pass) -> list[str]:
-    """Processes of the pass still running, and server directories it left in memory or its TMPDIR."""
+    """Processes of the pass still running, server directories it left in memory or its TMPDIR, and anything
+    else in its TMPDIR but KEPT_IN_TMPDIR (a framework's lock files, Node's compile cache: a cell's run has a
+    TMPDIR of its own, removed with it)."""
     found = []
+    if one.tmp.exists():
+        for entry in sorted(one.tmp.iterdir()):
+            judged = entry.match("fanin-scratch-*") or entry.match("fanin-pg-*")  # by their owner, below
+            if not judged and not any(entry.match(kept) for kept in KEPT_IN_TMPDIR):
+                found.append(f"left in its TMPDIR: {entry}")
     if one._switch:
         alive = subprocess.run(["pgrep", "-u", str(one.uid), "-a"], capture_output=True, text=True).stdout.strip()
         if alive:

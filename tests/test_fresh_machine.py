@@ -30,3 +30,20 @@ def test_a_directory_whose_owner_still_runs_is_not_this_pass_s_leftover(tmp_path
     assert f"a cell's scratch left behind: {left}" in found
     assert f"a server directory left behind: {server}" in found
     assert not any(str(running) in line for line in found)
+
+
+def test_anything_a_pass_leaves_in_its_tmpdir_is_a_leftover_but_the_server_runtime_and_uvs_locks(
+    tmp_path: Path,
+) -> None:
+    """CrewAI's crewai:<hash>.lock files and Node 22's node-compile-cache stayed in /tmp after every matrix run:
+    a cell's run now has a TMPDIR of its own, and the check names anything else a pass leaves in its TMPDIR."""
+    one = SimpleNamespace(_switch=False, uid=os.getuid(), began=time.time() - 1, tmp=tmp_path)
+    for kept in (f"fanin-pgserver-{os.getuid()}", "node-compile-cache"):
+        (tmp_path / kept).mkdir()
+    for kept in ("uv-0d89e494b73e64ab.lock", "crewai:02811223e39f69e567671a20f7e5e56e.lock"):
+        (tmp_path / kept).touch()
+    found = FRESH["_leftovers"](one)
+    assert found == [
+        f"left in its TMPDIR: {tmp_path / 'crewai:02811223e39f69e567671a20f7e5e56e.lock'}",
+        f"left in its TMPDIR: {tmp_path / 'node-compile-cache'}",
+    ]
