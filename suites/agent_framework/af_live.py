@@ -43,9 +43,7 @@ class Asking(Node):
         await ctx.send_message(f"b:{response}")
 
 
-def build(
-    storage: Any, runs: dict[str, int], joined: list[Any], gate: asyncio.Event | None, stuck: list[str] | None = None
-) -> Any:
+def build(storage: Any, runs: dict[str, int], joined: list[Any], gate: asyncio.Event | None, stuck: list[str]) -> Any:
     """The workflow both sides build; `gate` (the writer's) is set once `a` has sent, and `b` asks only then
     (`stuck` says when the hang guard ran out instead)."""
     from agent_framework import WorkflowBuilder
@@ -62,7 +60,7 @@ def build(
             try:
                 await asyncio.wait_for(gate.wait(), GATE_SECONDS)
             except asyncio.TimeoutError:
-                (stuck if stuck is not None else []).append(f"a had not sent its message within {GATE_SECONDS:.0f} s while b waited")
+                stuck.append(f"a had not sent its message within {GATE_SECONDS:.0f} s while b waited")
         await ctx.request_info("approve b?", str, request_id=REQUEST)
 
     async def join(node_id: str, messages: Any, ctx: Any) -> None:
@@ -118,7 +116,9 @@ async def write(folder: str) -> dict[str, Any]:
         "raises": trace.get("raises"),
         "holds": None if latest is None else _holds(latest),
         # b asked only once a had sent: a superstep's checkpoint holds a's message beside b's request
-        "asked_with_a": any("a" in shape["messages"] + shape["fan_in_buffer"] and shape["requests"] for shape in shapes),
+        "asked_with_a": any(
+            "a" in shape["messages"] + shape["fan_in_buffer"] and shape["requests"] for shape in shapes
+        ),
         "stuck": stuck,
     }
 
@@ -135,8 +135,9 @@ async def resume(folder: str, checkpoint_id: str) -> dict[str, Any]:
         await storage.load(checkpoint_id)
     except Exception as exc:  # noqa: BLE001 - what the framework did: the probe grades it
         read = f"{type(exc).__name__}: {exc}"
-    workflow = build(storage, runs, joined, None)
-    trace = await af_kit.run(workflow, start={"checkpoint_id": checkpoint_id, "responses": {REQUEST: ANSWER}}, catch=True)
+    workflow = build(storage, runs, joined, None, [])
+    start = {"checkpoint_id": checkpoint_id, "responses": {REQUEST: ANSWER}}
+    trace = await af_kit.run(workflow, start=start, catch=True)
     if "raises" in trace:
         raised = f"{trace['raises']}: {trace['message']}"
     elif trace["failures"]:

@@ -64,7 +64,8 @@ async def _observe(
         raise RuntimeError(f"the writer ({python}) failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
     written = json.loads(done.stdout.strip().splitlines()[-1])
     if version is not None and written["agent_framework"] != version:
-        raise RuntimeError(f"the earlier interpreter runs agent-framework-core {written['agent_framework']}, not {version}")
+        ran = written["agent_framework"]
+        raise RuntimeError(f"the earlier interpreter runs agent-framework-core {ran}, not {version}")
     if written["stuck"]:
         obs.vacuous(written["stuck"][0])
     if written["raises"] or written["runs"] != {"a": 1, "b": 1} or written["joined"]:
