@@ -328,13 +328,14 @@ def test_an_openai_agents_reproducer_exports_no_trace(pythons: dict[str, str], t
 
 
 def test_a_probe_that_resumes_an_earlier_releases_store_is_refused_in_one_line_naming_upgrade() -> None:
-    assert TWO_RELEASES == {"langgraph/upgrade/live-thread"}
+    assert {"langgraph/upgrade/live-thread", "agent_framework/upgrade/live-checkpoint"} <= TWO_RELEASES
     for probe_id in TWO_RELEASES:
         with pytest.raises(repro.ReproError) as refused:
             repro.script(probe_id, MATRIX)
         message = str(refused.value)
+        package = MATRIX.frameworks[probe_id.split("/")[0]].package
         assert (
             "\n" not in message
             and "has no one-file reproducer" in message
-            and "fanin upgrade -- langgraph==" in message
-        )
+            and f"fanin upgrade -- {package}==" in message
+        ), message
