@@ -259,7 +259,9 @@ def test_a_live_thread_cell_is_written_to_by_the_cell_before_it_on_its_python() 
     assert COMMITTED.earlier(twin) == (same_python[-1] if same_python else None)
     between = COMMITTED.make_cell(lg[-1].framework, lg[-1].version + ".post1", lg[-1].python, "current", "2026-01-01")
     assert COMMITTED.earlier(between) == lg[-1]  # a bisect step or an upgrade's release: the matrix cell below it
-    assert COMMITTED.earlier(COMMITTED.newest("adk")) is None  # no live-thread probes: no earlier venv is built
+    assert COMMITTED.earlier(COMMITTED.newest("crewai")) is None  # no live-thread probes: no earlier venv is built
+    adk = [c for c in COMMITTED.of("adk") if c.python == COMMITTED.default_python]
+    assert [COMMITTED.earlier(c) for c in adk] == [None, *adk[:-1]]  # adk/upgrade/live-session: one writer each
 
 
 def test_live_threads_is_a_flag() -> None:
