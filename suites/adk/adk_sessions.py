@@ -251,10 +251,10 @@ class session_service:
             await self.store.__aexit__(None, None, None)
 
 
-def create_database(obs: Any, name: str | None = None) -> str:
-    """A fresh database (`name`, default obs.database_name) on the harness's PostgreSQL server; returns its name."""
+def create_database(obs: Any) -> str:
+    """A fresh database (obs.database_name) on the harness's PostgreSQL server; returns its name."""
     psycopg = obs.need("psycopg")
-    name = name or obs.database_name
+    name = obs.database_name
     with psycopg.connect(obs.postgres_dsn("postgres"), autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
         admin.execute(f'CREATE DATABASE "{name}"')

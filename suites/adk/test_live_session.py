@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import adk_live
-from adk_sessions import ASYNC_SQLITE, create_database, drop_database, missing_sqlalchemy, postgres_url
+from adk_sessions import ASYNC_SQLITE, drop_database, missing_sqlalchemy, postgres_url
 
 from fanin.probe import Claim, Observer, probe
 
@@ -60,7 +60,7 @@ async def test_live_session(obs: Observer) -> None:
         names = {side: f"{obs.database_name}_{side[0]}" for side in ("earlier", "same")}
         try:
             for name in names.values():
-                create_database(obs, name)
+                _create_database(obs, name)
             stores = {side: postgres_url(obs.postgres_dsn(name)) for side, name in names.items()}
             across, resumable = await _observe(obs, stores["earlier"], earlier, "auto")
             same, _ = await _observe(obs, stores["same"], sys.executable, "resumable" if resumable else "plain")
@@ -74,6 +74,14 @@ async def test_live_session(obs: Observer) -> None:
         detail=f"written by {version}, resumed here: {_said(across)}; written and resumed here: {_said(same)}",
         hazard=hazard,
     )
+
+
+def _create_database(obs: Observer, name: str) -> None:
+    """A fresh database `name` on the harness's PostgreSQL server (adk_sessions.create_database, by name)."""
+    psycopg = obs.need("psycopg")
+    with psycopg.connect(obs.postgres_dsn("postgres"), autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"')
 
 
 async def _observe(obs: Observer, target: str, python: str, mode: str) -> tuple[dict[str, Any], bool]:
