@@ -328,9 +328,12 @@ def test_an_openai_agents_reproducer_exports_no_trace(pythons: dict[str, str], t
 
 
 def test_a_probe_that_resumes_an_earlier_releases_store_is_refused_in_one_line_naming_upgrade() -> None:
-    assert {"langgraph/upgrade/live-thread", "agent_framework/upgrade/live-checkpoint", "adk/upgrade/live-session"} <= (
-        TWO_RELEASES
-    )
+    assert {
+        "langgraph/upgrade/live-thread",
+        "agent_framework/upgrade/live-checkpoint",
+        "adk/upgrade/live-session",
+        "openai_agents/upgrade/live-state",
+    } <= TWO_RELEASES
     for probe_id in TWO_RELEASES:
         with pytest.raises(repro.ReproError) as refused:
             repro.script(probe_id, MATRIX)
