@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import adk_live
+import live_kit
 from adk_sessions import ASYNC_SQLITE, drop_database, missing_sqlalchemy, postgres_url
 
 from fanin.probe import Claim, Observer, probe
@@ -126,10 +127,10 @@ def _reading(across: dict[str, Any], same: dict[str, Any]) -> tuple[str, str]:
     """The matrix label and hazard: what differs between the resume across releases and the same release's."""
     now, then = _graded(across), _graded(same)
     if now == then:
-        return "resumes as a session it wrote itself", "safe"
+        return live_kit.same("session"), "safe"
     failed = now["raises"] or now["read_raises"]
     if failed and not (then["raises"] or then["read_raises"]):
-        return f"the resume raised {failed}", "loud"
+        return live_kit.raised("the resume", failed), "loud"
     runs, same_runs = now["runs_on_resume"], then["runs_on_resume"]
     if runs["a"] > same_runs["a"]:
         return "a's run again", "silent"
@@ -139,7 +140,7 @@ def _reading(across: dict[str, Any], same: dict[str, Any]) -> tuple[str, str]:
         return "b's answer lost", "silent"
     if runs["join"] < same_runs["join"] or (then["joined"] and not now["joined"]):
         return "the join never ran", "silent"
-    return "resumes differently from a session it wrote itself", "silent"
+    return live_kit.unlike("session"), "silent"
 
 
 def _said(resumed: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import af_live
+import live_kit
 
 from fanin.probe import Claim, Observer, probe
 
@@ -78,10 +79,10 @@ async def _observe(
 def _reading(across: dict[str, Any], same: dict[str, Any]) -> tuple[str, str]:
     """The matrix label and hazard: what differs between the resume across releases and the same release's."""
     if across == same:
-        return "resumes as a checkpoint it wrote itself", "safe"
+        return live_kit.same("checkpoint"), "safe"
     failed = across["raises"] or across["read_raises"]
     if failed and not (same["raises"] or same["read_raises"]):
-        return f"the resume raised {failed.split(':')[0]}", "loud"
+        return live_kit.raised("the resume", failed.split(":")[0]), "loud"
     runs, same_runs = across["runs_on_resume"], same["runs_on_resume"]
     got, same_got = _received(across), _received(same)
     if runs["a"] > same_runs["a"]:
@@ -94,7 +95,7 @@ def _reading(across: dict[str, Any], same: dict[str, Any]) -> tuple[str, str]:
         return "a's message was lost", "silent"
     if "b" in same_got and "b" not in got:
         return "b's answer was lost", "silent"
-    return "resumes differently from a checkpoint it wrote itself", "silent"
+    return live_kit.unlike("checkpoint"), "silent"
 
 
 def _received(resumed: dict[str, Any]) -> set[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import lg_live
+import live_kit
 import lg_persist
 import lg_procs
 
@@ -85,10 +86,10 @@ def _observe(obs: Observer, target: str, earlier: str | None, thread: str = "liv
 def _reading(across: dict[str, Any], same: dict[str, Any]) -> tuple[str, str]:
     """The matrix label and hazard: what differs between the resume across releases and the same release's."""
     if across == same:
-        return "resumes as a thread it wrote itself", "safe"
+        return live_kit.same("thread"), "safe"
     failed = across["raises"] or across["read_raises"]
     if failed and not (same["raises"] or same["read_raises"]):
-        return f"the resume raised {failed}", "loud"
+        return live_kit.raised("the resume", failed), "loud"
     runs, same_runs = across["runs_on_resume"], same["runs_on_resume"]
     if runs["a"] > same_runs["a"]:
         return "the finished branch ran again", "silent"
@@ -96,7 +97,7 @@ def _reading(across: dict[str, Any], same: dict[str, Any]) -> tuple[str, str]:
         return "the join never ran", "silent"
     if len(across["final"] or []) < len(same["final"] or []):
         return "a write was lost", "silent"
-    return "resumes differently from a thread it wrote itself", "silent"
+    return live_kit.unlike("thread"), "silent"
 
 
 def _said(resumed: dict[str, Any]) -> str:

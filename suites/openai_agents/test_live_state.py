@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import live_kit
 import oa_live
 import oa_resume
 
@@ -89,11 +90,11 @@ async def _observe(obs: Observer, folder: Path, python: str, version: str | None
 def _reading(across: dict[str, Any], same: dict[str, Any]) -> tuple[str, str]:
     """The matrix label and hazard: what differs between the resume across releases and the same release's."""
     if across == same:
-        return "resumes as a state it wrote itself", "safe"
+        return live_kit.same("state"), "safe"
     failed = across["read_raises"] or across["raises"]
     if failed and not (same["read_raises"] or same["raises"]):
         said = "reading the state" if across["read_raises"] else "the resume"
-        return f"{said} raised {failed.split(':')[0]}", "loud"
+        return live_kit.raised(said, failed.split(":")[0]), "loud"
     runs, same_runs = across["runs_on_resume"], same["runs_on_resume"]
     got, same_got = _received(across), _received(same)
     if runs["a"] > same_runs["a"]:
@@ -101,12 +102,12 @@ def _reading(across: dict[str, Any], same: dict[str, Any]) -> tuple[str, str]:
     if runs["b"] < same_runs["b"] or (across["interruptions"] and not same["interruptions"]):
         return "b's approval was lost", "silent"
     if oa_live.A_OUTPUT in same_got and oa_live.A_OUTPUT not in got:
-        return "a's output was lost: the next turn never received it", "silent"
+        return "a's output never reached the next turn", "silent"
     if oa_live.B_OUTPUT in same_got and oa_live.B_OUTPUT not in got:
-        return "b's output was lost: the next turn never received it", "silent"
+        return "b's output never reached the next turn", "silent"
     if "a" in (same["context"] or {}).get("ran", []) and "a" not in (across["context"] or {}).get("ran", []):
         return "a's write to the context was lost", "silent"
-    return "resumes differently from a state it wrote itself", "silent"
+    return live_kit.unlike("state"), "silent"
 
 
 def _received(resumed: dict[str, Any]) -> list[Any]:
