@@ -40,6 +40,7 @@ HARNESS_ENV = ROOT / ".fanin" / "harness"
 INTERRUPTED = runpy.run_path(str(ROOT / "fanin" / "model" / "exits.py"))["INTERRUPTED"]  # fanin's exit 130
 Lane = runpy.run_path(str(ROOT / "fanin" / "run" / "lane.py"))["Lane"]  # the tests' second lane (fanin.run.lane)
 DiskWatch = runpy.run_path(str(ROOT / "fanin" / "run" / "diskwatch.py"))["DiskWatch"]  # fanin.run.diskwatch
+uv_said = runpy.run_path(str(ROOT / "fanin" / "run" / "uv_said.py"))["said"]  # fanin.run.uv_said
 
 nox.options.default_venv_backend = "none"
 nox.options.sessions = ["matrix", "report"]
@@ -67,9 +68,10 @@ def _cells() -> list[tuple[str, str, bool]]:
     except FileNotFoundError:
         sys.stderr.write("fanin: error: uv is not on PATH: run ./noxw (it brings nox and uv), or install uv\n")
         raise SystemExit(2) from None
-    if done.returncode != 0:
+    if done.returncode != 0:  # fanin's own one line, or what uv said building the harness environment
+        said = uv_said(done.stderr)
         sys.stderr.write(
-            done.stderr.strip().splitlines()[-1] + "\n" if done.stderr.strip() else "fanin: error: cannot list cells\n"
+            f"{said}\n" if said.startswith("fanin:") else f"fanin: error: cannot list cells: {said or 'no output'}\n"
         )
         raise SystemExit(2)
     import json

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from collections.abc import Sequence
@@ -768,6 +769,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # uv (every venv and lock) trusts the system's certificate store, as pip (truststore) and npm (its cafile) do
+    # here: with its bundled roots alone it failed behind a TLS-inspecting proxy whose CA only the system holds.
+    # A user's own UV_SYSTEM_CERTS wins; ./noxw sets the same default for nox's `uv run`.
+    os.environ.setdefault("UV_SYSTEM_CERTS", "1")
     words = list(sys.argv[1:] if argv is None else argv)
     passed: list[str] = []
     if words[:1] == ["probe"] and "--" in words:  # `probe [CELL...] [options] -- <pytest arguments>`

@@ -37,6 +37,7 @@ from fanin.model.names import canonicalize_name
 from fanin.model.source import INSTALLED, REPO_ROOT
 from fanin.run import bytecode
 from fanin.run.environment import file_sha256
+from fanin.run.uv_said import said
 
 VENVS = Path(
     os.environ.get(
@@ -224,8 +225,7 @@ def check_lock_names(lock: Path, package: str, version: str) -> None:
 def _run(step: str, command: list[str]) -> None:
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
-        tail = " | ".join(line.strip() for line in (done.stderr or done.stdout).strip().splitlines()[-3:])
-        raise InstallError(f"{step} failed (exit {done.returncode}): {tail}")
+        raise InstallError(f"{step} failed (exit {done.returncode}): {said(done.stderr or done.stdout)}")
 
 
 def _sync(step: str, uv: str, options: list[str], python: Path, lock: Path) -> None:

@@ -17,6 +17,7 @@ from fanin.model import matrix as paths
 from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.model.matrix import Cell, Matrix
 from fanin.model.staging import write_all
+from fanin.run.uv_said import said
 from fanin.run.venvs import uv_binary
 
 
@@ -102,8 +103,7 @@ def resolve(cell: Cell, matrix: Matrix, uv: str | None = None) -> str:
             text=True,
         )
         if done.returncode != 0:
-            tail = " | ".join(line.strip() for line in done.stderr.strip().splitlines()[-3:])
-            raise LockError(f"cannot lock {cell.id}: {tail}")
+            raise LockError(f"cannot lock {cell.id}: {said(done.stderr)}")
         return output.read_text(encoding="utf-8")
 
 
