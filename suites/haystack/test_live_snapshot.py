@@ -36,9 +36,11 @@ WRITER = Path(hs_live.__file__).resolve()
         " load_pipeline_snapshot and the run resumed from the exact point where it stopped with"
         " Pipeline.run(pipeline_snapshot=...). When 3.x began recording each input's sender in a snapshot, the"
         " release note said snapshots created by earlier versions behave as before (only a resume on a later"
-        " visit of a looping component needs one taken anew): a run stopped at its first visit of b by one"
-        " release resumes on the next as a snapshot the same release saved, a's output kept for the join, a not"
-        " run again, b run once, the join given both.",
+        " visit of a looping component needs one taken anew), and the one format a release stopped reading is"
+        " named in its notes (a file saved before 2.21.0, whose pipeline_outputs has no serialization schema, is"
+        " refused from 2.23.0 on): a run stopped at its first visit of b by one release resumes on the next as a"
+        " snapshot the same release saved, a's output kept for the join, a not run again, b run once, the join"
+        " given both.",
         f"{hs_kit.DOCS}/pipeline-breakpoints",
         expect={"hazard": "safe"},
     ),
@@ -47,6 +49,8 @@ WRITER = Path(hs_live.__file__).resolve()
         f"{hs_kit.SRC}/v3.4.1/haystack/core/pipeline/pipeline.py",  # inputs_format: the legacy resume path
         "https://github.com/deepset-ai/haystack/issues/12145",  # resuming on a later loop visit: blocked
         "https://github.com/deepset-ai/haystack/pull/12162",  # snapshots record each input's sender; old ones as before
+        "https://github.com/deepset-ai/haystack/pull/10096",  # pipeline_outputs serialized (2.21.0), old read too
+        "https://github.com/deepset-ai/haystack/pull/10249",  # 2.23.0: the old pipeline_outputs no longer read
     ],
 )
 def test_live_snapshot(obs: Observer) -> None:
