@@ -12,7 +12,7 @@ sys.path.insert(0, str(REPO_ROOT / "suites"))
 
 import live_kit
 
-STORES = ("thread", "session", "checkpoint", "state")  # what each framework's live probe resumes
+STORES = ("thread", "session", "checkpoint", "state", "snapshot")  # what each framework's live probe resumes
 
 
 def test_every_live_label_fits_the_schema() -> None:

@@ -264,6 +264,8 @@ def test_a_live_thread_cell_is_written_to_by_the_cell_before_it_on_its_python() 
     assert [COMMITTED.earlier(c) for c in adk] == [None, *adk[:-1]]  # adk/upgrade/live-session: one writer each
     oa = [c for c in COMMITTED.of("openai_agents") if c.python == COMMITTED.default_python]
     assert [COMMITTED.earlier(c) for c in oa] == [None, *oa[:-1]]  # openai_agents/upgrade/live-state: one writer each
+    hs = [c for c in COMMITTED.of("haystack") if c.python == COMMITTED.default_python]
+    assert [COMMITTED.earlier(c) for c in hs] == [None, *hs[:-1]]  # haystack/upgrade/live-snapshot: one writer each
 
 
 def test_live_threads_is_a_flag() -> None:
