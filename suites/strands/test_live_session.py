@@ -45,7 +45,7 @@ REPO = "https://github.com/strands-agents/sdk-python"
     sources=[
         f"{DOCS}/concepts/agents/session-management/",
         f"{REPO}/pull/1110",  # Graph and Swarm session persistence (serialize_state / deserialize_state)
-        f"{REPO}/pull/1193",  # BeforeNodeCallEvent.interrupt: a graph stops at a hook's interrupt
+        f"{REPO}/pull/1478",  # a graph stops at a BeforeNodeCallEvent hook's interrupt (first in 1.23.0)
         f"{REPO}/blob/v1.62.0/src/strands/multiagent/graph.py",
     ],
 )
