@@ -264,8 +264,13 @@ def test_a_live_thread_cell_is_written_to_by_the_cell_before_it_on_its_python() 
     assert [COMMITTED.earlier(c) for c in adk] == [None, *adk[:-1]]  # adk/upgrade/live-session: one writer each
     oa = [c for c in COMMITTED.of("openai_agents") if c.python == COMMITTED.default_python]
     assert [COMMITTED.earlier(c) for c in oa] == [None, *oa[:-1]]  # openai_agents/upgrade/live-state: one writer each
+<<<<<<< HEAD
     hs = [c for c in COMMITTED.of("haystack") if c.python == COMMITTED.default_python]
     assert [COMMITTED.earlier(c) for c in hs] == [None, *hs[:-1]]  # haystack/upgrade/live-snapshot: one writer each
+=======
+    st = [c for c in COMMITTED.of("strands") if c.python == COMMITTED.default_python]
+    assert [COMMITTED.earlier(c) for c in st] == [None, *st[:-1]]  # strands/upgrade/live-session: one writer each
+>>>>>>> h-strands
 
 
 def test_live_threads_is_a_flag() -> None:
