@@ -333,6 +333,7 @@ def test_a_probe_that_resumes_an_earlier_releases_store_is_refused_in_one_line_n
         "agent_framework/upgrade/live-checkpoint",
         "adk/upgrade/live-session",
         "openai_agents/upgrade/live-state",
+        "crewai/upgrade/live-flow",
     } <= TWO_RELEASES
     for probe_id in TWO_RELEASES:
         with pytest.raises(repro.ReproError) as refused:
