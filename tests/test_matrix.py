@@ -259,18 +259,17 @@ def test_a_live_thread_cell_is_written_to_by_the_cell_before_it_on_its_python() 
     assert COMMITTED.earlier(twin) == (same_python[-1] if same_python else None)
     between = COMMITTED.make_cell(lg[-1].framework, lg[-1].version + ".post1", lg[-1].python, "current", "2026-01-01")
     assert COMMITTED.earlier(between) == lg[-1]  # a bisect step or an upgrade's release: the matrix cell below it
-    assert COMMITTED.earlier(COMMITTED.newest("crewai")) is None  # no live-thread probes: no earlier venv is built
+    assert COMMITTED.earlier(COMMITTED.newest("pydantic_graph")) is None  # no live-thread probes: no earlier venv
     adk = [c for c in COMMITTED.of("adk") if c.python == COMMITTED.default_python]
     assert [COMMITTED.earlier(c) for c in adk] == [None, *adk[:-1]]  # adk/upgrade/live-session: one writer each
     oa = [c for c in COMMITTED.of("openai_agents") if c.python == COMMITTED.default_python]
     assert [COMMITTED.earlier(c) for c in oa] == [None, *oa[:-1]]  # openai_agents/upgrade/live-state: one writer each
-<<<<<<< HEAD
     hs = [c for c in COMMITTED.of("haystack") if c.python == COMMITTED.default_python]
     assert [COMMITTED.earlier(c) for c in hs] == [None, *hs[:-1]]  # haystack/upgrade/live-snapshot: one writer each
-=======
     st = [c for c in COMMITTED.of("strands") if c.python == COMMITTED.default_python]
     assert [COMMITTED.earlier(c) for c in st] == [None, *st[:-1]]  # strands/upgrade/live-session: one writer each
->>>>>>> h-strands
+    cw = [c for c in COMMITTED.of("crewai") if c.python == COMMITTED.default_python]
+    assert [COMMITTED.earlier(c) for c in cw] == [None, *cw[:-1]]  # crewai/upgrade/live-flow: one writer each
 
 
 def test_live_threads_is_a_flag() -> None:

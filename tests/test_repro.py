@@ -335,6 +335,7 @@ def test_a_probe_that_resumes_an_earlier_releases_store_is_refused_in_one_line_n
         "openai_agents/upgrade/live-state",
         "haystack/upgrade/live-snapshot",
         "strands/upgrade/live-session",
+        "crewai/upgrade/live-flow",
     } <= TWO_RELEASES
     for probe_id in TWO_RELEASES:
         with pytest.raises(repro.ReproError) as refused:
