@@ -38,6 +38,7 @@ from fanin.model.results import (
     NOT_APPLICABLE,
     PROBE_ERROR,
     TIMEOUT,
+    VACUOUS,
     Hazard,
     Observation,
     ResultSet,
@@ -231,6 +232,31 @@ def diff(base: ResultSet, new: ResultSet, probe_ids: set[str] | None = None) -> 
         ids &= probe_ids
     changes = [classify(pid, base.observations.get(pid), new.observations.get(pid)) for pid in sorted(ids)]
     return [change for change in changes if change.kind != Kind.SAME]
+
+
+# reference/topics.toml's "Upgrading with live threads": a probe of this topic resumes a store another release wrote
+# (its framework has live_threads), so its observation answers for the pair of releases, not for one.
+LIVE_TOPIC = "upgrade"
+
+
+def live_ids(results: ResultSet) -> set[str]:
+    """The observations of live-thread probes (`<framework>/upgrade/<case>`, with their variants)."""
+    return {oid for oid in results.observations if oid.split("/")[1] == LIVE_TOPIC}
+
+
+def breaks_resume(observation: Observation) -> bool:
+    """A live-thread probe's verdict on an upgrade: the resume was not the target's own (any hazard but safe), or
+    the probe could not tell (a probe-error, a timeout). n/a (a side without the API) and vacuous do not gate."""
+    if observation.outcome in (NOT_APPLICABLE, VACUOUS):
+        return False
+    return observation.outcome in (PROBE_ERROR, TIMEOUT) or observation.hazard != Hazard.SAFE.value
+
+
+def resume_word(observation: Observation) -> str:
+    """The live table's first column: broke / resumed / n/a / vacuous / probe-error / timeout."""
+    if observation.outcome in (NOT_APPLICABLE, VACUOUS, PROBE_ERROR, TIMEOUT):
+        return observation.outcome
+    return "broke" if breaks_resume(observation) else "resumed"
 
 
 # A live-thread probe's n/a where the run had no earlier release to write its store (probe --here: one environment).

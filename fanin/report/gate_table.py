@@ -13,6 +13,7 @@ from tabulate import tabulate
 
 from fanin.model import compare
 from fanin.model.mitigations import Proof
+from fanin.model.results import Observation
 from fanin.report.markdown import escape, label
 
 
@@ -60,3 +61,10 @@ def changes_table(rows: list[compare.Change], proofs: Mapping[str, Proof] | None
         table.append(row)
     headers = ["change", "probe", "before", "after", *(["mitigation"] if proofs is not None else [])]
     return tabulate(table, headers=headers, tablefmt="github")
+
+
+def live_table(rows: list[tuple[str, str, Observation]]) -> str:
+    """The upgrade's live-thread rows: the word compare gave each (broke, resumed, n/a, ...), the probe, what the
+    target observed resuming the base's store."""
+    table = [[word, probe_id, label(f"[{seen.hazard}] {seen.detail}", 96)] for word, probe_id, seen in rows]
+    return tabulate(table, headers=["resume", "probe", "observed"], tablefmt="github")

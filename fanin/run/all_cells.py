@@ -36,6 +36,7 @@ class Options:
     quiet: bool = False
     postgres: services.Shared | None = None  # set by run_cells: one server for the run's cells
     earlier: Cell | None = None  # who writes the live threads (upgrade --from); None: Matrix.earlier's cell
+    earlier_lock: Path | None = None  # its lock, when it is no matrix cell (upgrade --from a version outside it)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -157,6 +158,7 @@ def run_one(cell: Cell, matrix: Matrix, options: Options) -> Result:
             cell, lock, reference, refused, results, junit, options.targets, options.accept_new,
             tuple(options.pytest_args), options.env, options.postgres, html_pages(),
             (options.earlier or matrix.earlier(cell)) if cell.framework.live_threads else None,
+            options.earlier_lock if options.earlier is not None else None,
         )  # fmt: skip
         outcome = runtimes.of(cell).run(job, handle)  # pytest in a venv, node --test in an npm ci directory, ...
     return Result(cell, outcome, time.monotonic() - started, log, results, junit, refused)

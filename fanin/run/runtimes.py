@@ -28,8 +28,11 @@ if TYPE_CHECKING:  # the runners import what they run lazily: reading a lock's p
 def venv_name(job: CellJob) -> str:
     """The cell's own venv for its own lock; one venv beside it for any other (a bisect step, a companion pinned,
     an upgrade's release), so those never rebuild the cell's venv, least of all under a run that is using it."""
-    own = job.cell.lock_path
-    return job.cell.id if job.lock.resolve() == own.resolve() else f"{job.cell.id}+other-lock"
+    return _venv_name(job.cell, job.lock)
+
+
+def _venv_name(cell: Cell, lock: Path) -> str:
+    return cell.id if lock.resolve() == cell.lock_path.resolve() else f"{cell.id}+other-lock"
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,7 @@ class CellJob:
     postgres: services.Shared | None = None
     html: bool = False  # a pytest-html page, where the cell's venv has the plugin
     earlier: Cell | None = None  # the release whose interpreter writes the stores its live-thread probes resume
+    earlier_lock: Path | None = None  # that release's lock when it is no matrix cell (upgrade --from: reports/locks)
 
 
 class Runner(Protocol):
@@ -96,7 +100,7 @@ class PythonRunner:
             return one_cell.not_run(cell.id, job.results, exits.NOT_RUN, venvs.install_reason(exc))
         env = dict(job.env)
         if job.earlier is not None:
-            env.update(self._earlier(job.earlier, log))
+            env.update(self._earlier(job.earlier, job.earlier_lock, log))
         job.junit.parent.mkdir(parents=True, exist_ok=True)
         extra = job.pytest_args + ((f"--fanin-reference-error={job.refused}",) if job.refused else ())
         html = job.junit.with_suffix(".html") if job.html and venvs.has_package(venv, "pytest-html") else None
@@ -120,14 +124,15 @@ class PythonRunner:
         )
         return one_cell.run_cell(run, log)
 
-    def _earlier(self, earlier: Cell, log: IO[str]) -> dict[str, str]:
-        """The contract's EARLIER_* variables for a run whose live-thread probes resume what `earlier` wrote. A venv
-        that cannot be built leaves EARLIER_PYTHON unset, and those probes end as probe-error with the reason."""
+    def _earlier(self, earlier: Cell, lock: Path | None, log: IO[str]) -> dict[str, str]:
+        """The contract's EARLIER_* variables for a run whose live-thread probes resume what `earlier` wrote (its
+        venv from `lock`, else its committed one). A venv that cannot be built leaves EARLIER_PYTHON unset, and those
+        probes end as probe-error with the reason."""
         from fanin.model import contract
 
         found = {contract.EARLIER_VERSION: earlier.version}
         try:
-            found[contract.EARLIER_PYTHON] = self.interpreter(earlier)[0]
+            found[contract.EARLIER_PYTHON] = str(self._venv(earlier, lock or earlier.lock_path) / "bin" / "python")
         except FaninError as exc:
             log.write(f"fanin: the earlier release's venv ({earlier.id}) could not be built: {exc}\n")
         return found
@@ -136,12 +141,15 @@ class PythonRunner:
         return dict(venvs.pins(lock, marker_environment(environment)))
 
     def installed(self, cell: Cell) -> Path:
+        return self._venv(cell, cell.lock_path)
+
+    def _venv(self, cell: Cell, lock: Path) -> Path:
         from fanin.run import pythons
 
         python = pythons.find(cell.python)
         if python is None:
             raise FaninError(f"Python {cell.python} is not installed (looked in pyenv and on PATH)")
-        return venvs.ensure(cell.id, python, cell.lock_path, framework=(cell.framework.package, cell.version)).path
+        return venvs.ensure(_venv_name(cell, lock), python, lock, framework=(cell.framework.package, cell.version)).path
 
     def interpreter(self, cell: Cell) -> list[str]:
         return [str(self.installed(cell) / "bin" / "python")]

@@ -186,16 +186,24 @@ def run(args: list[str], matrix: Matrix) -> int:
             " the table reads from the version you run to the one you asked for"
         )
 
+    rerun = resumes_elsewhere(upgrade_plan, matrix)
+
     def observe(side: Side) -> ResultSet | int:
-        if side.in_reference:
+        results_dir = REPORTS / "upgrade"
+        if side.in_reference and not (rerun and side is upgrade_plan.target):
             return load_reference(side.cell.reference_path, side.cell)
-        lock_path = registry.lock_path(side.cell, REPORTS)
-        locking.lock(side.cell, matrix, lock_path)
-        # The release you upgrade to resumes the live threads the one you run wrote (Matrix.earlier for the base).
+        if side.in_reference:  # its live-thread probes resume what the base wrote, not what the cell below it did
+            lock_path, results_dir = side.cell.lock_path, results_dir / f"from-{upgrade_plan.baseline.version}"
+        else:
+            lock_path = registry.lock_path(side.cell, REPORTS)
+            locking.lock(side.cell, matrix, lock_path)
+        # The release you upgrade to resumes the live threads the one you run wrote (Matrix.earlier for the base),
+        # from the base's own lock: the committed one, or the one this run made for a version outside the matrix.
         earlier = upgrade_plan.baseline if side is upgrade_plan.target else None
+        earlier_lock = None if upgrade_plan.base.in_reference else registry.lock_path(upgrade_plan.baseline, REPORTS)
         options = all_cells.Options(
-            lock=lock_path, results_dir=REPORTS / "upgrade", reference_dir=REPORTS / "upgrade" / "none",
-            accept_new=True, earlier=earlier,
+            lock=lock_path, results_dir=results_dir, reference_dir=REPORTS / "upgrade" / "none",
+            accept_new=True, earlier=earlier, earlier_lock=earlier_lock,
         )  # fmt: skip
         with one_cell.signals_end_children():
             result = all_cells.run_one(side.cell, matrix, options)
@@ -210,13 +218,20 @@ def run(args: list[str], matrix: Matrix) -> int:
     target = observe(upgrade_plan.target)
     if isinstance(target, int):
         return target
-    changes = compare.diff(base, target)
+    # A live-thread probe's observation is itself this upgrade's answer (the target resuming what the base wrote);
+    # the base's own is about the release before it, so the two are never compared.
+    live = compare.live_ids(target) if Version(older) != Version(newer) else set()
+    changes = compare.diff(base, target, (set(base.observations) | set(target.observations)) - live)
     where = {True: "reference", False: "probed now"}
     header = (
         f"{base.cell} ({base.version}, {where[upgrade_plan.base.in_reference]}) -> "
-        f"{target.cell} ({target.version}, {where[upgrade_plan.target.in_reference]})"
+        f"{target.cell} ({target.version}, {where[upgrade_plan.target.in_reference and not rerun]})"
     )
-    code = gate(header, changes, len(target.observations), details=True, proofs=proofs_at(changes, target))
+    observed = len(target.observations) - len(live)
+    code = gate(header, changes, observed, details=True, proofs=proofs_at(changes, target))
+    if live:
+        package = upgrade_plan.cell.framework.package
+        code = max(code, live_gate(f"{package} {older}", target, live))
     if changes:
         from fanin.versions import dependencies
         from fanin.versions.first_release import findings
@@ -230,6 +245,33 @@ def run(args: list[str], matrix: Matrix) -> int:
         for line in dependencies.explained(framework, base, target, locks, changed, findings()):
             print(line + "\n")
     return code
+
+
+def resumes_elsewhere(upgrade_plan: UpgradePlan, matrix: Matrix) -> bool:
+    """Whether the target is a reference cell whose live-thread probes resumed another release's stores than the
+    base's (the matrix cell below it wrote them): then it runs now, with the base as the writer."""
+    target, base = upgrade_plan.target, upgrade_plan.base
+    if not (target.in_reference and target.cell.framework.live_threads):
+        return False
+    if Version(base.cell.version) == Version(target.cell.version):
+        return False
+    below = matrix.earlier(target.cell)
+    return below is None or below.id != base.cell.id
+
+
+def live_gate(writer: str, target: ResultSet, live: set[str]) -> int:
+    """Print what the target did with the stores `writer` left mid-fan-out, one row a live-thread probe; exit 1
+    when one did not resume as the target's own (compare.breaks_resume)."""
+    from fanin.model import compare
+    from fanin.report.gate_table import live_table
+
+    rows = [(compare.resume_word(target.observations[pid]), pid, target.observations[pid]) for pid in sorted(live)]
+    broken = [pid for pid in sorted(live) if compare.breaks_resume(target.observations[pid])]
+    said = f"{len(broken)} did not resume as its own" if broken else "none broke"
+    probes = f"{len(rows)} probe" + ("s" if len(rows) != 1 else "")
+    print(f"live threads: {target.cell} resumed what {writer} wrote mid-fan-out, {probes}: {said}")
+    print(live_table(rows) + "\n")
+    return exits.CHANGED if broken else exits.SAME
 
 
 def proofs_at(changes: list[compare.Change], target: ResultSet) -> dict[str, mitigations.Proof]:
