@@ -220,3 +220,19 @@ def test_npm_reason_is_its_error_lines_up_to_the_usage_text() -> None:
     assert node_cell.npm_reason(old) == "code E404 | 404 Not Found - GET x"
     many = "\n".join(f"npm error Missing: p{i}@1 from lock file" for i in range(12))
     assert node_cell.npm_reason(many).endswith("Missing: p7@1 from lock file | ... (4 more)")
+
+
+def test_npm_and_node_trust_the_systems_ca_file_unless_told_otherwise(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A fetched Node release has none of the machine's npm config: the system's CA file is passed to it."""
+    from fanin.run import node_release
+
+    bundle = tmp_path / "ca.pem"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\n")
+    monkeypatch.delenv("NODE_EXTRA_CA_CERTS", raising=False)
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    assert node_release.tool_environ()["NODE_EXTRA_CA_CERTS"] == str(bundle)
+    monkeypatch.setenv("NODE_EXTRA_CA_CERTS", "/mine.pem")
+    assert node_release.tool_environ()["NODE_EXTRA_CA_CERTS"] == "/mine.pem"
+    assert node_release.tool_environ()["NODE_DISABLE_COMPILE_CACHE"] == "1"

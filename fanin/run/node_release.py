@@ -21,6 +21,7 @@ import os
 import platform
 import re
 import shutil
+import ssl
 import subprocess
 import tarfile
 import tempfile
@@ -55,8 +56,18 @@ def _key(version: str) -> tuple[int, ...]:
 
 def tool_environ() -> dict[str, str]:
     """The environment npm and node run in: npm 10.9+ turns on Node 22's compile cache, which lands in the system
-    temporary directory (/tmp/node-compile-cache) and stays there. It only caches bytecode: off."""
-    return {**os.environ, "NODE_DISABLE_COMPILE_CACHE": "1"}
+    temporary directory (/tmp/node-compile-cache) and stays there. It only caches bytecode: off.
+
+    Node trusts its bundled roots only, and a release fetched into .fanin/node-releases has no npm config of the
+    machine's (whose `cafile` its own npm reads): behind a TLS-inspecting proxy whose CA only the system's store holds,
+    its `npm ci` failed ("self-signed certificate in certificate chain") where the machine's npm succeeded. So the
+    system's CA file (OpenSSL's default, or SSL_CERT_FILE) is added, as uv's UV_SYSTEM_CERTS does; a NODE_EXTRA_CA_CERTS
+    of the caller's wins."""
+    env = {**os.environ, "NODE_DISABLE_COMPILE_CACHE": "1"}
+    system = ssl.get_default_verify_paths().cafile
+    if "NODE_EXTRA_CA_CERTS" not in env and system:
+        env["NODE_EXTRA_CA_CERTS"] = system
+    return env
 
 
 def installed(releases: Path) -> list[str]:
