@@ -240,8 +240,12 @@ def test_an_upgrade_between_reference_cells_fails_with_fanins_code_and_keeps_one
     assert first.code == exits.CHANGED == _direct("upgrade", "langgraph==1.2.24", "--from", "1.2.18")
     assert first.outputs["exit-code"] == "1"
     assert "### `fanin upgrade langgraph==1.2.24 --from 1.2.18`: a behaviour changed (exit 1)" in first.summary
-    # fanin's own table, apart from the text above; the wording is langgraph/upgrade/live-thread's detail (its writer)
-    assert ": 2 changed, 2 wording  \n\n| change   | probe " in first.summary
+    # fanin's own table, apart from the text above; the live-thread rows in their own table, never diffed with the
+    # base's (whose detail names another writer)
+    assert ": 2 changed  \n\n| change   | probe " in first.summary
+    assert "live threads: langgraph-1.2.24 resumed what langgraph 1.2.18 wrote mid-fan-out, 2 probes: none broke" in (
+        first.summary
+    )
     assert "| changed  | langgraph/interrupt/parallel-tools-one-node " in first.summary
     assert "<details><summary>Before and after of each change (2)</summary>" in first.summary
     calls = runner.gh_calls()
