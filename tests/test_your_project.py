@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 import importlib.util
+import itertools
 import json
 import os
 import re
@@ -40,11 +41,48 @@ def test_upgrade_from_between_two_reference_cells_classifies_and_gates() -> None
     """Both sides are reference cells: nothing is installed, every difference is classified."""
     done = fanin("upgrade", "google-adk==2.13.0", "--from", "1.15.1")
     assert done.returncode == 1, done.stderr  # 1.15.1 -> 2.13.0 has regressions and changed values
-    header = done.stdout.splitlines()[0]
-    assert header.startswith("adk-1.15.1 (1.15.1, reference) -> adk-2.13.0 (2.13.0, reference):")
+    header = next(line for line in done.stdout.splitlines() if line.startswith("adk-1.15.1 ("))
+    # 2.13.0's live-thread probes resumed what 1.25.1 (the cell below it) wrote: they run again, 1.15.1 writing
+    assert re.match(
+        r"adk-1\.15\.1 \(1\.15\.1, reference\) -> adk-2\.13\.0 \(2\.13\.0, reference; live threads"
+        r" (probed now|as run before, reports/upgrade/from-1\.15\.1)\):",
+        header,
+    ), header
     for word in ("regression", "fix", "new coverage", "changed"):
         assert word in header
     assert re.search(r"^\| regression +\| adk/", done.stdout, flags=re.MULTILINE)
+    # ... and are not diffed with 1.15.1's own (which resumed 1.5.0's session): they answer for the pair
+    assert not re.search(r"^\| \w[\w ]* +\| adk/upgrade/.* \| .* \| .* \|", done.stdout, flags=re.MULTILINE)
+    said = "live threads: adk-2.13.0 resumed what google-adk 1.15.1 wrote mid-fan-out, 2 probes: 2 did not resume"
+    assert said in done.stdout
+    assert re.search(
+        r"^\| broke +\| adk/upgrade/live-session\[postgres\] +\| \[loud\] written by 1\.15\.1", done.stdout, re.M
+    )
+
+
+def test_a_live_run_kept_from_before_is_used_only_while_its_cell_lock_and_probe_code_are_the_same(
+    tmp_path: Path,
+) -> None:
+    from fanin.model.results import load
+    from fanin.versions import upgrade
+
+    cell = MATRIX.cell("adk-2.13.0")
+    assert upgrade.kept_live_run(tmp_path / "absent.json", cell) is None
+    fanin("upgrade", "google-adk==2.13.0", "--from", "1.15.1")  # runs them, or keeps the run already there
+    path = matrix.REPORTS / "upgrade" / "from-1.15.1" / "adk-2.13.0.json"
+    kept = upgrade.kept_live_run(path, cell)
+    assert kept is not None and {"adk/upgrade/live-session", "adk/upgrade/live-session[postgres]"} <= set(
+        kept.observations
+    )
+    data = json.loads(path.read_text())
+    data["probes"]["adk/upgrade/live-session"]["source_hash"] = "0" * 12  # made by other probe code
+    (tmp_path / "edited.json").write_text(json.dumps(data))
+    assert upgrade.kept_live_run(tmp_path / "edited.json", cell) is None
+    data = json.loads(path.read_text())
+    data["environment"]["lock_sha256"] = "0" * 64  # made from another lock
+    (tmp_path / "relocked.json").write_text(json.dumps(data))
+    assert upgrade.kept_live_run(tmp_path / "relocked.json", cell) is None
+    assert load(path).cell == "adk-2.13.0"
 
 
 def test_upgrade_puts_the_mitigation_proven_at_the_target_beside_every_regression_and_changed_row() -> None:
@@ -53,7 +91,10 @@ def test_upgrade_puts_the_mitigation_proven_at_the_target_beside_every_regressio
     "no proven mitigation" and why; the rows that moved the other way get none."""
     done = fanin("upgrade", "google-adk==2.13.0", "--from", "1.15.1")
     assert done.returncode == 1, done.stderr
-    table = [line for line in done.stdout.splitlines() if line.startswith("| ")]
+    lines = done.stdout.splitlines()
+    first = next(at for at, line in enumerate(lines) if line.startswith("| "))
+    block = itertools.takewhile(lambda line: line.startswith("|"), lines[first:])  # the diff's own table
+    table = [line for line in block if line.startswith("| ")]
     assert [c.strip() for c in table[0].strip("|").split("|")] == ["change", "probe", "before", "after", "mitigation"]
     rows = {
         cells[1]: (cells[0], cells[-1]) for line in table[1:] for cells in [[c.strip() for c in line.split("|")[1:-1]]]
@@ -93,8 +134,9 @@ def test_upgrade_on_a_python_twin_compares_the_twin_cells(monkeypatch: pytest.Mo
     monkeypatch.setenv(pypi.INDEX_VARIABLE, recorded[pypi.INDEX_VARIABLE])  # PyPI's answer, recorded
     done = fanin("upgrade", "google-adk==2.0.0", "--from", "1.15.1", "--python", "3.10", env=recorded)
     assert done.returncode in (0, 1), done.stderr
-    assert done.stdout.splitlines()[0].startswith(
-        "adk-1.15.1-py3.10 (1.15.1, reference) -> adk-2.0.0-py3.10 (2.0.0, reference):"
+    header = next(line for line in done.stdout.splitlines() if line.startswith("adk-1.15.1-py3.10 ("))
+    assert header.startswith(
+        "adk-1.15.1-py3.10 (1.15.1, reference) -> adk-2.0.0-py3.10 (2.0.0, reference; live threads"
     )
     real = matrix.load()
     newest_twin = [c for c in real.of("adk") if c.python == "3.10"][-1]

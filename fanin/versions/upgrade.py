@@ -15,7 +15,8 @@ the upgrade only fixes, adds coverage or rewords; 2 for bad input, 3 when a side
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -25,6 +26,7 @@ from fanin.model import exits
 from fanin.model.errors import FaninError
 from fanin.model.matrix import Cell, Framework, Matrix
 from fanin.model.names import canonicalize_name
+from fanin.model.source import shown
 from fanin.versions import pypi, registry
 
 if TYPE_CHECKING:  # imported where the gate runs: a short command's start does not pay for it
@@ -187,13 +189,25 @@ def run(args: list[str], matrix: Matrix) -> int:
         )
 
     rerun = resumes_elsewhere(upgrade_plan, matrix)
+    live_said = ["reference; live threads probed now"]  # or as run before (observe)
 
     def observe(side: Side) -> ResultSet | int:
-        results_dir = REPORTS / "upgrade"
-        if side.in_reference and not (rerun and side is upgrade_plan.target):
-            return load_reference(side.cell.reference_path, side.cell)
-        if side.in_reference:  # its live-thread probes resume what the base wrote, not what the cell below it did
+        results_dir: Path = REPORTS / "upgrade"
+        targets: tuple[str, ...] = ()
+        reference = None
+        if side.in_reference:
+            reference = load_reference(side.cell.reference_path, side.cell)
+            if not (rerun and side is upgrade_plan.target):
+                return reference
+            # Its live-thread probes alone run again, resuming what the base wrote, not what the cell below it did;
+            # every other observation is the reference's. A run of them kept from before (same cell, lock, writer
+            # and probe code, identity-checked as a reference is) is used as the reference is.
             lock_path, results_dir = side.cell.lock_path, results_dir / f"from-{upgrade_plan.baseline.version}"
+            targets = live_targets(side.cell)
+            kept = kept_live_run(results_dir / f"{side.cell.id}.json", side.cell)
+            if kept is not None:
+                live_said[0] = f"reference; live threads as run before, {shown(results_dir)}"
+                return merged(reference, kept)
         else:
             lock_path = registry.lock_path(side.cell, REPORTS)
             locking.lock(side.cell, matrix, lock_path)
@@ -203,14 +217,15 @@ def run(args: list[str], matrix: Matrix) -> int:
         earlier_lock = None if upgrade_plan.base.in_reference else registry.lock_path(upgrade_plan.baseline, REPORTS)
         options = all_cells.Options(
             lock=lock_path, results_dir=results_dir, reference_dir=REPORTS / "upgrade" / "none",
-            accept_new=True, earlier=earlier, earlier_lock=earlier_lock,
+            accept_new=True, earlier=earlier, earlier_lock=earlier_lock, targets=targets,
         )  # fmt: skip
         with one_cell.signals_end_children():
             result = all_cells.run_one(side.cell, matrix, options)
         print(all_cells.describe(result, reference=REPORTS / "upgrade" / "none" / "-"))
         if result.code not in (exits.SAME, exits.CHANGED):
             return result.code
-        return load(result.results, expect_cell=side.cell.id)
+        observed = load(result.results, expect_cell=side.cell.id)
+        return observed if reference is None else merged(reference, observed)
 
     base = observe(upgrade_plan.base)
     if isinstance(base, int):
@@ -225,7 +240,9 @@ def run(args: list[str], matrix: Matrix) -> int:
     where = {True: "reference", False: "probed now"}
     header = (
         f"{base.cell} ({base.version}, {where[upgrade_plan.base.in_reference]}) -> "
-        f"{target.cell} ({target.version}, {where[upgrade_plan.target.in_reference and not rerun]})"
+        f"{target.cell} ({target.version}, "
+        + (live_said[0] if rerun else where[upgrade_plan.target.in_reference])
+        + ")"
     )
     observed = len(target.observations) - len(live)
     code = gate(header, changes, observed, details=True, proofs=proofs_at(changes, target))
@@ -257,6 +274,48 @@ def resumes_elsewhere(upgrade_plan: UpgradePlan, matrix: Matrix) -> bool:
         return False
     below = matrix.earlier(target.cell)
     return below is None or below.id != base.cell.id
+
+
+def live_targets(cell: Cell) -> tuple[str, ...]:
+    """What to run for the cell's live-thread probes alone (their files or file::function ids)."""
+    from fanin.model import catalog
+    from fanin.model.compare import LIVE_TOPIC
+
+    declared = [*catalog.declared(), *catalog.declared_node()]
+    live = [p for p in declared if p.framework == cell.framework.key and p.id.split("/")[1] == LIVE_TOPIC]
+    return tuple(sorted({registry.target(p, cell.framework) for p in live}))
+
+
+def merged(reference: ResultSet, live: ResultSet) -> ResultSet:
+    """The reference with its live-thread observations (and their probes' records) taken from `live`."""
+    return replace(
+        reference,
+        probes={**reference.probes, **live.probes},
+        observations={**reference.observations, **live.observations},
+    )
+
+
+def kept_live_run(path: Path, cell: Cell) -> ResultSet | None:
+    """An earlier run of the cell's live-thread probes at `path`, where it is that cell's from its current lock and
+    holds every one of them as their code is now; None otherwise (it runs again)."""
+    from fanin.model import catalog
+    from fanin.model.compare import LIVE_TOPIC
+    from fanin.run.identity import load_reference
+
+    if not path.is_file():
+        return None
+    try:
+        kept = load_reference(path, cell)
+    except (FaninError, OSError, ValueError):
+        return None
+    live = [p for p in catalog.declared() if p.framework == cell.framework.key and p.id.split("/")[1] == LIVE_TOPIC]
+    for probe in live:
+        info = kept.probes.get(probe.id)
+        if info is None or info.source_hash != probe.source_hash:
+            return None
+        if any(oid not in kept.observations for oid in probe.observation_ids()):
+            return None
+    return kept
 
 
 def live_gate(writer: str, target: ResultSet, live: set[str]) -> int:
