@@ -177,6 +177,13 @@ def test_add_cell_dates_the_version_keeps_the_file_and_moves_current(
         "2025-11-02T08:30:00Z",
     )
     assert again.cell("langgraph-1.2.25").resolution == "current"
+    written = target.read_text()
+    at = {
+        v: written.index(f'framework = "langgraph"\nversion = "{v}"') for v in ("0.6.11", "1.0.3", "1.0.10", "1.2.25")
+    }
+    assert at["0.6.11"] < at["1.0.3"] < at["1.0.10"]  # in version order, not after the framework's last cell
+    # the next framework's heading, which tomlkit keeps inside the last cell's table, stays above that framework
+    assert at["1.2.25"] < written.index("# --- google-adk ---") < written.index('framework = "adk"')
     with pytest.raises(FaninError, match="already in the matrix"):
         add_cell.add(["langgraph==1.0.3"], again)
 

@@ -63,9 +63,10 @@ def add(args: list[str], matrix: Matrix, python: str | None = None, today: _dt.d
                 raw["exclude_newer"] = previous.as_released
                 raw["exclude_newer"].comment(f"released {previous.uploaded[:16].replace('T', ' ')} UTC")
                 demoted.append(raw)
-    position = max((i for i, raw in enumerate(cells) if raw["framework"] == framework.key), default=len(cells) - 1)
-    # (a framework's first cell goes at the end of the file)
-    cells.insert(position + 1, table)
+    position = _position(cells, framework.key, Version(release.version))
+    if position > 0:  # what follows the cell before it in the file (a blank line, the next section's comments)
+        _hand_on_trailing(cells[position - 1], table)
+    cells.insert(position, table)
     text = tomlkit.dumps(document)
     updated = parse(tomlkit.parse(text).unwrap(), origin=shown(MATRIX_FILE))  # the result must validate
     to_lock = [
@@ -78,3 +79,29 @@ def add(args: list[str], matrix: Matrix, python: str | None = None, today: _dt.d
         files.update(locking.resolve_files(cell, updated))
     write_all(files)
     return [cell.id for cell in to_lock]
+
+
+def _position(cells: tomlkit.items.AoT, framework: str, version: Version) -> int:
+    """Where the new cell goes: before its framework's first cell of a higher version, else after its framework's
+    last cell (a framework's first cell goes at the end of the file)."""
+    own = [i for i, raw in enumerate(cells) if raw["framework"] == framework]
+    higher = [i for i in own if Version(str(cells[i]["version"])) > version]
+    if higher:
+        return higher[0]
+    return own[-1] + 1 if own else len(cells)
+
+
+def _hand_on_trailing(before: tomlkit.items.Table, new: tomlkit.items.Table) -> None:
+    """tomlkit keeps the blank line and comments after a table's last key (the next framework's header) in that
+    table: the new cell takes them over, so it lands right after `before`, not under the next section's heading."""
+    body = before.value.body
+    trailing: list[tomlkit.items.Comment | tomlkit.items.Whitespace] = []
+    while body and body[-1][0] is None:
+        item = body[-1][1]
+        if not isinstance(item, tomlkit.items.Comment | tomlkit.items.Whitespace):
+            break
+        body.pop()
+        trailing.insert(0, item)
+    for item in trailing:
+        new.add(item)
+    before.add(tomlkit.nl())
