@@ -265,8 +265,9 @@ def run_pass(
         return
     if one.run("app venv", [str(uv), "venv", "--quiet", "--python", "3.11", str(app)], cwd=one.base) and one.run(
         "app install",
-        [str(uv), "pip", "install", "--quiet", "--python", str(app / "bin" / "python"), "--exclude-newer", moment,
-         requirement, "pytest", "pytest-timeout", str(one.clone)],
+        # --system-certs: a user's own uv trusts what pip and npm trust, as fanin's uv does (UV_SYSTEM_CERTS)
+        [str(uv), "pip", "install", "--quiet", "--system-certs", "--python", str(app / "bin" / "python"),
+         "--exclude-newer", moment, requirement, "pytest", "pytest-timeout", str(one.clone)],
         cwd=one.base,
     ):  # fmt: skip
         one.run("probe --here", [str(app / "bin" / "fanin"), "probe", "--here"], cwd=one.base)
