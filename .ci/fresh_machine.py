@@ -174,7 +174,9 @@ def _unprivileged() -> tuple[int, int]:
         # root's PATH may lack the sbin directories (`su` without `-`, a CI runner's own PATH): look there too
         useradd = shutil.which("useradd", path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"]))
         if useradd is None:
-            raise OSError(f"useradd is not installed (looked on PATH, in /usr/sbin and /sbin) to create {USER}") from None
+            raise OSError(
+                f"useradd is not installed (looked on PATH, in /usr/sbin and /sbin) to create {USER}"
+            ) from None
         subprocess.run(
             [useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", USER],
             check=True,
