@@ -239,9 +239,14 @@ def diff(base: ResultSet, new: ResultSet, probe_ids: set[str] | None = None) -> 
 LIVE_TOPIC = "upgrade"
 
 
+def is_live(probe_id: str) -> bool:
+    """Whether a probe (or one of its observations: `<framework>/upgrade/<case>[variant]`) is a live-thread probe."""
+    return probe_id.split("/")[1] == LIVE_TOPIC
+
+
 def live_ids(results: ResultSet) -> set[str]:
-    """The observations of live-thread probes (`<framework>/upgrade/<case>`, with their variants)."""
-    return {oid for oid in results.observations if oid.split("/")[1] == LIVE_TOPIC}
+    """The observations of live-thread probes, with their variants."""
+    return {oid for oid in results.observations if is_live(oid)}
 
 
 def breaks_resume(observation: Observation) -> bool:

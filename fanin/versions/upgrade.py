@@ -32,7 +32,7 @@ from fanin.versions import pypi, registry
 if TYPE_CHECKING:  # imported where the gate runs: a short command's start does not pay for it
     from collections.abc import Mapping
 
-    from fanin.model import compare, mitigations
+    from fanin.model import catalog, compare, mitigations
     from fanin.model.results import ResultSet
 
 
@@ -189,7 +189,11 @@ def run(args: list[str], matrix: Matrix) -> int:
         )
 
     rerun = resumes_elsewhere(upgrade_plan, matrix)
-    live_said = ["reference; live threads probed now"]  # or as run before (observe)
+    # The target's live-thread probes alone run again, resuming what the base wrote, not what the cell below it did;
+    # a run of them kept from before (same cell, lock, writer and probe code, identity-checked as a reference is)
+    # is used as the reference is.
+    live_dir = REPORTS / "upgrade" / f"from-{upgrade_plan.baseline.version}"
+    kept = kept_live_run(live_dir / f"{upgrade_plan.cell.id}.json", upgrade_plan.cell) if rerun else None
 
     def observe(side: Side) -> ResultSet | int:
         results_dir: Path = REPORTS / "upgrade"
@@ -199,15 +203,9 @@ def run(args: list[str], matrix: Matrix) -> int:
             reference = load_reference(side.cell.reference_path, side.cell)
             if not (rerun and side is upgrade_plan.target):
                 return reference
-            # Its live-thread probes alone run again, resuming what the base wrote, not what the cell below it did;
-            # every other observation is the reference's. A run of them kept from before (same cell, lock, writer
-            # and probe code, identity-checked as a reference is) is used as the reference is.
-            lock_path, results_dir = side.cell.lock_path, results_dir / f"from-{upgrade_plan.baseline.version}"
-            targets = live_targets(side.cell)
-            kept = kept_live_run(results_dir / f"{side.cell.id}.json", side.cell)
             if kept is not None:
-                live_said[0] = f"reference; live threads as run before, {shown(results_dir)}"
                 return merged(reference, kept)
+            lock_path, results_dir, targets = side.cell.lock_path, live_dir, live_targets(side.cell)
         else:
             lock_path = registry.lock_path(side.cell, REPORTS)
             locking.lock(side.cell, matrix, lock_path)
@@ -241,7 +239,15 @@ def run(args: list[str], matrix: Matrix) -> int:
     header = (
         f"{base.cell} ({base.version}, {where[upgrade_plan.base.in_reference]}) -> "
         f"{target.cell} ({target.version}, "
-        + (live_said[0] if rerun else where[upgrade_plan.target.in_reference])
+        + (
+            (
+                f"reference; live threads as run before, {shown(live_dir)}"
+                if kept
+                else "reference; live threads probed now"
+            )
+            if rerun
+            else where[upgrade_plan.target.in_reference]
+        )
         + ")"
     )
     observed = len(target.observations) - len(live)
@@ -276,14 +282,18 @@ def resumes_elsewhere(upgrade_plan: UpgradePlan, matrix: Matrix) -> bool:
     return below is None or below.id != base.cell.id
 
 
-def live_targets(cell: Cell) -> tuple[str, ...]:
-    """What to run for the cell's live-thread probes alone (their files or file::function ids)."""
+def _live_probes(cell: Cell) -> list[catalog.DeclaredProbe]:
+    """The live-thread probes declared for the cell's framework."""
     from fanin.model import catalog
-    from fanin.model.compare import LIVE_TOPIC
+    from fanin.model.compare import is_live
 
     declared = [*catalog.declared(), *catalog.declared_node()]
-    live = [p for p in declared if p.framework == cell.framework.key and p.id.split("/")[1] == LIVE_TOPIC]
-    return tuple(sorted({registry.target(p, cell.framework) for p in live}))
+    return [p for p in declared if p.framework == cell.framework.key and is_live(p.id)]
+
+
+def live_targets(cell: Cell) -> tuple[str, ...]:
+    """What to run for the cell's live-thread probes alone (their files or file::function ids)."""
+    return tuple(sorted({registry.target(p, cell.framework) for p in _live_probes(cell)}))
 
 
 def merged(reference: ResultSet, live: ResultSet) -> ResultSet:
@@ -298,8 +308,6 @@ def merged(reference: ResultSet, live: ResultSet) -> ResultSet:
 def kept_live_run(path: Path, cell: Cell) -> ResultSet | None:
     """An earlier run of the cell's live-thread probes at `path`, where it is that cell's from its current lock and
     holds every one of them as their code is now; None otherwise (it runs again)."""
-    from fanin.model import catalog
-    from fanin.model.compare import LIVE_TOPIC
     from fanin.run.identity import load_reference
 
     if not path.is_file():
@@ -308,8 +316,7 @@ def kept_live_run(path: Path, cell: Cell) -> ResultSet | None:
         kept = load_reference(path, cell)
     except (FaninError, OSError, ValueError):
         return None
-    live = [p for p in catalog.declared() if p.framework == cell.framework.key and p.id.split("/")[1] == LIVE_TOPIC]
-    for probe in live:
+    for probe in _live_probes(cell):
         info = kept.probes.get(probe.id)
         if info is None or info.source_hash != probe.source_hash:
             return None
