@@ -177,6 +177,24 @@ def test_every_python_probe_makes_a_self_contained_script(declared: catalog.Decl
         if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno < check:
             modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
             assert all(m.split(".")[0] in sys.stdlib_module_names for m in modules), (declared.id, modules)
+    # The variables the cell runs with (matrix.toml's env: CrewAI's telemetry off) are set before the framework imports.
+    others = [
+        node.lineno
+        for node in tree.body
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        and any(
+            m.split(".")[0] not in sys.stdlib_module_names
+            for m in ([node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names])
+        )
+    ]
+    first_other = min(others, default=len(text.splitlines()) + 1)  # some import their framework in functions only
+    setting = [n for n in tree.body if isinstance(n, ast.For) and n.lineno < first_other]
+    if cell.env:
+        (loop,) = setting
+        assert isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Attribute)
+        assert ast.literal_eval(loop.iter.func.value) == cell.env
+    else:
+        assert not setting
 
 
 def test_the_script_block_pins_the_cells_framework_and_companions_to_its_lock() -> None:

@@ -28,7 +28,7 @@ from packaging.requirements import Requirement
 
 from fanin.model import catalog, scenarios
 from fanin.model.errors import FaninError
-from fanin.model.matrix import Cell, Matrix
+from fanin.model.matrix import MATRIX_FILE, Cell, Matrix
 from fanin.model.names import canonicalize_name
 from fanin.model.results import OBSERVATION_ID, Claim, ProbeInfo, ResultFileError, ResultSet, Variant, load
 from fanin.model.source import REPO_ROOT, Definition, is_import, parse_file, reached, shown, support_module
@@ -224,6 +224,27 @@ def _version_check(imports: dict[str, None], owner: dict[str, tuple[Path, str]],
     ]
 
 
+def _environment(cell: Cell, imports: dict[str, None]) -> list[str]:
+    """The variables the cell's probes run with (matrix.toml's `env`), set before the framework is imported.
+
+    Without them a pasted reproducer is not the cell's run: CrewAI's telemetry, for one, exports spans to its
+    servers at exit (and waits 10 s on a machine that cannot reach them). A variable the user set wins."""
+    if not cell.env:
+        return []
+    imports.setdefault("import os", None)
+    pairs = "".join(f"    {json.dumps(name)}: {json.dumps(value)},\n" for name, value in sorted(cell.env.items()))
+    return [
+        f"# --- what cell {cell.id} runs with ({shown(MATRIX_FILE)}'s env), before {cell.framework.display} imports ---",
+        "",
+        "for _name, _value in {",
+        *pairs.rstrip("\n").split("\n"),
+        "}.items():",
+        "    os.environ.setdefault(_name, _value)",
+        "",
+        "",
+    ]
+
+
 def _reference(cell: Cell, observation_id: str) -> list[str]:
     try:
         result_set = _reference_set(cell.reference_path, cell.reference_path.stat().st_mtime_ns, cell.id)
@@ -310,6 +331,7 @@ def script(probe_id: str, matrix: Matrix, cell: Cell | None = None, variant: str
             if name in owner:
                 raise ReproError(f"{name} is bound in {shown(owner[name][0])} and by the stand-in for obs")
     version_check = _version_check(imports, owner, cell)
+    environment = _environment(cell, imports)
     distribution = Requirement(cell.framework.package).name
     opt_in, exit_code = _stand_in_constant("ANY_VERSION_ENV"), _stand_in_constant("WRONG_VERSION_EXIT")
 
@@ -341,6 +363,7 @@ def script(probe_id: str, matrix: Matrix, cell: Cell | None = None, variant: str
         out += ["from __future__ import annotations", ""]
     standard, others = _import_block(imports)  # the framework's imports after the check: never under another version
     out += [*standard, "", "", *version_check, "", ""] if standard else [*version_check, "", ""]
+    out += environment
     out += [*others, "", ""] if others else []
     out += [f"# --- fanin's `obs`, reduced to what this probe uses ({shown(STAND_IN)}) ---", ""]
     out += _statements(text for _, text in sorted(helpers, key=lambda item: item[0].span))
