@@ -4,12 +4,19 @@
 // Each probe runs as one node:test test and writes one observation as JSON into
 // $FANIN_NODE_OUT/<n>.json; fanin.run.node_cell turns those into the cell's result set.
 import { test } from "node:test";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { copyFileSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
 import { createRequire } from "node:module";
+import { execFile } from "node:child_process";
 
 export class FrameworkRaised extends Error {}
-export class NotApplicable extends Error {}
+export class NotApplicable extends Error {
+  constructor(message, extra = {}) {
+    super(message);
+    this.extra = extra; // more of the n/a's value (needs_earlier_release)
+  }
+}
 export class Vacuous extends Error {}
 
 // Plain data only: a probe says what it saw as JSON-able values (Sets become sorted lists).
@@ -104,6 +111,52 @@ export function installedVersion(name) {
   return require(`${name}/package.json`).version;
 }
 
+// The release whose stores a live-thread probe resumes (fanin.probe's earlier_release; the contract's EARLIER_*):
+// {version, node, dir}, `dir` its cell's npm ci directory. n/a where the run has none (the framework's first cell,
+// `probe --here`); a version without its directory is the harness's defect, so the probe ends as probe-error.
+export function earlierRelease() {
+  const version = process.env.FANIN_EARLIER_VERSION;
+  if (!version) {
+    throw new NotApplicable(
+      "no earlier release to write the store: the first cell of its framework, or `probe --here` (one environment);" +
+        " `fanin upgrade --from <yours>` runs it",
+      { needs_earlier_release: true },
+    );
+  }
+  const dir = process.env.FANIN_EARLIER_NODE_DIR;
+  const node = process.env.FANIN_EARLIER_NODE;
+  if (!dir || !node) throw new Error(`the earlier release ${version} was named but its directory was not built (see the log)`);
+  return { version, node, dir };
+}
+
+// This cell's own release in the same shape: the control, which writes and resumes its own store.
+export function thisRelease(pkg) {
+  return { version: installedVersion(pkg), node: process.execPath, dir: process.cwd() };
+}
+
+// Run `files[0]` (with the modules beside it it imports, `files[1..]`: paths or file: URLs) under `release`'s Node,
+// its bare imports resolved to `release.dir`'s node_modules: the files are copied into a fresh folder beside a
+// symlink to them, so Node's own resolution (realpaths) finds that release's packages and their dependencies, and
+// neither cell's directory is written. Resolves to the last line of its stdout, parsed as JSON.
+export function runWith(release, files, args = [], timeoutMs = 120000) {
+  const folder = mkdtempSync(join(tmpdir(), "fanin-writer-"));
+  symlinkSync(join(release.dir, "node_modules"), join(folder, "node_modules"), "dir");
+  const paths = files.map((f) => (String(f).startsWith("file:") ? new URL(f).pathname : String(f)));
+  for (const path of paths) copyFileSync(path, join(folder, basename(path)));
+  const script = join(folder, basename(paths[0]));
+  return new Promise((resolve, reject) => {
+    // the timeout only ends a writer that hangs (a broken release); it decides nothing
+    execFile(release.node, [script, ...args], { cwd: folder, timeout: timeoutMs, maxBuffer: 1 << 24 }, (error, stdout, stderr) => {
+      if (error) {
+        reject(new Error(`the writer (${release.node}, ${release.version}) failed: ${String(stderr || error.message).slice(-2000)}`));
+        return;
+      }
+      const lines = stdout.trim().split("\n");
+      resolve(JSON.parse(lines[lines.length - 1]));
+    });
+  });
+}
+
 let written = 0;
 
 export function probe(meta, fn) {
@@ -114,7 +167,7 @@ export function probe(meta, fn) {
       if (obs.observation === null) obs.observation = probeError("the probe returned without recording an observation");
     } catch (error) {
       if (error instanceof NotApplicable) {
-        obs.observation = { outcome: "n/a", value: { reason: error.message }, label: "n/a", detail: `n/a: ${error.message}`, hazard: "n/a" };
+        obs.observation = { outcome: "n/a", value: { reason: error.message, ...error.extra }, label: "n/a", detail: `n/a: ${error.message}`, hazard: "n/a" };
       } else if (error instanceof Vacuous) {
         obs.observation = { outcome: "vacuous", value: { reason: error.message }, label: "vacuous", detail: `vacuous: ${error.message}`, hazard: "n/a" };
       } else if (!(error instanceof FrameworkRaised)) {
