@@ -71,6 +71,16 @@ export class Observer {
     return mod;
   }
 
+  // n/a with the reason read from the package (fanin.probe's not_applicable).
+  notApplicable(reason) {
+    throw new NotApplicable(reason);
+  }
+
+  // The probe could not show the situation it tests happened (fanin.probe's vacuous).
+  vacuous(reason) {
+    throw new Vacuous(reason);
+  }
+
   // Vacuous unless the writers ran in one superstep (LangGraph's metadata.langgraph_step).
   requireSameStep(steps, expected, what = "writers") {
     const values = Object.values(steps);
@@ -156,6 +166,32 @@ export function runWith(release, files, args = [], timeoutMs = 120000) {
     });
   });
 }
+
+// A postgresql:// URL of `database` on the server the harness runs for a probe whose metadata names
+// `"services": ["postgres"]` (the contract's POSTGRES_DSN, a libpq string; its host is the socket's directory).
+// A run without it is the harness's defect, never an n/a: the probe ends as probe-error.
+export function postgresUrl(database) {
+  const dsn = process.env.FANIN_POSTGRES_DSN;
+  if (!dsn) throw new Error("no PostgreSQL server in this run (FANIN_POSTGRES_DSN is unset); run the cell through ./noxw");
+  const fields = Object.fromEntries(dsn.trim().split(/\s+/).map((pair) => pair.split("=", 2)));
+  const host = encodeURIComponent(fields.host);
+  return `postgresql://${fields.user}@localhost:${fields.port ?? 5432}/${database}?host=${host}`;
+}
+
+// A database name unique to one observation and to the cell run (the tag: cells share a matrix run's server).
+export function databaseName(id) {
+  const slug = id.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 36);
+  const tag = (process.env.FANIN_POSTGRES_TAG ?? "").replace(/[^a-z0-9]/gi, "").toLowerCase().slice(0, 12);
+  return `fanin_${slug}_${tag || "local"}`;
+}
+
+// The labels every live-thread probe can end with (suites/live_kit.py's; tests/test_node_earlier.py compares them),
+// each within the result schema's 40 characters: a longer one would make the observation a probe-error.
+export const live = {
+  same: (store) => `resumes as a ${store} it wrote itself`,
+  raised: (what, name) => (`${what} raised ${name}`.length <= 40 ? `${what} raised ${name}` : `${what} raised`),
+  unlike: (store) => `resumes unlike a ${store} it wrote`,
+};
 
 let written = 0;
 

@@ -181,15 +181,24 @@ class NodeRunner:
     """An npm ci directory exactly the cell's package-lock.json, node --test over the suite, with the cell's Node."""
 
     def run(self, job: CellJob, log: IO[str]) -> one_cell.CellOutcome:
-        from fanin.run import node_cell
+        from fanin.run import node_cell, one_cell, services
 
         cell = job.cell
         env = self._earlier(job.earlier, job.earlier_lock, log) if job.earlier is not None else {}
-        run = node_cell.NodeRun(
-            cell.id, cell.framework.key, cell.framework.package, cell.version, job.lock, job.reference, job.results,
-            job.junit, job.targets, job.accept_new, job.refused, node=cell.setting("node"), env=env,
-        )  # fmt: skip
-        return node_cell.run_cell(run, log)
+        cancelled = lambda: one_cell.CHILDREN.stopping is not None  # noqa: E731
+        # The PostgreSQL a probe's `"services"` names: up before node starts (a Node probe reads no ready file).
+        with services.for_cell(cell.framework.key, job.targets, cancelled, job.postgres) as service:
+            try:
+                if service.server is not None:
+                    service.server.wait()
+            except FaninError as exc:
+                return one_cell.not_run(cell.id, job.results, exits.NOT_RUN, str(exc))
+            run = node_cell.NodeRun(
+                cell.id, cell.framework.key, cell.framework.package, cell.version, job.lock, job.reference,
+                job.results, job.junit, job.targets, job.accept_new, job.refused, node=cell.setting("node"),
+                env={**service.env, **env},
+            )  # fmt: skip
+            return node_cell.run_cell(run, log)
 
     def _earlier(self, earlier: Cell, lock: Path | None, log: IO[str]) -> dict[str, str]:
         """The contract's EARLIER_* variables for a Node run whose live-thread probes resume what `earlier` wrote: its
