@@ -4,7 +4,7 @@
 // Each probe runs as one node:test test and writes one observation as JSON into
 // $FANIN_NODE_OUT/<n>.json; fanin.run.node_cell turns those into the cell's result set.
 import { test } from "node:test";
-import { copyFileSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { createRequire } from "node:module";
@@ -117,8 +117,13 @@ export async function settle(turns = 50) {
 
 // The installed version of a package, from its package.json in node_modules (recorded by the harness too).
 export function installedVersion(name) {
-  const require = createRequire(join(process.cwd(), "package.json"));
-  return require(`${name}/package.json`).version;
+  try {
+    const require = createRequire(join(process.cwd(), "package.json"));
+    return require(`${name}/package.json`).version;
+  } catch {
+    // an exports map that leaves package.json out (@google/adk): read where the install put it
+    return JSON.parse(readFileSync(join(process.cwd(), "node_modules", name, "package.json"), "utf-8")).version;
+  }
 }
 
 // The release whose stores a live-thread probe resumes (fanin.probe's earlier_release; the contract's EARLIER_*):

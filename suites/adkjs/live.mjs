@@ -11,8 +11,9 @@
 // through a fresh service. Both sides count their own agents' runs. It imports @google/adk and Node alone: copied
 // beside another release's node_modules, that release is what it runs.
 import * as adk from "@google/adk";
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 export const APP = "fanin";
 export const USER = "probe";
@@ -21,9 +22,14 @@ export const CALL = "fanin-live-b";
 export const ANSWER = "approved";
 const GATE_MS = 10000; // only a hang guard: b is released by a's stored event
 
-// The installed @google/adk's version, read where this file's imports resolve.
+// The installed @google/adk's version, read where this file's imports resolve (the nearest node_modules up from
+// it, as Node looks: its exports map does not export package.json, so it is read as a file).
 export function adkVersion() {
-  return createRequire(import.meta.url)("@google/adk/package.json").version;
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    const found = join(dir, "node_modules", "@google", "adk", "package.json");
+    if (existsSync(found)) return JSON.parse(readFileSync(found, "utf-8")).version;
+    if (dirname(dir) === dir) return "not installed";
+  }
 }
 
 // Why this release cannot keep a session on PostgreSQL (null: it can): read from the package, never its version.
