@@ -172,15 +172,14 @@ export function runWith(release, files, args = [], timeoutMs = 120000) {
   });
 }
 
-// A postgresql:// URL of `database` on the server the harness runs for a probe whose metadata names
-// `"services": ["postgres"]` (the contract's POSTGRES_DSN, a libpq string; its host is the socket's directory).
-// A run without it is the harness's defect, never an n/a: the probe ends as probe-error.
-export function postgresUrl(database) {
+// Where the PostgreSQL the harness runs for a probe whose metadata names `"services": ["postgres"]` listens (the
+// contract's POSTGRES_DSN, a libpq string: host is the socket's directory): {host, port, user}, the fields every
+// Node driver (pg, mikro-orm) takes. A run without it is the harness's defect, never an n/a: probe-error.
+export function postgresServer() {
   const dsn = process.env.FANIN_POSTGRES_DSN;
   if (!dsn) throw new Error("no PostgreSQL server in this run (FANIN_POSTGRES_DSN is unset); run the cell through ./noxw");
   const fields = Object.fromEntries(dsn.trim().split(/\s+/).map((pair) => pair.split("=", 2)));
-  const host = encodeURIComponent(fields.host);
-  return `postgresql://${fields.user}@localhost:${fields.port ?? 5432}/${database}?host=${host}`;
+  return { host: fields.host, port: Number(fields.port ?? 5432), user: fields.user };
 }
 
 // A database name unique to one observation and to the cell run (the tag: cells share a matrix run's server).

@@ -1,14 +1,14 @@
 // A live session across releases (suites/adk/adk_live.py's port): one release leaves a session mid-fan-out in a
 // DatabaseSessionService store on PostgreSQL, another resumes it.
 //
-// `node live.mjs write URL SESSION` runs under an earlier release (fanin_node.mjs runWith: its node_modules), or
+// `node live.mjs write STORE SESSION` (STORE: JSON {host, port, user, dbName}) runs under an earlier release (fanin_node.mjs runWith: its node_modules), or
 // under this cell's own for the same-release control, and prints one JSON line. The tree is SequentialAgent
 // `pipeline` = ParallelAgent `fanout` (`a`, `b`) -> `join`, agents without a model: `a` writes a_out; `b` waits
 // until a's event is in the store (a gate on the session service's appendEvent, never a clock), then asks the user
 // with a long-running function call (its id in the event's longRunningToolIds: how ADK pauses for human input) and
 // ends its turn; answered, it writes b_out; `join` writes what it read of both. `resume` (in the probe's process)
 // answers b's call with a functionResponse on the stored session, as a client would, and reads the session back
-// through a fresh service. Both sides count their own agents' runs. It imports @google/adk and Node alone: copied
+X
 // beside another release's node_modules, that release is what it runs.
 import * as adk from "@google/adk";
 import { existsSync, readFileSync } from "node:fs";
@@ -36,11 +36,21 @@ export function adkVersion() {
 export async function missing() {
   if (typeof adk.DatabaseSessionService !== "function") return `@google/adk ${adkVersion()} exports no DatabaseSessionService`;
   try {
-    await import("@mikro-orm/postgresql");
+    await driver();
   } catch (error) {
     return `@google/adk ${adkVersion()}: no @mikro-orm/postgresql installed (${error.code ?? error.name}), the driver its postgres:// store loads`;
   }
   return null;
+}
+
+// mikro-orm's PostgreSQL driver, the one a postgres:// store loads (an options object names it: the harness's server
+// listens on a socket, which mikro-orm's URL parsing has no way to say).
+async function driver() {
+  return (await import("@mikro-orm/postgresql")).PostgreSqlDriver;
+}
+
+async function service(store) {
+  return new adk.DatabaseSessionService({ ...store, driver: await driver() });
 }
 
 function answered(ctx) {
@@ -118,7 +128,7 @@ async function drive(runner, sessionId, newMessage) {
 }
 
 // Run until b waits for input with a done and stored; what the run did and left, as plain data.
-export async function write(url, sessionId) {
+export async function write(store, sessionId) {
   const runs = {};
   const stuck = [];
   let storedA;
@@ -129,9 +139,9 @@ export async function write(url, sessionId) {
     if ((await Promise.race([aStored, guard])) === "stuck") stuck.push(`a's event was not stored within ${GATE_MS / 1000} s while b waited`);
     clearTimeout(timer);
   };
-  const service = new adk.DatabaseSessionService(url);
-  const append = service.appendEvent.bind(service);
-  service.appendEvent = async (args) => {
+  const sessions = await service(store);
+  const append = sessions.appendEvent.bind(sessions);
+  sessions.appendEvent = async (args) => {
     const stored = await append(args);
     if (args.event.author === "a" && "a_out" in (args.event.actions?.stateDelta ?? {})) storedA();
     return stored;
@@ -139,15 +149,15 @@ export async function write(url, sessionId) {
   let raised = null;
   let session;
   try {
-    await service.createSession({ appName: APP, userId: USER, sessionId });
+    await sessions.createSession({ appName: APP, userId: USER, sessionId });
     try {
-      await drive(new adk.Runner({ appName: APP, agent: tree(runs, holdB), sessionService: service }), sessionId, { role: "user", parts: [{ text: "go" }] });
+      await drive(new adk.Runner({ appName: APP, agent: tree(runs, holdB), sessionService: sessions }), sessionId, { role: "user", parts: [{ text: "go" }] });
     } catch (error) {
       raised = `${error?.name ?? "Error"}: ${String(error?.message ?? error).split("\n")[0]}`;
     }
-    session = await service.getSession({ appName: APP, userId: USER, sessionId });
+    session = await sessions.getSession({ appName: APP, userId: USER, sessionId });
   } finally {
-    await closed(service);
+    await closed(sessions);
   }
   return { adk: adkVersion(), runs, raised, pending: pending(session?.events ?? []).map((p) => p.call.name), state: stateOf(session), stuck };
 }
@@ -157,45 +167,45 @@ function firstLine(error) {
 }
 
 // Answer b's pending call on the stored session; what this process ran and what the store holds after.
-export async function resume(url, sessionId) {
+export async function resume(store, sessionId) {
   const runs = {};
   const errors = {};
   let raises = null;
   let readRaises = null;
-  let service = new adk.DatabaseSessionService(url);
+  let sessions = await service(store);
   try {
-    const session = await service.getSession({ appName: APP, userId: USER, sessionId });
+    const session = await sessions.getSession({ appName: APP, userId: USER, sessionId });
     const calls = pending(session?.events ?? []);
     if (!calls.length) throw new RangeError("the stored session holds no pending long-running call");
     const { call } = calls[calls.length - 1];
     const message = { role: "user", parts: [{ functionResponse: { id: call.id, name: call.name, response: { result: ANSWER } } }] };
-    await drive(new adk.Runner({ appName: APP, agent: tree(runs, null), sessionService: service }), sessionId, message);
+    await drive(new adk.Runner({ appName: APP, agent: tree(runs, null), sessionService: sessions }), sessionId, message);
   } catch (error) {
     raises = error?.name && error.name !== "Error" ? error.name : error?.constructor?.name ?? "Error";
     errors.raises = firstLine(error);
   } finally {
-    await closed(service);
+    await closed(sessions);
   }
   let final = null;
   let left = null;
-  service = new adk.DatabaseSessionService(url); // a fresh service reads what the store holds
+  sessions = await service(store); // a fresh service reads what the store holds
   try {
-    const stored = await service.getSession({ appName: APP, userId: USER, sessionId });
+    const stored = await sessions.getSession({ appName: APP, userId: USER, sessionId });
     final = stateOf(stored);
     left = pending(stored?.events ?? []).length;
   } catch (error) {
     readRaises = error?.name && error.name !== "Error" ? error.name : error?.constructor?.name ?? "Error";
     errors.read_raises = firstLine(error);
   } finally {
-    await closed(service);
+    await closed(sessions);
   }
   const ran = Object.fromEntries(["a", "b", "join"].map((k) => [k, runs[k] ?? 0]));
   return { raises, read_raises: readRaises, runs_on_resume: ran, final, pending_after: left, errors };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv[2] === "write") {
-  const [url, sessionId] = process.argv.slice(3);
+  const [store, sessionId] = process.argv.slice(3);
   const reason = await missing();
-  console.log(JSON.stringify(reason ? { adk: adkVersion(), missing: reason } : await write(url, sessionId)));
+  console.log(JSON.stringify(reason ? { adk: adkVersion(), missing: reason } : await write(JSON.parse(store), sessionId)));
   process.exit(0); // a pool the release leaves open must not keep the writer alive
 }

@@ -5,14 +5,14 @@
 // (live.mjs, run by fanin_node.mjs's runWith); this release answers b's call. The same write made by this release
 // (live.mjs under this cell's node_modules, a database of its own) is the control: the probe grades the difference
 // between the two resumes, so what it reports is what the upgrade changed, not what a resume does anyway.
-import { earlierRelease, thisRelease, runWith, live, databaseName, postgresUrl, probe } from "../fanin_node.mjs";
+import { earlierRelease, thisRelease, runWith, live, databaseName, postgresServer, probe } from "../fanin_node.mjs";
 import { missing, resume } from "./live.mjs";
 
 const WRITER = new URL("./live.mjs", import.meta.url);
 
 // Write the session with `release`'s packages (a subprocess), then resume it here.
-async function observed(obs, release, url) {
-  const written = await runWith(release, [WRITER], ["write", url, "live"]);
+async function observed(obs, release, store) {
+  const written = await runWith(release, [WRITER], ["write", JSON.stringify(store), "live"]);
   if (written.missing) return { missing: written.missing };
   if (written.adk !== release.version) throw new Error(`the writer ran @google/adk ${written.adk}, not ${release.version}`);
   if (written.stuck.length) obs.vacuous(written.stuck[0]);
@@ -20,7 +20,7 @@ async function observed(obs, release, url) {
   if (written.pending.join() !== "ask_human" || written.runs.a !== 1 || written.state.a_out !== "a-done") {
     obs.vacuous(`the writer did not leave the session with a done and b waiting: ${JSON.stringify(written)}`);
   }
-  const resumed = await resume(url, "live");
+  const resumed = await resume(store, "live");
   return { ...resumed, written_state: written.state, written_runs: written.runs };
 }
 
@@ -73,9 +73,10 @@ probe({
   const lacking = await missing();
   if (lacking) obs.notApplicable(lacking);
   const base = databaseName("adkjs/upgrade/live-session");
-  const across = await observed(obs, earlier, postgresUrl(`${base}_e`));
+  const server = postgresServer();
+  const across = await observed(obs, earlier, { ...server, dbName: `${base}_e` });
   if (across.missing) obs.notApplicable(`the earlier release cannot write the store: ${across.missing}`);
-  const same = await observed(obs, here, postgresUrl(`${base}_s`));
+  const same = await observed(obs, here, { ...server, dbName: `${base}_s` });
   const [label, hazard] = reading(across, same);
   obs.record(
     { across, same_release: same },
