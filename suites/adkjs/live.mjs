@@ -8,8 +8,8 @@
 // with a long-running function call (its id in the event's longRunningToolIds: how ADK pauses for human input) and
 // ends its turn; answered, it writes b_out; `join` writes what it read of both. `resume` (in the probe's process)
 // answers b's call with a functionResponse on the stored session, as a client would, and reads the session back
-X
-// beside another release's node_modules, that release is what it runs.
+// through a fresh service. Both sides count their own agents' runs. It imports @google/adk, its mikro-orm
+// PostgreSQL driver and Node alone: copied beside another release's node_modules, that release is what it runs.
 import * as adk from "@google/adk";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
