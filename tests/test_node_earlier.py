@@ -117,3 +117,20 @@ def test_no_earlier_release_is_not_applicable_and_an_unbuilt_one_is_an_error(
     )
     done = _kit(script, env, tmp_path)
     assert done.stdout.startswith(said), done.stderr
+
+
+def test_the_node_kits_live_labels_are_live_kits() -> None:
+    import sys
+
+    sys.path.insert(0, str(SUITES))
+    import live_kit
+
+    names = ["ResumeError", "AVeryLongErrorClassNameThatDoesNotFitAtAll"]
+    script = (
+        "console.log(JSON.stringify([kit.live.same('session'), kit.live.unlike('session'),"
+        f" ...{json.dumps(names)}.map((n) => kit.live.raised('the resume', n))]));\n"
+    )
+    done = _kit(script, {}, SUITES)
+    assert done.returncode == 0, done.stderr
+    python = [live_kit.same("session"), live_kit.unlike("session"), *(live_kit.raised("the resume", n) for n in names)]
+    assert json.loads(done.stdout) == python
