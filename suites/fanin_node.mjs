@@ -4,19 +4,16 @@
 // Each probe runs as one node:test test and writes one observation as JSON into
 // $FANIN_NODE_OUT/<n>.json; fanin.run.node_cell turns those into the cell's result set.
 import { test } from "node:test";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { createRequire } from "node:module";
+import { copyFileSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename } from "node:path";
 import { execFile } from "node:child_process";
 
 export class FrameworkRaised extends Error {}
-export class NotApplicable extends Error {
-  constructor(message, extra = {}) {
-    super(message);
-    this.extra = extra; // more of the n/a's value (needs_earlier_release)
-  }
-}
+export class NotApplicable extends Error {}
 export class Vacuous extends Error {}
 
 // Plain data only: a probe says what it saw as JSON-able values (Sets become sorted lists).
@@ -71,16 +68,6 @@ export class Observer {
     return mod;
   }
 
-  // n/a with the reason read from the package (fanin.probe's not_applicable).
-  notApplicable(reason) {
-    throw new NotApplicable(reason);
-  }
-
-  // The probe could not show the situation it tests happened (fanin.probe's vacuous).
-  vacuous(reason) {
-    throw new Vacuous(reason);
-  }
-
   // Vacuous unless the writers ran in one superstep (LangGraph's metadata.langgraph_step).
   requireSameStep(steps, expected, what = "writers") {
     const values = Object.values(steps);
@@ -117,26 +104,24 @@ export async function settle(turns = 50) {
 
 // The installed version of a package, from its package.json in node_modules (recorded by the harness too).
 export function installedVersion(name) {
-  try {
-    const require = createRequire(join(process.cwd(), "package.json"));
-    return require(`${name}/package.json`).version;
-  } catch {
-    // an exports map that leaves package.json out (@google/adk): read where the install put it
-    return JSON.parse(readFileSync(join(process.cwd(), "node_modules", name, "package.json"), "utf-8")).version;
-  }
+  const require = createRequire(join(process.cwd(), "package.json"));
+  return require(`${name}/package.json`).version;
 }
 
 // The release whose stores a live-thread probe resumes (fanin.probe's earlier_release; the contract's EARLIER_*):
 // {version, node, dir}, `dir` its cell's npm ci directory. n/a where the run has none (the framework's first cell,
 // `probe --here`); a version without its directory is the harness's defect, so the probe ends as probe-error.
-export function earlierRelease() {
+export function earlierRelease(obs) {
   const version = process.env.FANIN_EARLIER_VERSION;
   if (!version) {
-    throw new NotApplicable(
+    const reason =
       "no earlier release to write the store: the first cell of its framework, or `probe --here` (one environment);" +
-        " `fanin upgrade --from <yours>` runs it",
-      { needs_earlier_release: true },
-    );
+      " `fanin upgrade --from <yours>` runs it";
+    // recorded here, with the flag compare.py reads (not covered, never a regression); probe() passes on an
+    // observation recorded before a FrameworkRaised, as it does obs.raised's
+    const value = { reason, needs_earlier_release: true };
+    obs.record(value, { label: "n/a", detail: `n/a: ${reason}`, hazard: "n/a", outcome: "n/a" });
+    throw new FrameworkRaised("n/a");
   }
   const dir = process.env.FANIN_EARLIER_NODE_DIR;
   const node = process.env.FANIN_EARLIER_NODE;
@@ -146,7 +131,9 @@ export function earlierRelease() {
 
 // This cell's own release in the same shape: the control, which writes and resumes its own store.
 export function thisRelease(pkg) {
-  return { version: installedVersion(pkg), node: process.execPath, dir: process.cwd() };
+  // read as a file: an exports map may leave package.json out (@google/adk's does)
+  const version = JSON.parse(readFileSync(join(process.cwd(), "node_modules", pkg, "package.json"), "utf-8")).version;
+  return { version, node: process.execPath, dir: process.cwd() };
 }
 
 // Run `files[0]` (with the modules beside it it imports, `files[1..]`: paths or file: URLs) under `release`'s Node,
@@ -207,7 +194,7 @@ export function probe(meta, fn) {
       if (obs.observation === null) obs.observation = probeError("the probe returned without recording an observation");
     } catch (error) {
       if (error instanceof NotApplicable) {
-        obs.observation = { outcome: "n/a", value: { reason: error.message, ...error.extra }, label: "n/a", detail: `n/a: ${error.message}`, hazard: "n/a" };
+        obs.observation = { outcome: "n/a", value: { reason: error.message }, label: "n/a", detail: `n/a: ${error.message}`, hazard: "n/a" };
       } else if (error instanceof Vacuous) {
         obs.observation = { outcome: "vacuous", value: { reason: error.message }, label: "vacuous", detail: `vacuous: ${error.message}`, hazard: "n/a" };
       } else if (!(error instanceof FrameworkRaised)) {

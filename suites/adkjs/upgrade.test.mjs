@@ -5,20 +5,28 @@
 // (live.mjs, run by fanin_node.mjs's runWith); this release answers b's call. The same write made by this release
 // (live.mjs under this cell's node_modules, a database of its own) is the control: the probe grades the difference
 // between the two resumes, so what it reports is what the upgrade changed, not what a resume does anyway.
-import { earlierRelease, thisRelease, runWith, live, databaseName, postgresServer, probe } from "../fanin_node.mjs";
+import { NotApplicable, Vacuous, databaseName, earlierRelease, live, postgresServer, probe, runWith, thisRelease } from "../fanin_node.mjs";
 import { missing, resume } from "./live.mjs";
 
 const WRITER = new URL("./live.mjs", import.meta.url);
 
+function vacuous(reason) {
+  throw new Vacuous(reason);
+}
+
+function notApplicable(reason) {
+  throw new NotApplicable(reason);
+}
+
 // Write the session with `release`'s packages (a subprocess), then resume it here.
-async function observed(obs, release, store) {
+async function observed(release, store) {
   const written = await runWith(release, [WRITER], ["write", JSON.stringify(store), "live"]);
   if (written.missing) return { missing: written.missing };
   if (written.adk !== release.version) throw new Error(`the writer ran @google/adk ${written.adk}, not ${release.version}`);
-  if (written.stuck.length) obs.vacuous(written.stuck[0]);
-  if (written.raised) obs.vacuous(`the writer's run of @google/adk ${written.adk} raised ${written.raised.slice(0, 300)}`);
+  if (written.stuck.length) vacuous(written.stuck[0]);
+  if (written.raised) vacuous(`the writer's run of @google/adk ${written.adk} raised ${written.raised.slice(0, 300)}`);
   if (written.pending.join() !== "ask_human" || written.runs.a !== 1 || written.state.a_out !== "a-done") {
-    obs.vacuous(`the writer did not leave the session with a done and b waiting: ${JSON.stringify(written)}`);
+    vacuous(`the writer did not leave the session with a done and b waiting: ${JSON.stringify(written)}`);
   }
   const resumed = await resume(store, "live");
   return { ...resumed, written_state: written.state, written_runs: written.runs };
@@ -68,15 +76,15 @@ probe({
   "sources": ["https://github.com/google/adk-js/blob/main/core/src/sessions/database_session_service.ts"],
   "services": ["postgres"]
 }, async function liveSession(obs) {
-  const earlier = earlierRelease();
+  const earlier = earlierRelease(obs);
   const here = thisRelease("@google/adk");
   const lacking = await missing();
-  if (lacking) obs.notApplicable(lacking);
+  if (lacking) notApplicable(lacking);
   const base = databaseName("adkjs/upgrade/live-session");
   const server = postgresServer();
-  const across = await observed(obs, earlier, { ...server, dbName: `${base}_e` });
-  if (across.missing) obs.notApplicable(`the earlier release cannot write the store: ${across.missing}`);
-  const same = await observed(obs, here, { ...server, dbName: `${base}_s` });
+  const across = await observed(earlier, { ...server, dbName: `${base}_e` });
+  if (across.missing) notApplicable(`the earlier release cannot write the store: ${across.missing}`);
+  const same = await observed(here, { ...server, dbName: `${base}_s` });
   const [label, hazard] = reading(across, same);
   obs.record(
     { across, same_release: same },
