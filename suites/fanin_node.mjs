@@ -7,6 +7,10 @@ import { test } from "node:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRequire } from "node:module";
+import { copyFileSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename } from "node:path";
+import { execFile } from "node:child_process";
 
 export class FrameworkRaised extends Error {}
 export class NotApplicable extends Error {}
@@ -103,6 +107,82 @@ export function installedVersion(name) {
   const require = createRequire(join(process.cwd(), "package.json"));
   return require(`${name}/package.json`).version;
 }
+
+// The release whose stores a live-thread probe resumes (fanin.probe's earlier_release; the contract's EARLIER_*):
+// {version, node, dir}, `dir` its cell's npm ci directory. n/a where the run has none (the framework's first cell,
+// `probe --here`); a version without its directory is the harness's defect, so the probe ends as probe-error.
+export function earlierRelease(obs) {
+  const version = process.env.FANIN_EARLIER_VERSION;
+  if (!version) {
+    const reason =
+      "no earlier release to write the store: the first cell of its framework, or `probe --here` (one environment);" +
+      " `fanin upgrade --from <yours>` runs it";
+    // recorded here, with the flag compare.py reads (not covered, never a regression); probe() passes on an
+    // observation recorded before a FrameworkRaised, as it does obs.raised's
+    const value = { reason, needs_earlier_release: true };
+    obs.record(value, { label: "n/a", detail: `n/a: ${reason}`, hazard: "n/a", outcome: "n/a" });
+    throw new FrameworkRaised("n/a");
+  }
+  const dir = process.env.FANIN_EARLIER_NODE_DIR;
+  const node = process.env.FANIN_EARLIER_NODE;
+  if (!dir || !node) throw new Error(`the earlier release ${version} was named but its directory was not built (see the log)`);
+  return { version, node, dir };
+}
+
+// This cell's own release in the same shape: the control, which writes and resumes its own store.
+export function thisRelease(pkg) {
+  // read as a file: an exports map may leave package.json out (@google/adk's does)
+  const version = JSON.parse(readFileSync(join(process.cwd(), "node_modules", pkg, "package.json"), "utf-8")).version;
+  return { version, node: process.execPath, dir: process.cwd() };
+}
+
+// Run `files[0]` (with the modules beside it it imports, `files[1..]`: paths or file: URLs) under `release`'s Node,
+// its bare imports resolved to `release.dir`'s node_modules: the files are copied into a fresh folder beside a
+// symlink to them, so Node's own resolution (realpaths) finds that release's packages and their dependencies, and
+// neither cell's directory is written. Resolves to the last line of its stdout, parsed as JSON.
+export function runWith(release, files, args = [], timeoutMs = 120000) {
+  const folder = mkdtempSync(join(tmpdir(), "fanin-writer-"));
+  symlinkSync(join(release.dir, "node_modules"), join(folder, "node_modules"), "dir");
+  const paths = files.map((f) => (String(f).startsWith("file:") ? new URL(f).pathname : String(f)));
+  for (const path of paths) copyFileSync(path, join(folder, basename(path)));
+  const script = join(folder, basename(paths[0]));
+  return new Promise((resolve, reject) => {
+    // the timeout only ends a writer that hangs (a broken release); it decides nothing
+    execFile(release.node, [script, ...args], { cwd: folder, timeout: timeoutMs, maxBuffer: 1 << 24 }, (error, stdout, stderr) => {
+      if (error) {
+        reject(new Error(`the writer (${release.node}, ${release.version}) failed: ${String(stderr || error.message).slice(-2000)}`));
+        return;
+      }
+      const lines = stdout.trim().split("\n");
+      resolve(JSON.parse(lines[lines.length - 1]));
+    });
+  });
+}
+
+// Where the PostgreSQL the harness runs for a probe whose metadata names `"services": ["postgres"]` listens (the
+// contract's POSTGRES_DSN, a libpq string: host is the socket's directory): {host, port, user}, the fields every
+// Node driver (pg, mikro-orm) takes. A run without it is the harness's defect, never an n/a: probe-error.
+export function postgresServer() {
+  const dsn = process.env.FANIN_POSTGRES_DSN;
+  if (!dsn) throw new Error("no PostgreSQL server in this run (FANIN_POSTGRES_DSN is unset); run the cell through ./noxw");
+  const fields = Object.fromEntries(dsn.trim().split(/\s+/).map((pair) => pair.split("=", 2)));
+  return { host: fields.host, port: Number(fields.port ?? 5432), user: fields.user };
+}
+
+// A database name unique to one observation and to the cell run (the tag: cells share a matrix run's server).
+export function databaseName(id) {
+  const slug = id.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 36);
+  const tag = (process.env.FANIN_POSTGRES_TAG ?? "").replace(/[^a-z0-9]/gi, "").toLowerCase().slice(0, 12);
+  return `fanin_${slug}_${tag || "local"}`;
+}
+
+// The labels every live-thread probe can end with (suites/live_kit.py's; tests/test_node_earlier.py compares them),
+// each within the result schema's 40 characters: a longer one would make the observation a probe-error.
+export const live = {
+  same: (store) => `resumes as a ${store} it wrote itself`,
+  raised: (what, name) => (`${what} raised ${name}`.length <= 40 ? `${what} raised ${name}` : `${what} raised`),
+  unlike: (store) => `resumes unlike a ${store} it wrote`,
+};
 
 let written = 0;
 

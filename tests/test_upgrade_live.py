@@ -60,6 +60,8 @@ def test_the_live_gate_passes_when_every_resume_is_safe_or_not_applicable() -> N
         (["haystack-ai==3.4.1", "--from", "2.31.0"], False),
         (["haystack-ai==3.4.1", "--from", "2.7.0"], True),
         (["pydantic-graph==2.68.0", "--from", "1.5.0"], False),  # no live threads
+        (["adkjs==1.6.0", "--from", "1.3.0"], False),  # a Node framework's, as a Python one's
+        (["adkjs==1.6.0", "--from", "1.0.0"], True),
     ],
 )
 def test_a_reference_target_runs_again_when_its_stores_were_not_the_bases(

@@ -98,7 +98,8 @@ def _declared_python(suites: Path, stamps: tuple[tuple[str, int, int], ...]) -> 
 
 
 def backends(suites: Path = SUITES) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(probe id, file, its `backends=`) of every Python probe that declares backends: read, never hashed.
+    """(probe id, file, its `backends=`) of every probe that declares backends (a Node probe's `services`): read,
+    never hashed.
 
     What a runner asks before each cell (does it need a PostgreSQL?); `declared()` hashes every
     probe's code as well, which costs seconds."""
@@ -117,6 +118,21 @@ def backends(suites: Path = SUITES) -> list[tuple[str, str, tuple[str, ...]]]:
                     values = dict(_dimensions(decorator, f"{shown}:{node.name}")).get("backend", ())
                     if values:
                         found.append((probe_id, shown, tuple(values)))
+    return found + _node_services(suites)
+
+
+def _node_services(suites: Path) -> list[tuple[str, str, tuple[str, ...]]]:
+    """Node probes have no dimensions; one that needs a server the harness runs names it in its metadata
+    (`"services": ["postgres"]`), and runs on it alone: read like a Python probe's backends, never hashed."""
+    found = []
+    for path in sorted(suites.rglob(f"*{js_source.SUFFIX}")):
+        if "node_modules" in path.parts or '"services"' not in path.read_text(encoding="utf-8"):
+            continue
+        shown = str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else path.name
+        for js_probe in js_source.parse_file(path).probes.values():
+            wanted = js_probe.meta.get("services") or ()
+            if wanted:
+                found.append((js_probe.id, shown, tuple(str(v) for v in wanted)))  # type: ignore[attr-defined]
     return found
 
 

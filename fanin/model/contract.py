@@ -21,6 +21,11 @@ NODE_OUT = "FANIN_NODE_OUT"  # a Node cell: the directory its probes write their
 # it on the same Python, or `upgrade --from`'s), whose interpreter writes the stores a live-thread probe resumes.
 EARLIER_VERSION = "FANIN_EARLIER_VERSION"  # that release's version (unset: the run has no earlier release)
 EARLIER_PYTHON = "FANIN_EARLIER_PYTHON"  # its venv's interpreter (unset while EARLIER_VERSION is set: a defect)
+# A Node cell's earlier release (fanin.run.runtimes.NodeRunner): its npm ci directory, whose node_modules a writer
+# script's imports resolve to, and the Node that cell runs with (its named release, else the machine's node). Both
+# unset while EARLIER_VERSION is set: the directory could not be built (a defect: the probe is probe-error).
+EARLIER_NODE_DIR = "FANIN_EARLIER_NODE_DIR"
+EARLIER_NODE = "FANIN_EARLIER_NODE"
 
 # `fanin record` and the plugin it loads into the user's own test run (fanin.project.record_plugin).
 RECORD_RESULT = "FANIN_RECORD_RESULT"  # the file the plugin writes its facts to
@@ -39,6 +44,8 @@ VARIABLES = (
     NODE_OUT,
     EARLIER_VERSION,
     EARLIER_PYTHON,
+    EARLIER_NODE_DIR,
+    EARLIER_NODE,
     RECORD_RESULT,
     RECORD_SUITES,
     RECORD_FRAMEWORKS,

@@ -8,7 +8,8 @@ The harness has no JavaScript parser, so a Node probe file keeps one layout, whi
   below them (they are part of the reproducer people read);
 - a probe is a top-level call `probe({...JSON...}, async function name(obs) {...});` whose first
   argument is strict JSON (double-quoted keys): `id`, `title`, `claim` (`text`, `source`, optional
-  `expect`), optional `sources`. JavaScript reads JSON as an object literal, Python with `json`.
+  `expect`), optional `sources` and `services` (`["postgres"]`: the harness's server, read by
+  fanin.model.catalog.backends). JavaScript reads JSON as an object literal, Python with `json`.
 
 The hash follows `fanin.model.source`'s rule for Python probes: the probe statement and every
 top-level definition it uses (by name), followed through the suite's own modules it imports

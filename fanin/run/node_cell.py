@@ -30,6 +30,8 @@ install it without a word, and the run would write the other version's result se
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import platform
@@ -39,7 +41,8 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -96,6 +99,7 @@ class NodeRun:
     isolate: bool = True
     node: str | None = None  # the Node release the cell names (`22.13.x`); None: the machine's node
     root: Path | None = None  # the folder holding the cell's directory (NODE_DIRS; the sensitivity check's copy)
+    env: dict[str, str] = field(default_factory=dict)  # more of the contract (the earlier release: EARLIER_*)
 
 
 def pins(lock: Path, optional: bool = False) -> dict[str, str]:
@@ -245,6 +249,25 @@ def ensure(
     check_lock(cell_id, lock, framework)
     directory = (root or NODE_DIRS) / cell_id
     directory.mkdir(parents=True, exist_ok=True)
+    with _installing(directory):
+        return _ensure(directory, lock, node)
+
+
+@contextlib.contextmanager
+def _installing(directory: Path) -> Iterator[None]:
+    """One installer of a directory at a time, across processes and threads (a later cell builds its earlier
+    release's directory while that cell's own run may be building it: fanin.run.runtimes.NodeRunner)."""
+    locks = directory.parent / ".locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{directory.name}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _ensure(directory: Path, lock: Path, node: Path | None) -> Path:
     stamp_path = directory / STAMP
     try:
         stamp = json.loads(stamp_path.read_text())
@@ -399,7 +422,8 @@ def run_cell(run: NodeRun, log: IO[str]) -> CellOutcome:
         command += ["--test-reporter=spec", "--test-reporter-destination=stdout"]
         command += ["--test-reporter=junit", f"--test-reporter-destination={run.junit}"]
     command, mode = isolation.wrap([*command, str(_entry(suite, files))], run.isolate)
-    env = {**tool_env(node), **memory.home(out), contract.NODE_OUT: str(out), isolation.ENV: mode, "NODE_OPTIONS": ""}
+    env = {**tool_env(node), **memory.home(out), **run.env, contract.NODE_OUT: str(out), isolation.ENV: mode}
+    env["NODE_OPTIONS"] = ""
     log.write(f"fanin: {' '.join(command)}\n")
     log.flush()
     process = subprocess.Popen(

@@ -181,14 +181,45 @@ class NodeRunner:
     """An npm ci directory exactly the cell's package-lock.json, node --test over the suite, with the cell's Node."""
 
     def run(self, job: CellJob, log: IO[str]) -> one_cell.CellOutcome:
-        from fanin.run import node_cell
+        from fanin.run import node_cell, one_cell, services
 
         cell = job.cell
-        run = node_cell.NodeRun(
-            cell.id, cell.framework.key, cell.framework.package, cell.version, job.lock, job.reference, job.results,
-            job.junit, job.targets, job.accept_new, job.refused, node=cell.setting("node"),
-        )  # fmt: skip
-        return node_cell.run_cell(run, log)
+        env = self._earlier(job.earlier, job.earlier_lock, log) if job.earlier is not None else {}
+        cancelled = lambda: one_cell.CHILDREN.stopping is not None  # noqa: E731
+        # The PostgreSQL a probe's `"services"` names: up before node starts (a Node probe reads no ready file).
+        with services.for_cell(cell.framework.key, job.targets, cancelled, job.postgres) as service:
+            try:
+                if service.server is not None:
+                    service.server.wait()
+            except FaninError as exc:
+                return one_cell.not_run(cell.id, job.results, exits.NOT_RUN, str(exc))
+            run = node_cell.NodeRun(
+                cell.id, cell.framework.key, cell.framework.package, cell.version, job.lock, job.reference,
+                job.results, job.junit, job.targets, job.accept_new, job.refused, node=cell.setting("node"),
+                env={**service.env, **env},
+            )  # fmt: skip
+            return node_cell.run_cell(run, log)
+
+    def _earlier(self, earlier: Cell, lock: Path | None, log: IO[str]) -> dict[str, str]:
+        """The contract's EARLIER_* variables for a Node run whose live-thread probes resume what `earlier` wrote: its
+        npm ci directory (from `lock`, else its committed one; beside the cell's own for another lock, as a venv is)
+        and its Node. A directory that cannot be built leaves both unset: those probes end as probe-error."""
+        from fanin.model import contract
+        from fanin.run import node_cell
+
+        found = {contract.EARLIER_VERSION: earlier.version}
+        lock = lock or earlier.lock_path
+        try:
+            release = earlier.setting("node")
+            node = node_cell.node_binary(release) if release is not None else None
+            framework = (earlier.framework.package, earlier.version)
+            directory = node_cell.ensure(_venv_name(earlier, lock), lock, framework=framework, node=node)
+        except FaninError as exc:
+            log.write(f"fanin: the earlier release's directory ({earlier.id}) could not be built: {exc}\n")
+            return found
+        found[contract.EARLIER_NODE_DIR] = str(directory)
+        found[contract.EARLIER_NODE] = str(node) if node is not None else node_cell.tool("node")
+        return found
 
     def pins(self, lock: Path, environment: Mapping[str, object]) -> dict[str, str]:
         from fanin.run import node_cell
