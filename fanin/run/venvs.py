@@ -34,16 +34,12 @@ from pathlib import Path
 
 from fanin.model.errors import EnvironmentFault
 from fanin.model.names import canonicalize_name
-from fanin.model.source import INSTALLED, REPO_ROOT
-from fanin.run import bytecode
+from fanin.model.source import INSTALLED, REPO_ROOT, user_cache
+from fanin.run import bytecode, venv_roots
 from fanin.run.environment import file_sha256
 from fanin.run.uv_said import said
 
-VENVS = Path(
-    os.environ.get(
-        "FANIN_VENVS", (Path.home() / ".cache" / "fanin" / "venvs") if INSTALLED else REPO_ROOT / ".fanin" / "venvs"
-    )
-)
+VENVS = Path(os.environ.get("FANIN_VENVS", (user_cache() / "venvs") if INSTALLED else REPO_ROOT / ".fanin" / "venvs"))
 STAMP = ".fanin-stamp.json"
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^\s;\\]+)\s*(?:;\s*([^\\#]+?))?\s*(?:\\)?$")
 
@@ -312,8 +308,8 @@ def _ensure(
     if share_bytecode:
         minor = ".".join(marker["python_full_version"].split(".")[:2])
         site = venv.path / "lib" / f"python{minor}" / "site-packages"
-        roots = list(dict.fromkeys([venv.path.parent, VENVS]))
-        donors = bytecode.donor_sites(roots, name, minor, marker["python_full_version"])
+        roots = list(dict.fromkeys([venv.path.parent.resolve(), VENVS.resolve(), *venv_roots.known()]))
+        donors = bytecode.donor_sites(roots, venv.path, minor, marker["python_full_version"])
         bytecode.link_from(site, donors, bytecode.tag(marker["python_full_version"]))
     # uv compiles what has no current .pyc yet (everything, when nothing was linked); the install is a no-op now.
     _sync("compiling the venv", uv, ["--compile-bytecode"], venv.python, lock)
@@ -324,4 +320,6 @@ def _ensure(
     if framework is not None:
         written["files"] = files_fingerprint(venv, framework[0])
     stamp_path.write_text(json.dumps(written))
+    if share_bytecode:
+        venv_roots.remember(venv.path.parent)  # its .pyc may now serve another clone's venvs
     return venv
