@@ -138,9 +138,13 @@ def test_a_new_clones_venv_links_the_bytecode_another_clones_venv_of_the_same_na
     gone.mkdir()
     venv_roots.remember(gone)
     gone.rmdir()
-    first = venvs.ensure("cell-1.0", sys.executable, lock, root=tmp_path / "clone-a")
+    venvs.ensure("elsewhere", sys.executable, lock, root=tmp_path / "chosen")
+    assert venv_roots.known() == []  # a folder the caller chose (a test's, a copy) is no clone's
+    monkeypatch.setattr(venvs, "VENVS", tmp_path / "clone-a")
+    first = venvs.ensure("cell-1.0", sys.executable, lock)
     assert venv_roots.known() == [(tmp_path / "clone-a").resolve()]
-    second = venvs.ensure("cell-1.0", sys.executable, lock, root=tmp_path / "clone-b")
+    monkeypatch.setattr(venvs, "VENVS", tmp_path / "clone-b")
+    second = venvs.ensure("cell-1.0", sys.executable, lock)
     assert venv_roots.known() == [(tmp_path / "clone-a").resolve(), (tmp_path / "clone-b").resolve()]
     minor = f"{sys.version_info[0]}.{sys.version_info[1]}"
     tag = f"cpython-{sys.version_info[0]}{sys.version_info[1]}"

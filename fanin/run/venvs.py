@@ -291,6 +291,7 @@ def _ensure(
         and not edited  # a file of the framework changed by hand: rebuilt from nothing
     ):
         if not drift(venv, lock, marker):
+            _listed(venv)  # a clone that built before the list existed is listed too
             return venv
     else:
         # Another lock (or Python, or no finished install): start from nothing, so that every package is
@@ -320,6 +321,12 @@ def _ensure(
     if framework is not None:
         written["files"] = files_fingerprint(venv, framework[0])
     stamp_path.write_text(json.dumps(written))
-    if share_bytecode:
-        venv_roots.remember(venv.path.parent)  # its .pyc may now serve another clone's venvs
+    _listed(venv)  # its .pyc may now serve another clone's venvs
     return venv
+
+
+def _listed(venv: Venv) -> None:
+    """The folder of a venv in the default place (a clone's .fanin/venvs, an installed fanin's cache) is listed for
+    other clones' builds; a folder a caller chose (a test's, the sensitivity check's copies) is not."""
+    if venv.path.parent.resolve() == VENVS.resolve():
+        venv_roots.remember(VENVS)
