@@ -116,11 +116,11 @@ def test_auditing_a_crewai_flow_writes_nothing_into_the_users_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Importing crewai makes ~/.config/crewai and storage under ~/.local/share: the inspector's own HOME takes them."""
+    python = audit.python_of(MATRIX.newest("crewai"))  # fanin's own venv first: its build lists its folder per user
     home = tmp_path / "home"
     home.mkdir()
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
-    python = audit.python_of(MATRIX.newest("crewai"))
     (found,) = audit.evaluate(f"{CORPUS / 'cw_research_and_join'}.py:ResearchFlow", MATRIX, python)
     assert found.framework == "crewai" and found.facts and not list(home.iterdir())
