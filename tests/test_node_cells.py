@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from fanin.model import catalog, exits, js_source
 from fanin.model.matrix import LOCKS, load
-from fanin.run import all_cells, node_cell
+from fanin.run import all_cells, install_roots, node_cell
 
 KIT = """// the kit
 import { Annotation } from "@langchain/langgraph";
@@ -192,6 +193,62 @@ def test_npms_reason_for_a_lock_out_of_sync_is_kept_in_the_message(
     assert "can only install packages when your package.json and package-lock.json" in message
     assert "Missing: extra@ from lock file" in message  # (no directory extra/ where npm ci runs: no version)
     assert "Usage" not in message and "complete log" not in message and "\n" not in message
+
+
+def _local_lock(tmp_path: Path) -> Path:
+    """A cell lock whose one package is a local tarball: a real `npm ci` with no registry."""
+    package = tmp_path / "fw"
+    package.mkdir()
+    (package / "package.json").write_text(json.dumps({"name": "fw", "version": "1.0.0", "main": "index.js"}))
+    (package / "index.js").write_text("module.exports = 1;\n")
+    subprocess.run(["npm", "pack", "--silent"], cwd=package, check=True, capture_output=True)
+    locks = tmp_path / "lock"
+    locks.mkdir()
+    tarball = f"file:{package / 'fw-1.0.0.tgz'}"
+    (locks / "package.json").write_text(json.dumps({"name": "cell", "private": True, "dependencies": {"fw": tarball}}))
+    subprocess.run(
+        ["npm", "install", "--package-lock-only", "--offline", "--silent", "--cache", str(tmp_path / "npm-cache")],
+        cwd=locks, check=True, capture_output=True,
+    )  # fmt: skip
+    lock = locks / "package-lock.json"
+    data = json.loads(lock.read_text())
+    data["packages"]["node_modules/fw"]["resolved"] = tarball  # absolute: npm ci runs in the cell's own directory
+    lock.write_text(json.dumps(data))
+    return lock
+
+
+def test_a_new_clone_links_node_modules_from_another_clones_directory_of_the_same_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33 §2: a fresh clone hard-links another clone's node_modules (same lock, same Node) instead of npm ci;
+    a donor that no longer matches its lock is passed over, and npm ci runs."""
+    monkeypatch.setattr(node_cell, "NPM_CACHE", tmp_path / "npm-cache")
+    monkeypatch.setenv("FANIN_NODE_ROOTS", str(tmp_path / "node-roots.txt"))
+    lock = _local_lock(tmp_path)
+    monkeypatch.setattr(node_cell, "NODE_DIRS", tmp_path / "clone-a")
+    first = node_cell.ensure("cell", lock)
+    assert install_roots.known(install_roots.NODE) == [(tmp_path / "clone-a").resolve()]
+    ran: list[Path] = []
+    real_npm_ci = node_cell._npm_ci
+    monkeypatch.setattr(
+        node_cell, "_npm_ci", lambda directory, node: (ran.append(directory), real_npm_ci(directory, node))
+    )
+    monkeypatch.setattr(node_cell, "NODE_DIRS", tmp_path / "clone-b")
+    second = node_cell.ensure("cell", lock)
+    module = Path("node_modules") / "fw" / "index.js"
+    assert ran == [] and (second / module).stat().st_ino == (first / module).stat().st_ino
+    assert node_cell.drift(second, lock) == []
+    # Donors whose package no longer matches the lock are not used: npm ci gives the new clone files of its own.
+    for donor in (first, second):
+        manifest = donor / "node_modules" / "fw" / "package.json"
+        manifest.unlink()
+        manifest.write_text(json.dumps({"name": "fw", "version": "0.9.0"}))
+    monkeypatch.setattr(node_cell, "NODE_DIRS", tmp_path / "clone-c")
+    third = node_cell.ensure("cell", lock)
+    assert ran == [third] and (third / module).stat().st_ino not in {
+        (d / module).stat().st_ino for d in (first, second)
+    }
+    assert node_cell.drift(third, lock) == []
 
 
 def test_npm_reason_is_its_error_lines_up_to_the_usage_text() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fanin.run import venv_roots, venvs
+from fanin.run import install_roots, venvs
 
 
 def test_drift_a_new_lock_or_another_python_is_rebuilt_before_use(tmp_path: Path) -> None:
@@ -136,16 +136,19 @@ def test_a_new_clones_venv_links_the_bytecode_another_clones_venv_of_the_same_na
     lock.write_text("iniconfig==2.0.0\n")
     gone = tmp_path / "gone"
     gone.mkdir()
-    venv_roots.remember(gone)
+    install_roots.remember(gone, install_roots.VENVS)
     gone.rmdir()
     venvs.ensure("elsewhere", sys.executable, lock, root=tmp_path / "chosen")
-    assert venv_roots.known() == []  # a folder the caller chose (a test's, a copy) is no clone's
+    assert install_roots.known(install_roots.VENVS) == []  # a folder the caller chose (a test's, a copy) is no clone's
     monkeypatch.setattr(venvs, "VENVS", tmp_path / "clone-a")
     first = venvs.ensure("cell-1.0", sys.executable, lock)
-    assert venv_roots.known() == [(tmp_path / "clone-a").resolve()]
+    assert install_roots.known(install_roots.VENVS) == [(tmp_path / "clone-a").resolve()]
     monkeypatch.setattr(venvs, "VENVS", tmp_path / "clone-b")
     second = venvs.ensure("cell-1.0", sys.executable, lock)
-    assert venv_roots.known() == [(tmp_path / "clone-a").resolve(), (tmp_path / "clone-b").resolve()]
+    assert install_roots.known(install_roots.VENVS) == [
+        (tmp_path / "clone-a").resolve(),
+        (tmp_path / "clone-b").resolve(),
+    ]
     minor = f"{sys.version_info[0]}.{sys.version_info[1]}"
     tag = f"cpython-{sys.version_info[0]}{sys.version_info[1]}"
     sources = [

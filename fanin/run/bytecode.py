@@ -7,7 +7,7 @@ code's file name is set from where it is loaded, not from where it was compiled.
 of the time a cell's venv takes to build (adk-2.13.0: 0.4 s to install, 5.4 s to compile).
 
 So a new venv takes the `.pyc` of each source file that a sibling venv (in this clone, or another clone's folder
-of venvs: fanin/run/venv_roots.py) on the same Python (same
+of venvs: fanin/run/install_roots.py) on the same Python (same
 full version, so the same magic number) holds for the same inode, as a hard link (Python replaces a
 `.pyc` atomically, never writes into one, so a shared link stays intact), before uv compiles the
 venv: uv's compile skips every `.pyc` whose header matches its source (timestamp mode, `force=False`)
@@ -78,7 +78,7 @@ def link_from(site: Path, donors: list[Path], tag: str) -> int:
 
 
 def donor_sites(roots: list[Path], own: Path, python_version: str, full_version: str) -> list[Path]:
-    """site-packages of the other finished venvs under `roots` (this clone's, other clones': fanin/run/venv_roots.py)
+    """site-packages of the other finished venvs under `roots` (this clone's, other clones': fanin/run/install_roots.py)
     built on exactly this Python; `own` (the venv being built) is not one."""
     found = []
     for root in roots:

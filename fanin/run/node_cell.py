@@ -63,7 +63,7 @@ from fanin.model.results import (
 )
 from fanin.model.scenarios import ScenarioError
 from fanin.model.source import INSTALLED, REPO_ROOT, SUITES, shown, user_cache
-from fanin.run import isolation, memory, node_release
+from fanin.run import install_roots, isolation, memory, node_release
 from fanin.run.environment import file_sha256, suite_commit
 from fanin.run.one_cell import CellOutcome, not_run
 from fanin.run.venvs import install_reason, other_cells_lock
@@ -250,19 +250,29 @@ def ensure(
     directory = (root or NODE_DIRS) / cell_id
     directory.mkdir(parents=True, exist_ok=True)
     with _installing(directory):
-        return _ensure(directory, lock, node)
+        installed_here = _ensure(directory, lock, node)
+    if directory.parent.resolve() == NODE_DIRS.resolve():  # a clone's own folder, not a test's or a copy's
+        install_roots.remember(NODE_DIRS, install_roots.NODE)
+    return installed_here
 
 
 @contextlib.contextmanager
-def _installing(directory: Path) -> Iterator[None]:
+def _installing(directory: Path, wait: bool = True) -> Iterator[bool]:
     """One installer of a directory at a time, across processes and threads (a later cell builds its earlier
-    release's directory while that cell's own run may be building it: fanin.run.runtimes.NodeRunner)."""
+    release's directory while that cell's own run may be building it: fanin.run.runtimes.NodeRunner).
+
+    `wait=False` (a donor read while this process installs its own directory: two clones linking from each other
+    must not wait on each other) yields False at once where another holds it."""
     locks = directory.parent / ".locks"
     locks.mkdir(parents=True, exist_ok=True)
     with open(locks / f"{directory.name}.lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            yield
+            fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
@@ -281,6 +291,17 @@ def _ensure(directory: Path, lock: Path, node: Path | None) -> Path:
     for name in ("package.json", "package-lock.json", ".npmrc"):
         if (lock.parent / name).is_file():
             shutil.copy(lock.parent / name, directory / name)
+    stamp = {"lock_sha256": wanted, **({"node": used} if used else {})}
+    if not _linked_from_another_clone(directory, lock, stamp):
+        _npm_ci(directory, node)
+    left = drift(directory, lock)
+    if left:
+        raise NodeInstallError(f"node_modules still differs from {lock.name} after npm ci: {'; '.join(left[:3])}")
+    stamp_path.write_text(json.dumps(stamp))
+    return directory
+
+
+def _npm_ci(directory: Path, node: Path | None) -> None:
     base = [*npm_command(node), "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--cache", str(NPM_CACHE)]
     env = tool_env(node)
     done = subprocess.run([*base, "--offline"], cwd=directory, capture_output=True, text=True, env=env)
@@ -288,11 +309,41 @@ def _ensure(directory: Path, lock: Path, node: Path | None) -> Path:
         done = subprocess.run(base, cwd=directory, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise NodeInstallError(f"npm ci failed (exit {done.returncode}): {npm_reason(done.stderr or done.stdout)}")
-    left = drift(directory, lock)
-    if left:
-        raise NodeInstallError(f"node_modules still differs from {lock.name} after npm ci: {'; '.join(left[:3])}")
-    stamp_path.write_text(json.dumps({"lock_sha256": wanted, **({"node": used} if used else {})}))
-    return directory
+
+
+def _linked_from_another_clone(directory: Path, lock: Path, stamp: dict[str, str]) -> bool:
+    """node_modules hard-linked from another clone's directory installed from the same lock with the same Node
+    (fanin.run.install_roots), where one is intact: `npm ci` of a Mastra cell is 5-15 s, linking well under one.
+
+    Only files are shared, never a directory, so whatever a run adds lands in this clone's copy; npm and the
+    sensitivity check replace files rather than write into them (a copy of its own, `cp -a`). What was linked is
+    compared with the lock like an `npm ci` (drift): a donor that no longer matches is not used."""
+    for root in install_roots.known(install_roots.NODE):
+        if root.resolve() == directory.parent.resolve() or not root.is_dir():
+            continue
+        for donor in sorted(path for path in root.iterdir() if not path.name.startswith(".")):
+            with _installing(donor, wait=False) as held:  # never a directory another process is installing
+                if held and _link(donor, directory, lock, stamp):
+                    return True
+    return False
+
+
+def _link(donor: Path, directory: Path, lock: Path, stamp: dict[str, str]) -> bool:
+    try:
+        if json.loads((donor / STAMP).read_text()) != stamp or drift(donor, lock):
+            return False
+    except (OSError, ValueError):
+        return False
+    shutil.rmtree(directory / "node_modules", ignore_errors=True)
+    try:
+        shutil.copytree(donor / "node_modules", directory / "node_modules", symlinks=True, copy_function=os.link)
+    except (OSError, shutil.Error):
+        shutil.rmtree(directory / "node_modules", ignore_errors=True)
+        return False
+    if drift(directory, lock):
+        shutil.rmtree(directory / "node_modules", ignore_errors=True)
+        return False
+    return True
 
 
 def _suite_files(framework: str, targets: tuple[str, ...]) -> list[Path]:

@@ -35,7 +35,7 @@ from pathlib import Path
 from fanin.model.errors import EnvironmentFault
 from fanin.model.names import canonicalize_name
 from fanin.model.source import INSTALLED, REPO_ROOT, user_cache
-from fanin.run import bytecode, venv_roots
+from fanin.run import bytecode, install_roots
 from fanin.run.environment import file_sha256
 from fanin.run.uv_said import said
 
@@ -309,7 +309,9 @@ def _ensure(
     if share_bytecode:
         minor = ".".join(marker["python_full_version"].split(".")[:2])
         site = venv.path / "lib" / f"python{minor}" / "site-packages"
-        roots = list(dict.fromkeys([venv.path.parent.resolve(), VENVS.resolve(), *venv_roots.known()]))
+        roots = list(
+            dict.fromkeys([venv.path.parent.resolve(), VENVS.resolve(), *install_roots.known(install_roots.VENVS)])
+        )
         donors = bytecode.donor_sites(roots, venv.path, minor, marker["python_full_version"])
         bytecode.link_from(site, donors, bytecode.tag(marker["python_full_version"]))
     # uv compiles what has no current .pyc yet (everything, when nothing was linked); the install is a no-op now.
@@ -329,4 +331,4 @@ def _listed(venv: Venv) -> None:
     """The folder of a venv in the default place (a clone's .fanin/venvs, an installed fanin's cache) is listed for
     other clones' builds; a folder a caller chose (a test's, the sensitivity check's copies) is not."""
     if venv.path.parent.resolve() == VENVS.resolve():
-        venv_roots.remember(VENVS)
+        install_roots.remember(VENVS, install_roots.VENVS)
