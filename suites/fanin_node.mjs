@@ -328,3 +328,11 @@ export function words(value, hazard, safe = null) {
     .join("; ");
   return [label, detail];
 }
+
+// Why a cell's lock has no `pkg` (a storage companion none of whose releases by the cell's date accepts its tree:
+// fanin.versions.npm_storage writes the reason into the cell's package.json), or null where it was not left out.
+// `dir` is a cell's directory: this cell's (the default) or an earlier release's (earlierRelease(obs).dir).
+export function leftOut(pkg, dir = process.cwd()) {
+  const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf-8"));
+  return manifest.fanin?.left_out?.[pkg] ?? null;
+}

@@ -211,6 +211,7 @@ def test_a_node_companion_pin_is_its_tarball_forced_through_the_tree_and_only_it
         return {"packages": {"node_modules/@langchain/core": {"version": "1.1.48"}}}
 
     monkeypatch.setattr(npm, "_install", install)
+    monkeypatch.setattr(npm, "_storage", lambda cell, packages, held: [])  # tests/test_npm_storage.py
     files = npm.resolve_files(pinned, matrix.load(), tmp_path)
     final = json.loads(files[tmp_path / "package.json"])
     assert final["dependencies"] == {

@@ -49,6 +49,7 @@ _REQUIRED = ("framework", "version", "resolution", "exclude_newer")
 _TOP_KEYS = {"defaults", "frameworks", "harness", "cell"}
 _FRAMEWORK_KEYS = {
     "package", "display", "import", "companions", "runtime", "repository", "related", "port_of", "env", "live_threads",
+    "storage",
 }  # fmt: skip
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Where a framework's probes run is its `runtime` (fanin.model.runtime: "python", "node"); a runtime's settings
@@ -67,7 +68,9 @@ class Framework:
     distribution on PyPI; `display` the name the report shows; `import_check` a module
     that must import before any probe runs (a cell where it fails says so, with the
     error); `companions` are locked into every cell beside the framework, resolved as of
-    the cell's date: the client side of the backends its probes run on.
+    the cell's date: the client side of the backends its probes run on. `storage` are packages that are not
+    its peers (a checkpoint saver, a storage adapter) picked per cell by their own peer ranges: the newest release
+    by the cell's date whose peers accept the cell's tree, else left out with the reason (fanin.versions.npm_storage).
     """
 
     key: str
@@ -82,6 +85,7 @@ class Framework:
     settings: tuple[tuple[str, str], ...] = ()  # the runtime's optional fields (`node = "22.13.x"`), sorted
     env: tuple[tuple[str, str], ...] = ()  # variables its probes run with (`env = { NAME = "value" }`), sorted
     live_threads: bool = False  # its probes resume stores an earlier release wrote (Matrix.earlier's interpreter)
+    storage: tuple[str, ...] = ()  # storage companions, picked per cell by their peer ranges (runtime.picks_storage)
 
     @property
     def runs_on(self) -> runtimes.Runtime:
@@ -306,6 +310,7 @@ def parse(data: dict[str, Any], origin: str = "matrix.toml") -> Matrix:
             port_of=str(table.get("port_of", "")),
             env=_env(table, runtimes.get(runtime), where),
             live_threads=_flag(table, "live_threads", where),
+            storage=_storage(table, runtimes.get(runtime), where),
         )
     for key, fw in frameworks.items():
         if fw.port_of and (fw.port_of == key or fw.port_of not in frameworks):
@@ -355,6 +360,20 @@ def _settings(table: dict[str, Any], runtime: runtimes.Runtime, where: str) -> t
             raise MatrixError(f"{where}: {problem}")
         found.append((name, str(table[name])))
     return tuple(found)
+
+
+def _storage(table: dict[str, Any], runtime: runtimes.Runtime, where: str) -> tuple[str, ...]:
+    """`storage = ["@scope/name"]`: package names (no version: the rule picks it), on a runtime whose locker picks them."""
+    value = table.get("storage", [])
+    if value and not runtime.picks_storage:
+        raise MatrixError(f"{where}: 'storage' is not picked by the {runtime.name} runtime's locker; use 'companions'")
+    names = _list(value, "storage", where)
+    for name in names:
+        if not isinstance(name, str) or not re.fullmatch(r"(@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*", name):
+            raise MatrixError(f"{where}: storage {name!r} is not a package name (no version: the rule picks it)")
+        if name in table.get("companions", []):
+            raise MatrixError(f"{where}: {name} is both a companion and a storage companion")
+    return tuple(str(name) for name in names)
 
 
 def _env(table: dict[str, Any], runtime: runtimes.Runtime, where: str) -> tuple[tuple[str, str], ...]:

@@ -34,7 +34,9 @@ class Runtime:
     variable is never silently dropped. `sources` are the endings of a file in its language that `fanin audit`
     hands to `inspector`, a script under suites/<framework>/ its runner's interpreter runs (fanin.project.audit);
     none for Python, whose targets audit_inspect imports in-process; `packages` the folder of a project that holds
-    its installed packages (the target's own install of its framework is looked for in it).
+    its installed packages (the target's own install of its framework is looked for in it). `picks_storage` whether
+    its locker picks a framework's `storage` companions by their peer ranges (fanin.versions.npm_storage): one that
+    does not refuses the field.
     """
 
     name: str
@@ -49,6 +51,7 @@ class Runtime:
     sources: tuple[str, ...] = ()
     inspector: str = ""
     packages: str = ""
+    picks_storage: bool = False
 
     def lock_path(self, locks: Path, cell_id: str) -> Path:
         """The cell's lock file under `locks` (reference/locks, or an upgrade's or bisect's own)."""
@@ -79,6 +82,7 @@ NODE = Runtime(
     sources=(".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"),
     inspector="audit.mjs",
     packages="node_modules",
+    picks_storage=True,
 )
 
 _REGISTERED: dict[str, Runtime] = {r.name: r for r in (PYTHON, NODE)}

@@ -286,6 +286,11 @@ def _ensure(directory: Path, lock: Path, node: Path | None) -> Path:
     wanted = file_sha256(lock)
     used = None if node is None else _version([str(node), "--version"])  # stamped only when the cell names one
     if stamp.get("lock_sha256") == wanted and stamp.get("node") == used and not drift(directory, lock):
+        # the same lock, so the same dependencies: package.json's notes may still have moved (`fanin.left_out`, why a
+        # storage companion is not in the lock: the probes read it there)
+        manifest = lock.parent / "package.json"
+        if manifest.read_bytes() != (directory / "package.json").read_bytes():
+            shutil.copy(manifest, directory / "package.json")
         return directory
     stamp_path.unlink(missing_ok=True)  # a half-done install must never look finished
     for name in ("package.json", "package-lock.json", ".npmrc"):

@@ -184,7 +184,14 @@ class NodeRunner:
         from fanin.run import node_cell, one_cell, services
 
         cell = job.cell
-        env = self._earlier(job.earlier, job.earlier_lock, log) if job.earlier is not None else {}
+        env: dict[str, str] = {}
+        if job.earlier is not None:
+            try:  # a refused lock builds nothing, not even the release before it
+                node_cell.check_lock(cell.id, job.lock, (cell.framework.package, cell.version))
+            except FaninError:
+                pass  # run_cell refuses it, with the reason
+            else:
+                env = self._earlier(job.earlier, job.earlier_lock, log)
         cancelled = lambda: one_cell.CHILDREN.stopping is not None  # noqa: E731
         # The PostgreSQL a probe's `"services"` names: up before node starts (a Node probe reads no ready file).
         with services.for_cell(cell.framework.key, job.targets, cancelled, job.postgres) as service:

@@ -2,9 +2,9 @@
 
 A behaviour can move with a companion package rather than the framework (LangGraph's DeltaChannel
 replay order moved with langgraph-checkpoint, not langgraph). Every result set records every installed
-package's version; the framework's own dependencies are its registry companions and what its uv lock
-installs `via` the framework itself (a lock the harness wrote, `uv pip compile`'s annotations), or, for a
-Node framework, what its package-lock.json entry depends on.
+package's version; the framework's own dependencies are its registry companions, its storage companions, and
+what its uv lock installs `via` the framework itself (a lock the harness wrote, `uv pip compile`'s annotations),
+or, for a Node framework, what its package-lock.json entry depends on.
 """
 
 from __future__ import annotations
@@ -60,7 +60,9 @@ def direct(lock: Path, package: str) -> set[str]:
 
 
 def _companion_names(framework: Framework) -> set[str]:
-    return {canonicalize_name(re.split(r"[\[<>=!~; ]", c, maxsplit=1)[0]) for c in framework.companions}
+    """Its registry companions and storage companions (a saver's move can move a live-thread probe's observation)."""
+    names = {canonicalize_name(re.split(r"[\[<>=!~; ]", c, maxsplit=1)[0]) for c in framework.companions}
+    return names | {canonicalize_name(name) for name in framework.storage}
 
 
 def own_names(framework: Framework, locks: Iterable[Path]) -> set[str]:

@@ -18,10 +18,15 @@ which `--before` does not filter, and forces it everywhere in the tree with `ove
 package is let in past the cell's moment (as uv's `--exclude-newer-package` does for a Python cell), and a
 companion the framework depends on itself (@langchain/langgraph-checkpoint) is the one the framework loads,
 not a second copy beside it.
+
+A framework's storage companions (`storage` in matrix.toml) are picked between the two passes by their peer ranges
+(fanin.versions.npm_storage): the newest release by the cell's moment whose peers accept the first pass's tree; one
+none of whose releases does is left out, its reason in the package.json's `fanin.left_out`.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import shutil
 import subprocess
@@ -34,6 +39,7 @@ from fanin.model.errors import EnvironmentFault
 from fanin.model.matrix import LOCKS, Cell, Matrix
 from fanin.model.source import REPO_ROOT
 from fanin.run import node_release
+from fanin.versions import npm_storage
 from fanin.versions.pypi import RegistryError, RegistryUnreachable, Release
 
 NPMRC = REPO_ROOT / ".npmrc"
@@ -113,7 +119,12 @@ def tarball(package: str, version: str) -> str:
     return url
 
 
-def _manifest(cell: Cell, dependencies: dict[str, str], overrides: dict[str, str] | None = None) -> str:
+def _manifest(
+    cell: Cell,
+    dependencies: dict[str, str],
+    overrides: dict[str, str] | None = None,
+    left_out: dict[str, str] | None = None,
+) -> str:
     data: dict[str, object] = {
         "name": f"fanin-{cell.id}",
         "private": True,
@@ -123,6 +134,8 @@ def _manifest(cell: Cell, dependencies: dict[str, str], overrides: dict[str, str
     }
     if overrides:
         data["overrides"] = dict(sorted(overrides.items()))
+    if left_out:  # npm ignores the field; the probes that need a left-out companion read why (n/a with it)
+        data["fanin"] = {"left_out": dict(sorted(left_out.items()))}
     return json.dumps(data, indent=2) + "\n"
 
 
@@ -167,7 +180,13 @@ def resolve_files(cell: Cell, matrix: Matrix, out_dir: Path | None = None) -> di
             if not isinstance(entry, dict) or "version" not in entry:
                 raise NpmLockError(f"locking {cell.id}: npm did not resolve the companion {companion}")
             pinned[companion] = str(entry["version"])
-        manifest = _manifest(cell, pinned, overrides)
+        left_out: dict[str, str] = {}
+        for picked in _storage(cell, packages, held):
+            if picked.version is None:
+                left_out[picked.package] = picked.reason
+            else:
+                pinned[picked.package] = picked.version
+        manifest = _manifest(cell, pinned, overrides, left_out)
         _install(directory, cell, manifest)
         out = out_dir or lock_dir(cell)
         files = {
@@ -177,3 +196,25 @@ def resolve_files(cell: Cell, matrix: Matrix, out_dir: Path | None = None) -> di
         if NPMRC.is_file():
             files[out / ".npmrc"] = NPMRC.read_text(encoding="utf-8")
         return files
+
+
+def _moment(text: str) -> _dt.datetime:
+    return _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _storage(cell: Cell, packages: dict[str, object], held: dict[str, str]) -> list[npm_storage.Picked]:
+    """The framework's storage companions as the rule picks them against the first pass's tree (a held pin wins)."""
+    tree = {
+        key.removeprefix("node_modules/"): str(entry["version"])
+        for key, entry in packages.items()
+        if key.startswith("node_modules/") and "/node_modules/" not in key and isinstance(entry, dict) and "version" in entry
+    }  # fmt: skip
+    moment = _moment(cell.exclude_newer)
+    picked = []
+    for package in cell.framework.storage:
+        if package in held:
+            continue
+        candidates = [r.version for r in releases(package) if _moment(r.uploaded) <= moment]
+        peers = npm_storage.peers_of(package, lambda args, step: _npm(args, step=step))
+        picked.append(npm_storage.pick(package, candidates, peers, tree, cell.exclude_newer[:10]))
+    return picked
