@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from fanin.model import matrix
+from fanin.model.errors import FaninError
 from fanin.model.matrix import MatrixError, parse
 from fanin.versions import npm, npm_storage
 from fanin.versions.pypi import Release
@@ -61,7 +62,7 @@ def test_the_lock_pins_the_picked_one_and_writes_why_another_is_left_out(
         npm, "releases", lambda package, prereleases=False: [Release(v, t, False) for v, t in uploaded.items()]
     )
     fake = {"0.0.2": {"@fake/core": "^8"}, "1.0.0": {"@fake/core": "^9"}}
-    monkeypatch.setattr(npm_storage, "peers_of", lambda package, run: PEERS if package == SAVER else fake)
+    monkeypatch.setattr(npm_storage, "peers_of", lambda package, run, pinned: PEERS if package == SAVER else fake)
     manifests: list[dict[str, object]] = []
 
     def install(directory: Path, cell: matrix.Cell, manifest: str) -> dict[str, object]:
@@ -100,3 +101,27 @@ def test_every_node_cell_pins_each_storage_companion_or_says_why_not() -> None:
         for package in cell.framework.storage:
             assert (package in manifest["dependencies"]) != (package in left), (cell.id, package)
             assert package not in left or left[package].startswith(f"no {package} release by "), cell.id
+
+
+def test_peers_are_read_from_whole_manifests_never_guessed_from_bare_versions() -> None:
+    """`npm view PKG@range version peerDependencies --json` printed bare versions for @mastra/libsql: no peers read,
+    so every release passed, and the lock failed with ERESOLVE."""
+    rows = [{"version": "0.0.1"}, {"version": "1.21.1", "peerDependencies": {"@mastra/core": ">=1.51.0-0 <2.0.0-0"}}]
+    assert npm_storage.peers_of("@mastra/libsql", lambda args, step: json.dumps(rows)) == {
+        "0.0.1": {},
+        "1.21.1": {"@mastra/core": ">=1.51.0-0 <2.0.0-0"},
+    }
+    assert npm_storage.peers_of("x", lambda args, step: json.dumps(rows[1]))["1.21.1"]  # one version: an object
+    with pytest.raises(FaninError, match="expected a manifest per version"):
+        npm_storage.peers_of("@mastra/libsql", lambda args, step: json.dumps(["0.0.1", "1.21.1"]))
+
+
+def test_a_plain_dependency_on_a_pinned_package_counts_as_a_peer() -> None:
+    """@mastra/libsql 0.0.4 declares no peers but depends on @mastra/core ^0.9.4: a second core, not the cell's."""
+    rows = [{"version": "0.0.4", "dependencies": {"@mastra/core": "^0.9.4", "@libsql/client": "^0.15.4"}}]
+    peers = npm_storage.peers_of("@mastra/libsql", lambda args, step: json.dumps(rows), frozenset({"@mastra/core"}))
+    assert peers == {"0.0.4": {"@mastra/core": "^0.9.4"}}
+    picked = npm_storage.pick("@mastra/libsql", ["0.0.4"], peers, {"@mastra/core": "0.10.1"}, "2026-08-23")
+    assert picked.reason == (
+        "no @mastra/libsql release by 2026-08-23 accepts @mastra/core 0.10.1 (the newest, 0.0.4, asks @mastra/core ^0.9.4)"
+    )

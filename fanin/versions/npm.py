@@ -215,6 +215,7 @@ def _storage(cell: Cell, packages: dict[str, object], held: dict[str, str]) -> l
         if package in held:
             continue
         candidates = [r.version for r in releases(package) if _moment(r.uploaded) <= moment]
-        peers = npm_storage.peers_of(package, lambda args, step: _npm(args, step=step))
+        pinned = frozenset({cell.framework.package, *cell.framework.companions})
+        peers = npm_storage.peers_of(package, lambda args, step: _npm(args, step=step), pinned)
         picked.append(npm_storage.pick(package, candidates, peers, tree, cell.exclude_newer[:10]))
     return picked

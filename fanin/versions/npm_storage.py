@@ -4,7 +4,8 @@ A storage companion (`storage = [...]` in matrix.toml: @langchain/langgraph-chec
 not a peer of the framework, so npm resolving "as of the cell's date" takes its newest release, whose peers may
 refuse the cell's framework (ERESOLVE) or whose code was never meant for it. The rule: the newest final release
 published on or before the cell's moment whose `peerDependencies` accept the version the cell's tree holds of
-every peer it names (the framework and its other pins among them; a peer the tree lacks is npm's to add). Where
+every peer it names (the framework and its other pins among them; a peer the tree lacks is npm's to add), and whose
+plain dependency on a pinned package, if it has one, accepts the pinned version (else it brings a copy of its own). Where
 none does, the companion is left out of the cell and the reason is written into its package.json (`fanin.left_out`),
 where the probes that need it read it and are n/a with it.
 
@@ -43,12 +44,26 @@ class Picked:
     reason: str = ""
 
 
-def peers_of(package: str, npm: Callable[[list[str], str], str]) -> Peers:
-    """Every version's peerDependencies, in one registry call (`npm view PKG@>=0.0.0 version peerDependencies`)."""
-    text = npm(["view", f"{package}@>=0.0.0", "version", "peerDependencies", "--json"], f"npm view {package}")
-    data = json.loads(text or "[]")
+def peers_of(package: str, npm: Callable[[list[str], str], str], pinned: frozenset[str] = frozenset()) -> Peers:
+    """Every version's peerDependencies, in one registry call: the whole manifests (`npm view PKG@>=0.0.0 --json`).
+
+    A plain dependency on a package the cell pins (the framework, its companions) counts as a peer: a release that
+    asks its own @mastra/core ^0.9.4 (@mastra/libsql 0.0.4) installs a second copy beside the cell's, not the one the
+    probes run, so it does not accept the cell's.
+
+    Naming the fields (`… version peerDependencies`) prints bare version strings where some versions lack the field
+    (@mastra/libsql's), which read as "no peers" would accept every version."""
+    data = json.loads(npm(["view", f"{package}@>=0.0.0", "--json"], f"npm view {package}") or "[]")
     rows = data if isinstance(data, list) else [data]  # one matching version is printed as an object
-    return {str(row["version"]): dict(row.get("peerDependencies") or {}) for row in rows if isinstance(row, dict)}
+    if not all(isinstance(row, dict) and "version" in row for row in rows):
+        raise EnvironmentFault(f"npm view {package}: expected a manifest per version, got {str(data)[:200]}")
+    return {
+        str(row["version"]): {
+            **{name: wanted for name, wanted in (row.get("dependencies") or {}).items() if name in pinned},
+            **(row.get("peerDependencies") or {}),
+        }
+        for row in rows
+    }
 
 
 def _semver_module() -> Path:
