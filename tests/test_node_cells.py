@@ -143,6 +143,7 @@ def test_another_node_cells_lock_is_refused_before_anything_is_installed(
     """Issue 30: langgraphjs-1.5.3's package.json and lock copied over langgraphjs-1.7.3's installed 1.5.3, ran it,
     and wrote a 1.5.3 result set as langgraphjs-1.7.3.json. As for a Python cell: refused, exit 3, nothing touched."""
     monkeypatch.setattr(node_cell, "NODE_DIRS", tmp_path / "node")
+    monkeypatch.setenv("FANIN_NODE_ROOTS", str(tmp_path / "node-roots.txt"))  # no clone of the user's
     cell = load().cell("langgraphjs-1.7.3")
     lock = _cell_lock(tmp_path, cell.id, "langgraphjs-1.5.3", "langgraphjs-1.5.3")
     results = tmp_path / "results"

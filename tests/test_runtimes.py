@@ -298,6 +298,7 @@ def test_a_node_cell_pinned_to_node_22_installs_and_runs_with_it(
     cell = matrix.cell("langgraphjs-1.7.3")
     assert cell.setting("node") == "22.13.x"
     monkeypatch.setattr(node_cell, "NODE_DIRS", tmp_path / "node")  # a fresh npm ci (from the shared npm cache)
+    monkeypatch.setenv("FANIN_NODE_ROOTS", str(tmp_path / "node-roots.txt"))  # no clone of the user's
     options = all_cells.Options(results_dir=tmp_path / "results", targets=("suites/langgraphjs/same_key.test.mjs",))
     result = all_cells.run_one(cell, matrix, options)
     log = result.log.read_text()

@@ -182,9 +182,11 @@ def test_needs_postgres_reads_the_frameworks_own_suite_and_answers_as_the_whole_
         assert services.needs_postgres(key) is expected, key
     assert services.needs_postgres("langgraph") and services.needs_postgres("adk")
     # A Node probe names the server in its metadata (`"services": ["postgres"]`), for its file alone.
-    assert services.needs_postgres("adkjs") and not services.needs_postgres("langgraphjs")
+    assert services.needs_postgres("adkjs") and services.needs_postgres("langgraphjs")
+    assert not services.needs_postgres("mastra")
     assert not services.needs_postgres("adkjs", ("suites/adkjs/hitl.test.mjs",))
     assert services.needs_postgres("adkjs", ("suites/adkjs/upgrade.test.mjs",))
+    assert not services.needs_postgres("langgraphjs", ("suites/langgraphjs/send.test.mjs",))
 
 
 def test_the_server_user_runs_postgresql_even_when_the_checkout_is_private(
