@@ -46,6 +46,8 @@ def remember(root: Path, kind: str) -> None:
     """Add `root` to the listing, dropping folders gone since; silent where it cannot write."""
     path = listing(kind)
     root = root.resolve()
+    if root in known(kind):  # every use of a listed folder: a read, no lock, no write
+        return
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path.with_name(path.name + ".lock"), "a") as lock:

@@ -324,7 +324,7 @@ def _linked_from_another_clone(directory: Path, lock: Path, stamp: dict[str, str
     sensitivity check replace files rather than write into them (a copy of its own, `cp -a`). What was linked is
     compared with the lock like an `npm ci` (drift): a donor that no longer matches is not used."""
     for root in install_roots.known(install_roots.NODE):
-        if root.resolve() == directory.parent.resolve() or not root.is_dir():
+        if root.resolve() == directory.parent.resolve():
             continue
         for donor in sorted(path for path in root.iterdir() if not path.name.startswith(".")):
             with _installing(donor, wait=False) as held:  # never a directory another process is installing
